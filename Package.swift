@@ -1,0 +1,60 @@
+// swift-tools-version:6.1
+//
+// PosterWatch: a map service for reports of illegally placed posters.
+//
+// The targets read bottom-up, each a single job:
+//   Geometry      coordinates, bounding boxes (antimeridian aware), Web Mercator and tile math
+//   ReportModel   the report, its validation, phone-number normalization, reference data
+//   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
+//   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
+//   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
+//   posterwatch   the command-line tool: parses, calls the libraries above, formats
+//   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
+//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection)
+import PackageDescription
+
+let package = Package(
+    name: "PosterWatch",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "posterwatch", targets: ["posterwatch"]),
+        .executable(name: "posterwatch-bench", targets: ["Benchmarks"]),
+        .library(name: "ReportStore", targets: ["ReportStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CProj", pkgConfig: "proj", providers: [.apt(["libproj-dev"])]),
+
+        .target(name: "Geometry"),
+        .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
+        .target(
+            name: "ReportStore",
+            dependencies: ["Geometry", "ReportModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "Interchange", dependencies: ["Geometry", "ReportModel"]),
+        .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
+        .executableTarget(
+            name: "posterwatch",
+            dependencies: [
+                "ReportStore", "Interchange", "Generator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: [
+                "ReportStore", "Interchange", "Generator",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+
+        .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
+        .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
+        .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator"]),
+        .testTarget(name: "InterchangeTests", dependencies: ["Interchange"]),
+        .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
+        .testTarget(name: "CLITests", dependencies: ["posterwatch"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

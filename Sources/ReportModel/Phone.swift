@@ -1,0 +1,81 @@
+import Geometry
+
+/// Phone numbers as they are written on posters, brought to one form: the digits of the
+/// international number, without `+`.
+///
+/// Every Ukrainian way of writing a number gives the same twelve digits:
+///
+/// | written            | normalized     |
+/// |--------------------|----------------|
+/// | `+380 67 123 45 67`| `380671234567` |
+/// | `067-123-45-67`    | `380671234567` |
+/// | `(067)1234567`     | `380671234567` |
+/// | `80671234567`      | `380671234567` |
+/// | `671234567`        | `380671234567` |
+///
+/// Other international numbers written with `+` and 8 to 15 digits keep their digits.
+/// Spaces, dashes, dots and parentheses are separators; anything else is an error.
+public enum Phone {
+    /// The longest text accepted as one phone number.
+    public static let maxInputLength = 40
+
+    /// Normalizes one written number, or throws a ``ValidationError`` naming it.
+    public static func normalize(_ text: String, field: String = "phones") throws(ValidationError) -> String {
+        guard text.utf8.count <= maxInputLength else {
+            throw ValidationError(field: field, "\"\(text.prefix(maxInputLength))…\" is too long for a phone number")
+        }
+        var digits: [UInt8] = []
+        var plus = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits.append(byte)
+            case UInt8(ascii: "+") where digits.isEmpty && !plus: plus = true
+            case UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "."): continue
+            default: throw rejected(text, field)
+            }
+        }
+        let d = String(decoding: digits, as: UTF8.self)
+        if plus {
+            if d.hasPrefix("380") {
+                guard d.count == 12 else { throw rejected(text, field) }
+                return d
+            }
+            guard (8...15).contains(d.count) else { throw rejected(text, field) }
+            return d
+        }
+        switch d.count {
+        case 12 where d.hasPrefix("380"): return d
+        case 11 where d.hasPrefix("80"): return "3" + d
+        case 10 where d.hasPrefix("0"): return "38" + d
+        case 9 where !d.hasPrefix("0"): return "380" + d
+        default: throw rejected(text, field)
+        }
+    }
+
+    /// Normalizes 1 to ``maxPerReport`` numbers, dropping repeats but keeping the order.
+    public static func normalizeList(_ texts: [String], field: String = "phones") throws(ValidationError) -> [String] {
+        var result: [String] = []
+        for text in texts {
+            let phone = try normalize(text, field: field)
+            if !result.contains(phone) { result.append(phone) }
+        }
+        guard !result.isEmpty else { throw ValidationError(field: field, "at least one phone number is required") }
+        guard result.count <= maxPerReport else {
+            throw ValidationError(field: field, "at most \(maxPerReport) phone numbers are allowed, got \(result.count)")
+        }
+        return result
+    }
+
+    /// How many numbers one report may carry.
+    public static let maxPerReport = 5
+
+    /// The digits of a search text (`067 12`, `+38(067)…`, `#1234`), or nil when it has none.
+    public static func searchDigits(_ text: String) -> String? {
+        let digits = text.unicodeScalars.filter { ("0"..."9").contains($0) }
+        return digits.isEmpty ? nil : String(String.UnicodeScalarView(digits))
+    }
+
+    private static func rejected(_ text: String, _ field: String) -> ValidationError {
+        ValidationError(field: field, "\"\(text)\" is not a phone number: write a Ukrainian number such as 067 123 45 67 or +380 67 123 45 67, or an international one as + and 8 to 15 digits")
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Geometry
+
+/// The closed vocabularies a report refers to: districts, object types, the balance
+/// holders that fit each object type, and statuses. Each entry has a stable ASCII `code`
+/// and Ukrainian and English names.
+///
+/// The JSON files in `data/reference/` are the source, compiled into the library
+/// (``bundled()``); the store copies them into its
+/// tables when it creates a database, and validates every report against them.
+///
+/// ```swift
+/// let reference = try ReferenceData.bundled()
+/// let draft = try reference.validate(rawDraft)   // normalized phones, known codes
+/// ```
+public struct ReferenceData: Sendable, Hashable, Codable {
+    /// A named entry of a vocabulary.
+    public struct Entry: Sendable, Hashable, Codable {
+        public var code: String
+        public var nameUk: String
+        public var nameEn: String
+
+        enum CodingKeys: String, CodingKey {
+            case code
+            case nameUk = "name_uk"
+            case nameEn = "name_en"
+        }
+
+        public init(code: String, nameUk: String, nameEn: String) {
+            self.code = code
+            self.nameUk = nameUk
+            self.nameEn = nameEn
+        }
+    }
+
+    /// A district of the city, with a representative point (used by the generator).
+    public struct District: Sendable, Hashable, Codable {
+        public var code: String
+        public var nameUk: String
+        public var nameEn: String
+        /// `[longitude, latitude]` of the district's centre.
+        public var center: [Double]
+
+        enum CodingKeys: String, CodingKey {
+            case code, center
+            case nameUk = "name_uk"
+            case nameEn = "name_en"
+        }
+    }
+
+    /// An organisation that maintains objects, and the object types it may be recorded for.
+    public struct BalanceHolder: Sendable, Hashable, Codable {
+        public var code: String
+        public var nameUk: String
+        public var nameEn: String
+        public var objectTypes: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case code
+            case nameUk = "name_uk"
+            case nameEn = "name_en"
+            case objectTypes = "object_types"
+        }
+    }
+
+    /// A step of the report workflow; `open` statuses still need work.
+    public struct Status: Sendable, Hashable, Codable {
+        public var code: String
+        public var nameUk: String
+        public var nameEn: String
+        public var open: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case code, open
+            case nameUk = "name_uk"
+            case nameEn = "name_en"
+        }
+    }
+
+    public var districts: [District]
+    public var objectTypes: [Entry]
+    public var balanceHolders: [BalanceHolder]
+    /// In workflow order; the first is the status of a new report.
+    public var statuses: [Status]
+
+    public init(districts: [District], objectTypes: [Entry], balanceHolders: [BalanceHolder], statuses: [Status]) throws(ValidationError) {
+        self.districts = districts
+        self.objectTypes = objectTypes
+        self.balanceHolders = balanceHolders
+        self.statuses = statuses
+        try check()
+    }
+
+    /// The status of a report that was given none.
+    public var initialStatus: String { statuses.first?.code ?? "new" }
+
+    /// The codes of the holders that may be recorded for an object type.
+    public func holders(for objectType: String) -> [BalanceHolder] {
+        balanceHolders.filter { $0.objectTypes.contains(objectType) }
+    }
+
+    // MARK: Loading
+
+    /// The file names, in a reference directory, of each vocabulary.
+    public static let fileNames = (
+        districts: "districts.json", objectTypes: "object_types.json",
+        balanceHolders: "balance_holders.json", statuses: "statuses.json")
+
+    /// Loads and checks the four JSON files of a directory laid out like `data/reference`.
+    public static func load(directory: URL) throws -> ReferenceData {
+        func read(_ name: String) throws -> Data {
+            try Data(contentsOf: directory.appendingPathComponent(name))
+        }
+        return try decode(
+            districts: read(fileNames.districts), objectTypes: read(fileNames.objectTypes),
+            balanceHolders: read(fileNames.balanceHolders), statuses: read(fileNames.statuses))
+    }
+
+    /// The reference data of `data/reference`, compiled into the library at build time.
+    public static func bundled() throws -> ReferenceData {
+        try decode(
+            districts: Data(PackageResources.districts_json), objectTypes: Data(PackageResources.object_types_json),
+            balanceHolders: Data(PackageResources.balance_holders_json), statuses: Data(PackageResources.statuses_json))
+    }
+
+    static func decode(districts: Data, objectTypes: Data, balanceHolders: Data, statuses: Data) throws -> ReferenceData {
+        func decode<T: Decodable>(_ data: Data, _ name: String) throws -> T {
+            do {
+                return try JSONDecoder().decode(T.self, from: data)
+            } catch let error as DecodingError {
+                throw ValidationError(field: name, "is not valid reference data: \(error)")
+            }
+        }
+        return try ReferenceData(
+            districts: decode(districts, fileNames.districts), objectTypes: decode(objectTypes, fileNames.objectTypes),
+            balanceHolders: decode(balanceHolders, fileNames.balanceHolders), statuses: decode(statuses, fileNames.statuses))
+    }
+
+    // MARK: Validation
+
+    /// Checks that codes are unique ASCII identifiers, names are present, and every
+    /// holder refers to known object types.
+    func check() throws(ValidationError) {
+        func checkCodes(_ codes: [String], _ field: String) throws(ValidationError) {
+            guard !codes.isEmpty else { throw ValidationError(field: field, "must not be empty") }
+            var seen = Set<String>()
+            for code in codes {
+                guard code.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }),
+                    let first = code.utf8.first, first >= 97, first <= 122
+                else {
+                    throw ValidationError(field: field, "code \"\(code)\" must be lower-case ASCII letters, digits and _")
+                }
+                guard seen.insert(code).inserted else { throw ValidationError(field: field, "code \"\(code)\" appears twice") }
+            }
+        }
+        try checkCodes(districts.map(\.code), "districts")
+        try checkCodes(objectTypes.map(\.code), "object_types")
+        try checkCodes(balanceHolders.map(\.code), "balance_holders")
+        try checkCodes(statuses.map(\.code), "statuses")
+        let names = districts.flatMap { [$0.nameUk, $0.nameEn] } + objectTypes.flatMap { [$0.nameUk, $0.nameEn] }
+            + balanceHolders.flatMap { [$0.nameUk, $0.nameEn] } + statuses.flatMap { [$0.nameUk, $0.nameEn] }
+        if names.contains(where: { $0.isEmpty }) { throw ValidationError(field: "reference", "every entry needs a Ukrainian and an English name") }
+        for district in districts where district.center.count != 2 {
+            throw ValidationError(field: "districts", "center of \(district.code) must be [longitude, latitude]")
+        }
+        let types = Set(objectTypes.map(\.code))
+        for holder in balanceHolders {
+            guard !holder.objectTypes.isEmpty else { throw ValidationError(field: "balance_holders", "\(holder.code) fits no object type") }
+            for type in holder.objectTypes where !types.contains(type) {
+                throw ValidationError(field: "balance_holders", "\(holder.code) refers to unknown object type \"\(type)\"")
+            }
+        }
+        for type in types where holders(for: type).isEmpty {
+            throw ValidationError(field: "object_types", "\(type) has no balance holder")
+        }
+    }
+
+    /// Checks every field of a draft and normalizes its phones; the first broken rule is thrown.
+    public func validate(_ draft: ReportDraft) throws(ValidationError) -> ReportDraft {
+        var d = draft
+        if let id = d.id, id <= 0 { throw ValidationError(field: "id", "must be a positive integer, got \(id)") }
+        d.coordinate = try d.coordinate.validated()
+        d.address = try Self.text(d.address, "address", max: ReportLimits.address)
+        d.city = try Self.text(d.city, "city", max: ReportLimits.city)
+        d.violator = try Self.optionalText(d.violator, "violator", max: ReportLimits.violator)
+        d.comment = try Self.optionalText(d.comment, "comment", max: ReportLimits.comment)
+        guard districts.contains(where: { $0.code == d.district }) else {
+            throw ValidationError(field: "district", "unknown district \"\(d.district)\"; known: \(districts.map(\.code).joined(separator: ", "))")
+        }
+        guard objectTypes.contains(where: { $0.code == d.objectType }) else {
+            throw ValidationError(field: "object_type", "unknown object type \"\(d.objectType)\"; known: \(objectTypes.map(\.code).joined(separator: ", "))")
+        }
+        guard let holder = balanceHolders.first(where: { $0.code == d.balanceHolder }) else {
+            throw ValidationError(field: "balance_holder", "unknown balance holder \"\(d.balanceHolder)\"")
+        }
+        guard holder.objectTypes.contains(d.objectType) else {
+            throw ValidationError(field: "balance_holder", "\"\(d.balanceHolder)\" does not maintain objects of type \"\(d.objectType)\"; for it use one of: \(holders(for: d.objectType).map(\.code).joined(separator: ", "))")
+        }
+        if let status = d.status, !statuses.contains(where: { $0.code == status }) {
+            throw ValidationError(field: "status", "unknown status \"\(status)\"; known: \(statuses.map(\.code).joined(separator: ", "))")
+        }
+        d.phones = try Phone.normalizeList(d.phones)
+        if let created = d.createdAt, let updated = d.updatedAt, updated < created {
+            throw ValidationError(field: "updated_at", "must not be earlier than created_at")
+        }
+        return d
+    }
+
+    private static func text(_ value: String, _ field: String, max: Int) throws(ValidationError) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw ValidationError(field: field, "must not be empty") }
+        guard trimmed.count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(trimmed.count)") }
+        return trimmed
+    }
+
+    private static func optionalText(_ value: String?, _ field: String, max: Int) throws(ValidationError) -> String? {
+        guard let value else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty { return nil }
+        guard trimmed.count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(trimmed.count)") }
+        return trimmed
+    }
+}
