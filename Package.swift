@@ -33,7 +33,10 @@ let package = Package(
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
         .target(
             name: "ReportStore",
-            dependencies: ["Geometry", "ReportModel", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "Geometry", "ReportModel",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         .target(name: "Interchange", dependencies: ["Geometry", "ReportModel"]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
         .executableTarget(

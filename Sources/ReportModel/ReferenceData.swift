@@ -46,6 +46,13 @@ public struct ReferenceData: Sendable, Hashable, Codable {
             case nameUk = "name_uk"
             case nameEn = "name_en"
         }
+
+        public init(code: String, nameUk: String, nameEn: String, center: [Double]) {
+            self.code = code
+            self.nameUk = nameUk
+            self.nameEn = nameEn
+            self.center = center
+        }
     }
 
     /// An organisation that maintains objects, and the object types it may be recorded for.
@@ -61,6 +68,13 @@ public struct ReferenceData: Sendable, Hashable, Codable {
             case nameEn = "name_en"
             case objectTypes = "object_types"
         }
+
+        public init(code: String, nameUk: String, nameEn: String, objectTypes: [String]) {
+            self.code = code
+            self.nameUk = nameUk
+            self.nameEn = nameEn
+            self.objectTypes = objectTypes
+        }
     }
 
     /// A step of the report workflow; `open` statuses still need work.
@@ -74,6 +88,13 @@ public struct ReferenceData: Sendable, Hashable, Codable {
             case code, open
             case nameUk = "name_uk"
             case nameEn = "name_en"
+        }
+
+        public init(code: String, nameUk: String, nameEn: String, open: Bool) {
+            self.code = code
+            self.nameUk = nameUk
+            self.nameEn = nameEn
+            self.open = open
         }
     }
 

@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import ReportModel
+
+/// The database schema, as named, append-only migrations.
+///
+/// Landed migrations never change; a new need is a new migration at the end of the list.
+/// Reporters, photos and the status history will come as tables of their own that refer
+/// to `report(id)`, so the report row itself stays public data.
+enum Schema {
+    static func migrator(seed: ReferenceData) -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+
+        migrator.registerMigration("v1: reference tables, reports, R*Tree and phone index") { db in
+            try db.execute(sql: """
+                CREATE TABLE district (
+                    code TEXT PRIMARY KEY, name_uk TEXT NOT NULL, name_en TEXT NOT NULL,
+                    center_longitude REAL NOT NULL, center_latitude REAL NOT NULL
+                );
+                CREATE TABLE object_type (
+                    code TEXT PRIMARY KEY, name_uk TEXT NOT NULL, name_en TEXT NOT NULL
+                );
+                CREATE TABLE balance_holder (
+                    code TEXT PRIMARY KEY, name_uk TEXT NOT NULL, name_en TEXT NOT NULL
+                );
+                -- Which holders may be recorded for which object type.
+                CREATE TABLE balance_holder_object_type (
+                    object_type TEXT NOT NULL REFERENCES object_type(code),
+                    balance_holder TEXT NOT NULL REFERENCES balance_holder(code),
+                    PRIMARY KEY (object_type, balance_holder)
+                );
+                CREATE TABLE status (
+                    code TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE,
+                    name_uk TEXT NOT NULL, name_en TEXT NOT NULL, open BOOLEAN NOT NULL
+                );
+
+                -- AUTOINCREMENT: a public report number is never handed out twice, even
+                -- after the report with the highest number is deleted.
+                CREATE TABLE report (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+                    latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+                    address TEXT NOT NULL CHECK (length(address) BETWEEN 1 AND 255),
+                    city TEXT NOT NULL,
+                    district TEXT NOT NULL REFERENCES district(code),
+                    object_type TEXT NOT NULL REFERENCES object_type(code),
+                    balance_holder TEXT NOT NULL,
+                    violator TEXT,
+                    phones TEXT NOT NULL CHECK (phones <> ''),
+                    comment TEXT,
+                    status TEXT NOT NULL REFERENCES status(code),
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    FOREIGN KEY (object_type, balance_holder)
+                        REFERENCES balance_holder_object_type(object_type, balance_holder)
+                );
+                -- Newest first, for search results; covers the fallback phone scan.
+                CREATE INDEX report_recent ON report(created_at, id, phones);
+
+                -- 32-bit floats rounded outward: a filter, checked against report's doubles.
+                CREATE VIRTUAL TABLE report_rtree USING rtree(id, min_lon, max_lon, min_lat, max_lat);
+
+                -- Contentless trigram index over phones and the id's digits, for substring search.
+                CREATE VIRTUAL TABLE report_search USING fts5(phones, id_digits, content='', tokenize='trigram');
+
+                -- index_triggers = 0 only inside a bulk import's transaction.
+                CREATE TABLE store_state (index_triggers BOOLEAN NOT NULL);
+                INSERT INTO store_state VALUES (1);
+
+                CREATE TRIGGER report_after_insert AFTER INSERT ON report
+                WHEN (SELECT index_triggers FROM store_state) BEGIN
+                    INSERT INTO report_rtree VALUES (new.id, new.longitude, new.longitude, new.latitude, new.latitude);
+                    INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.id, new.phones, new.id);
+                END;
+                CREATE TRIGGER report_after_delete AFTER DELETE ON report
+                WHEN (SELECT index_triggers FROM store_state) BEGIN
+                    DELETE FROM report_rtree WHERE id = old.id;
+                    INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.id, old.phones, old.id);
+                END;
+                CREATE TRIGGER report_after_move AFTER UPDATE OF id, longitude, latitude ON report
+                WHEN (SELECT index_triggers FROM store_state) BEGIN
+                    DELETE FROM report_rtree WHERE id = old.id;
+                    INSERT INTO report_rtree VALUES (new.id, new.longitude, new.longitude, new.latitude, new.latitude);
+                END;
+                CREATE TRIGGER report_after_phones AFTER UPDATE OF id, phones ON report
+                WHEN (SELECT index_triggers FROM store_state) BEGIN
+                    INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.id, old.phones, old.id);
+                    INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.id, new.phones, new.id);
+                END;
+                """)
+        }
+
+        migrator.registerMigration("v1: reference data") { db in
+            for d in seed.districts {
+                try db.execute(
+                    sql: "INSERT INTO district VALUES (?, ?, ?, ?, ?)",
+                    arguments: [d.code, d.nameUk, d.nameEn, d.center[0], d.center[1]])
+            }
+            for t in seed.objectTypes {
+                try db.execute(sql: "INSERT INTO object_type VALUES (?, ?, ?)", arguments: [t.code, t.nameUk, t.nameEn])
+            }
+            for h in seed.balanceHolders {
+                try db.execute(sql: "INSERT INTO balance_holder VALUES (?, ?, ?)", arguments: [h.code, h.nameUk, h.nameEn])
+                for type in h.objectTypes {
+                    try db.execute(sql: "INSERT INTO balance_holder_object_type VALUES (?, ?)", arguments: [type, h.code])
+                }
+            }
+            for (position, s) in seed.statuses.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO status VALUES (?, ?, ?, ?, ?)",
+                    arguments: [s.code, position, s.nameUk, s.nameEn, s.open])
+            }
+        }
+        return migrator
+    }
+
+    /// Reads the vocabularies back from the tables, in their stored order.
+    static func loadReference(_ db: Database) throws -> ReferenceData {
+        let districts = try Row.fetchAll(db, sql: "SELECT * FROM district ORDER BY rowid").map {
+            ReferenceData.District(code: $0["code"], nameUk: $0["name_uk"], nameEn: $0["name_en"],
+                                   center: [$0["center_longitude"], $0["center_latitude"]])
+        }
+        return try ReferenceData(
+            districts: districts,
+            objectTypes: entries(db, "object_type"),
+            balanceHolders: entries(db, "balance_holder").map { holder in
+                let types = try String.fetchAll(
+                    db, sql: "SELECT object_type FROM balance_holder_object_type WHERE balance_holder = ? ORDER BY rowid",
+                    arguments: [holder.code])
+                return ReferenceData.BalanceHolder(code: holder.code, nameUk: holder.nameUk, nameEn: holder.nameEn, objectTypes: types)
+            },
+            statuses: Row.fetchAll(db, sql: "SELECT * FROM status ORDER BY position").map {
+                ReferenceData.Status(code: $0["code"], nameUk: $0["name_uk"], nameEn: $0["name_en"], open: $0["open"])
+            })
+    }
+
+    private static func entries(_ db: Database, _ table: String) throws -> [ReferenceData.Entry] {
+        try Row.fetchAll(db, sql: "SELECT code, name_uk, name_en FROM \(table) ORDER BY rowid").map {
+            ReferenceData.Entry(code: $0[0], nameUk: $0[1], nameEn: $0[2])
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import Geometry
+import ReportModel
+
+/// Report counts by status, district and object type, in reference-data order (codes
+/// with no reports are listed with 0).
+public struct StoreStatistics: Sendable, Hashable {
+    public struct Count: Sendable, Hashable {
+        public var code: String
+        public var count: Int
+    }
+
+    public var total: Int
+    public var byStatus: [Count]
+    public var byDistrict: [Count]
+    public var byObjectType: [Count]
+    /// The smallest box around every report, nil when there are none.
+    public var extent: BoundingBox?
+    /// The creation times of the oldest and the newest report.
+    public var created: ClosedRange<Date>?
+}
+
+extension ReportStore {
+    /// Counts of the stored reports; see ``StoreStatistics``.
+    public func statistics() throws -> StoreStatistics {
+        try pool.read { db in
+            func counts(_ column: String, _ codes: [String]) throws -> [StoreStatistics.Count] {
+                var found: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT \(column), count(*) FROM report GROUP BY \(column)") {
+                    found[row[0]] = row[1]
+                }
+                return codes.map { StoreStatistics.Count(code: $0, count: found[$0] ?? 0) }
+            }
+            let row = try Row.fetchOne(db, sql: """
+                SELECT count(*), min(longitude), min(latitude), max(longitude), max(latitude), min(created_at), max(created_at)
+                FROM report
+                """)!
+            let total: Int = row[0]
+            return try StoreStatistics(
+                total: total,
+                byStatus: counts("status", reference.statuses.map(\.code)),
+                byDistrict: counts("district", reference.districts.map(\.code)),
+                byObjectType: counts("object_type", reference.objectTypes.map(\.code)),
+                extent: total == 0 ? nil : BoundingBox(west: row[1], south: row[2], east: row[3], north: row[4]),
+                created: total == 0 ? nil : ReportRow.date(milliseconds: row[5])...ReportRow.date(milliseconds: row[6]))
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Geometry
+import ReportModel
+import Testing
+
+@Suite("Phone numbers")
+struct PhoneTests {
+    @Test("every written Ukrainian form becomes 380XXXXXXXXX",
+          arguments: ["+380 67 123 45 67", "067-123-45-67", "(067)1234567", "80671234567", "380671234567", "671234567",
+                      "+380671234567", "067.123.45.67", " 067 123 45 67 ", "+38 (067) 123-45-67", "38 067 123 45 67"])
+    func ukrainian(text: String) throws {
+        #expect(try Phone.normalize(text) == "380671234567")
+    }
+
+    @Test("other international numbers keep their digits",
+          arguments: [("+48 22 123 45 67", "48221234567"), ("+1 (212) 555-0100", "12125550100"), ("+12345678", "12345678"),
+                      ("+123456789012345", "123456789012345")])
+    func international(text: String, digits: String) throws {
+        #expect(try Phone.normalize(text) == digits)
+    }
+
+    @Test("anything else is rejected, naming the input",
+          arguments: ["", "12", "0671234", "06712345678", "+1234567", "+1234567890123456", "067 123 45 6x", "+380 67 123 45",
+                      "+380 67 123 45 678", "0 800 123", "1671234567", "++380671234567", "067+1234567", "7 (495) 123-45-67",
+                      "067\u{00A0}123 45 67", String(repeating: "1", count: 41)])
+    func rejected(text: String) {
+        do {
+            _ = try Phone.normalize(text)
+            Issue.record("\(text) should be rejected")
+        } catch {
+            #expect(error.field == "phones")
+            #expect(error.message.hasPrefix("\"\(text.prefix(40))"))
+        }
+    }
+
+    @Test("a list drops repeats, keeps order, and holds 1 to 5 numbers")
+    func list() throws {
+        #expect(try Phone.normalizeList(["067 123 45 67", "0501112233", "+380671234567"]) == ["380671234567", "380501112233"])
+        #expect(throws: ValidationError(field: "phones", "at least one phone number is required")) { try Phone.normalizeList([]) }
+        let six = (0..<6).map { "06712345\($0)0" }
+        #expect(throws: ValidationError(field: "phones", "at most 5 phone numbers are allowed, got 6")) { try Phone.normalizeList(six) }
+    }
+
+    @Test("search text reduces to its digits")
+    func searchDigits() {
+        #expect(Phone.searchDigits("067 12") == "06712")
+        #expect(Phone.searchDigits("+38(067)…") == "38067")
+        #expect(Phone.searchDigits("#1234") == "1234")
+        #expect(Phone.searchDigits("abc") == nil)
+    }
+}

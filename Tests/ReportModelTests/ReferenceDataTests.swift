@@ -1,0 +1,88 @@
+import Foundation
+import Geometry
+import ReportModel
+import Testing
+
+@Suite("Reference data")
+struct ReferenceDataTests {
+    let reference = try! ReferenceData.bundled()
+
+    @Test("the shipped vocabularies are complete")
+    func shipped() throws {
+        #expect(reference.districts.count == 10)
+        #expect(Set(reference.objectTypes.map(\.code)) == ["lighting_pole", "power_pole", "transit_stop", "building_facade", "fence", "underpass", "tree", "other"])
+        #expect(reference.statuses.map(\.code) == ["new", "verifying", "confirmed", "phone_blocked", "removed", "rejected", "duplicate", "cancelled"])
+        #expect(reference.initialStatus == "new")
+        for type in reference.objectTypes { #expect(!reference.holders(for: type.code).isEmpty) }
+        // The directory loader reads the same files the build embeds.
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../data/reference")
+        #expect(try ReferenceData.load(directory: directory) == reference)
+    }
+
+    @Test("inconsistent vocabularies are rejected")
+    func inconsistent() {
+        let district = ReferenceData.District(code: "a", nameUk: "А", nameEn: "A", center: [30, 50])
+        let type = ReferenceData.Entry(code: "pole", nameUk: "Стовп", nameEn: "Pole")
+        let status = ReferenceData.Status(code: "new", nameUk: "Нове", nameEn: "New", open: true)
+        #expect(throws: ValidationError(field: "balance_holders", "h refers to unknown object type \"tree\"")) {
+            try ReferenceData(districts: [district], objectTypes: [type],
+                              balanceHolders: [.init(code: "h", nameUk: "Х", nameEn: "H", objectTypes: ["pole", "tree"])], statuses: [status])
+        }
+        #expect(throws: ValidationError(field: "object_types", "tree has no balance holder")) {
+            try ReferenceData(districts: [district], objectTypes: [type, .init(code: "tree", nameUk: "Дерево", nameEn: "Tree")],
+                              balanceHolders: [.init(code: "h", nameUk: "Х", nameEn: "H", objectTypes: ["pole"])], statuses: [status])
+        }
+        #expect(throws: ValidationError(field: "districts", "code \"Bad Code\" must be lower-case ASCII letters, digits and _")) {
+            try ReferenceData(districts: [.init(code: "Bad Code", nameUk: "Б", nameEn: "B", center: [0, 0])], objectTypes: [type],
+                              balanceHolders: [.init(code: "h", nameUk: "Х", nameEn: "H", objectTypes: ["pole"])], statuses: [status])
+        }
+    }
+
+    func draft() -> ReportDraft {
+        ReportDraft(coordinate: Coordinate(longitude: 30.5, latitude: 50.4), address: "вул. Хрещатик, 22", city: "Київ",
+                    district: "pecherskyi", objectType: "tree", balanceHolder: "kyivzelenbud", phones: ["0671234567"])
+    }
+
+    @Test("a valid draft comes back normalized")
+    func valid() throws {
+        var d = draft()
+        d.comment = "  \n"
+        d.violator = " ТОВ «Кредит» "
+        let valid = try reference.validate(d)
+        #expect(valid.phones == ["380671234567"])
+        #expect(valid.comment == nil)
+        #expect(valid.violator == "ТОВ «Кредит»")
+    }
+
+    @Test("each broken rule names its field", arguments: [
+        "id", "latitude", "longitude", "address", "address-long", "city", "district", "object_type", "balance_holder",
+        "balance_holder-misfit", "status", "phones", "comment", "updated_at",
+    ])
+    func broken(rule: String) {
+        var d = draft()
+        switch rule {
+        case "id": d.id = 0
+        case "latitude": d.coordinate.latitude = 91
+        case "longitude": d.coordinate.longitude = -.infinity
+        case "address": d.address = "   "
+        case "address-long": d.address = String(repeating: "а", count: 256)
+        case "city": d.city = ""
+        case "district": d.district = "atlantis"
+        case "object_type": d.objectType = "billboard"
+        case "balance_holder": d.balanceHolder = "nobody"
+        case "balance_holder-misfit": d.balanceHolder = "kyivmiskvitlo"
+        case "status": d.status = "closed"
+        case "phones": d.phones = ["not a phone"]
+        case "comment": d.comment = String(repeating: "x", count: 2001)
+        default:
+            d.createdAt = Date(timeIntervalSince1970: 100)
+            d.updatedAt = Date(timeIntervalSince1970: 99)
+        }
+        do {
+            _ = try reference.validate(d)
+            Issue.record("\(rule) should be rejected")
+        } catch {
+            #expect(error.field == String(rule.split(separator: "-")[0]))
+        }
+    }
+}

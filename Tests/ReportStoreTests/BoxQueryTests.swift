@@ -1,0 +1,92 @@
+import Foundation
+import Geometry
+import ReportModel
+import Testing
+@testable import ReportStore
+
+@Suite("Box queries against a brute-force filter")
+struct BoxQueryTests {
+    /// Boxes of every kind: random, antimeridian-crossing, cutting exactly through stored
+    /// positions, degenerate (a point or a line), empty, the world.
+    static func boxes(through reports: [Report], using rng: inout TestRandom) -> [BoundingBox] {
+        var boxes: [BoundingBox] = [.world]
+        for _ in 0..<60 {
+            var lons = [Double.random(in: -180...180, using: &rng), .random(in: -180...180, using: &rng)].sorted()
+            let lats = [Double.random(in: -90...90, using: &rng), .random(in: -90...90, using: &rng)].sorted()
+            if Bool.random(using: &rng) { lons.reverse() }  // west > east: across the antimeridian
+            boxes.append(try! BoundingBox(west: lons[0], south: lats[0], east: lons[1], north: lats[1]))
+        }
+        for _ in 0..<60 {
+            // Edges exactly on stored coordinates.
+            let a = reports.randomElement(using: &rng)!.coordinate, b = reports.randomElement(using: &rng)!.coordinate
+            boxes.append(try! BoundingBox(west: min(a.longitude, b.longitude), south: min(a.latitude, b.latitude),
+                                          east: max(a.longitude, b.longitude), north: max(a.latitude, b.latitude)))
+            boxes.append(try! BoundingBox(west: a.longitude, south: a.latitude, east: a.longitude, north: a.latitude))
+            // Edges one ulp inside a point: the point must drop out although the float box still covers it.
+            if a.longitude < 179 {
+                boxes.append(try! BoundingBox(west: a.longitude.nextUp, south: a.latitude, east: a.longitude + 1, north: a.latitude))
+            }
+        }
+        boxes.append(try! BoundingBox(west: 170, south: -10, east: -170, north: 10))
+        boxes.append(try! BoundingBox(west: 180, south: -90, east: -180, north: 90))
+        boxes.append(try! BoundingBox(west: 0.1, south: -89.9, east: 0.1000001, north: -89.8))  // empty
+        return boxes
+    }
+
+    @Test("every box returns exactly the reports inside it, edges included", arguments: [false, true])
+    func exactBoxes(bulk: Bool) throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(bulk ? 11 : 12)
+        let drafts = Drafts.positions(1_500, using: &rng).map { Drafts.make($0, using: &rng) }
+        if bulk {
+            let summary = try fixture.store.importDrafts(drafts)   // packed R*Tree
+            #expect(summary.rebuiltIndexes)
+        } else {
+            for chunk in stride(from: 0, to: drafts.count, by: 100) {  // row-by-row R*Tree through triggers
+                try fixture.store.insert(Array(drafts[chunk..<min(chunk + 100, drafts.count)]))
+            }
+        }
+        #expect(try fixture.store.checkIndexes() == "ok")
+        let all = try fixture.store.all()
+        #expect(all.count == 1_500)
+        for box in Self.boxes(through: all, using: &rng) {
+            let expected = all.filter { box.contains($0.coordinate) }.map(\.id)
+            #expect(try fixture.store.reports(in: box).map(\.id).sorted() == expected, "box \(box)")
+            #expect(try fixture.store.count(in: box) == expected.count, "box \(box)")
+        }
+    }
+
+    @Test("paging through a box returns every report once, in id order, under both plans", arguments: [5, 100_000])
+    func paging(collectLimit: Int) throws {
+        let fixture = try TemporaryStore(tuning: QueryTuning(boxCollectLimit: collectLimit))
+        var rng = TestRandom(3)
+        let drafts = Drafts.positions(800, using: &rng).map { Drafts.make($0, using: &rng) }
+        try fixture.store.importDrafts(drafts)
+        let all = try fixture.store.all()
+        for box in Self.boxes(through: all, using: &rng).prefix(40) {
+            let expected = all.filter { box.contains($0.coordinate) }.map(\.id)
+            var seen: [Int64] = []
+            var cursor: Int64? = nil
+            while true {
+                let page = try fixture.store.page(in: box, after: cursor, limit: 7)
+                seen += page.map(\.id)
+                guard page.count == 7 else { break }
+                cursor = page.last!.id
+            }
+            #expect(seen == expected, "box \(box)")
+        }
+    }
+
+    @Test("a page stays correct when reports are added before the cursor")
+    func pagingUnderInserts() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(4)
+        let box = try BoundingBox(parsing: "30,50,31,51")
+        try fixture.store.importDrafts((0..<30).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.5), using: &rng) })
+        let first = try fixture.store.page(in: box, limit: 10)
+        try fixture.store.insert(Drafts.make(Coordinate(longitude: 30.6, latitude: 50.6), using: &rng))
+        let second = try fixture.store.page(in: box, after: first.last!.id, limit: 100)
+        #expect(Set(first.map(\.id)).isDisjoint(with: second.map(\.id)))
+        #expect(first.count + second.count == 31)
+    }
+}

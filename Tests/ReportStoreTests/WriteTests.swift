@@ -1,0 +1,159 @@
+import Foundation
+import Geometry
+import ReportModel
+import Testing
+@testable import ReportStore
+
+@Suite("Writes, indexes and imports")
+struct WriteTests {
+    @Test("a new database holds the bundled reference data")
+    func reference() throws {
+        let fixture = try TemporaryStore()
+        #expect(fixture.store.reference == Drafts.reference)
+        #expect(try fixture.store.count() == 0)
+        #expect(try fixture.store.checkIndexes() == "ok")
+    }
+
+    @Test("a report round-trips exactly, with defaults for id, status and times")
+    func roundTrip() throws {
+        let fixture = try TemporaryStore()
+        let now = Date(timeIntervalSince1970: 1_750_000_000.123)
+        let draft = ReportDraft(
+            coordinate: Coordinate(longitude: 30.523_456_789_012_3, latitude: 50.450_123_456_789),
+            address: "  вул. Хрещатик, 1 ", city: "Київ", district: "shevchenkivskyi", objectType: "lighting_pole",
+            balanceHolder: "kyivmiskvitlo", violator: "", phones: ["067-123-45-67", "+380 67 123 45 67", "(050)1112233"])
+        let stored = try fixture.store.insert(draft, now: now)
+        #expect(stored.id == 1)
+        #expect(stored.coordinate == draft.coordinate)
+        #expect(stored.address == "вул. Хрещатик, 1")
+        #expect(stored.violator == nil)
+        #expect(stored.phones == ["380671234567", "380501112233"])
+        #expect(stored.status == "new")
+        #expect(stored.createdAt == now && stored.updatedAt == now)
+        #expect(try fixture.store.report(id: 1) == stored)
+        #expect(try fixture.store.report(id: 2) == nil)
+    }
+
+    @Test("invalid drafts are rejected with the field and nothing is written")
+    func rejected() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(1)
+        let good = Drafts.make(Coordinate(longitude: 30, latitude: 50), using: &rng)
+        var wrongHolder = good
+        wrongHolder.objectType = "tree"
+        wrongHolder.balanceHolder = "kyivpastrans"
+        var badPhone = good
+        badPhone.phones = ["12"]
+        var badLat = good
+        badLat.coordinate.latitude = .nan
+        for (draft, field) in [(wrongHolder, "balance_holder"), (badPhone, "phones"), (badLat, "latitude")] {
+            #expect(throws: RecordsRejected.self) { try fixture.store.insert([good, draft]) }
+            do {
+                try fixture.store.insert(draft)
+            } catch let error as ValidationError {
+                #expect(error.field == field)
+            }
+        }
+        #expect(try fixture.store.count() == 0)
+    }
+
+    @Test("inserts, moves, phone changes and deletes keep both indexes consistent")
+    func indexesFollowWrites() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(9)
+        try fixture.store.importDrafts(Drafts.positions(300, using: &rng).map { Drafts.make($0, using: &rng) })
+        for step in 0..<200 {
+            let all = try fixture.store.all()
+            let victim = all.randomElement(using: &rng)!
+            switch step % 4 {
+            case 0: try fixture.store.insert(Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng))
+            case 1:
+                var moved = ReportDraft(victim)
+                moved.coordinate = Coordinate(longitude: .random(in: -180...180, using: &rng), latitude: .random(in: -90...90, using: &rng))
+                try fixture.store.update(id: victim.id, with: moved)
+            case 2:
+                var renumbered = ReportDraft(victim)
+                renumbered.phones = [Drafts.randomPhone(using: &rng)]
+                try fixture.store.update(id: victim.id, with: renumbered)
+            default: try fixture.store.delete(id: victim.id)
+            }
+        }
+        #expect(try fixture.store.checkIndexes() == "ok")
+        let all = try fixture.store.all()
+        for box in BoxQueryTests.boxes(through: all, using: &rng) {
+            #expect(try fixture.store.reports(in: box).map(\.id).sorted() == all.filter { box.contains($0.coordinate) }.map(\.id))
+        }
+        for report in all.prefix(50) {
+            let phone = report.phones[0]
+            let fragment = String(phone.dropFirst(4).prefix(6))
+            #expect(try fixture.store.search(fragment, limit: 10_000).contains { $0.id == report.id })
+            #expect(try fixture.store.searchCount(fragment) == all.filter { $0.phones.contains { $0.contains(fragment) } || String($0.id).contains(fragment) }.count)
+        }
+        #expect(throws: ReportNotFound.self) { try fixture.store.delete(id: 999_999) }
+    }
+
+    @Test("an import with invalid records reports all of them and writes nothing")
+    func importRollback() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(5)
+        try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), id: 7, using: &rng))
+        var drafts = (0..<50).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.5), using: &rng) }
+        drafts[3].district = "atlantis"
+        drafts[10].id = 7  // taken in the database
+        drafts[20].id = 100
+        drafts[21].id = 100  // taken within the file
+        var records = Drafts.records(drafts)
+        records.append(DraftRecord(location: .line(99), draft: .failure(ValidationError(field: "geometry", "must be a Point"))))
+        var batches = [records]
+        do {
+            _ = try fixture.store.importRecords(next: { batches.popLast() })
+            Issue.record("the import should have failed")
+        } catch let rejected as RecordsRejected {
+            #expect(rejected.issueCount == 4)
+            #expect(rejected.issues.map(\.location) == [.line(5), .line(12), .line(23), .line(99)])
+            #expect(rejected.issues.map(\.error.field) == ["district", "id", "id", "geometry"])
+            #expect(rejected.issues[2].error.message == "100 is given twice in the input, first at line 22")
+        }
+        #expect(try fixture.store.count() == 1)
+        #expect(try fixture.store.checkIndexes() == "ok")
+        #expect(try fixture.store.search("7", limit: 10).map(\.id) == [7])
+
+        batches = [records]
+        let summary = try fixture.store.importRecords(options: ImportOptions(skipInvalid: true), next: { batches.popLast() })
+        #expect(summary.imported == 47)
+        #expect(summary.skipped == 4)
+        #expect(summary.issues.map(\.location) == [.line(5), .line(12), .line(23), .line(99)])
+        #expect(try fixture.store.count() == 48)
+        #expect(try fixture.store.checkIndexes() == "ok")
+    }
+
+    @Test("a small import into a large table extends the indexes instead of rebuilding them")
+    func incrementalImport() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(6)
+        let first = try fixture.store.importDrafts(Drafts.positions(400, using: &rng).map { Drafts.make($0, using: &rng) })
+        #expect(first.rebuiltIndexes)
+        let second = try fixture.store.importDrafts(Drafts.positions(20, using: &rng).map { Drafts.make($0, using: &rng) })
+        #expect(!second.rebuiltIndexes)
+        #expect(try fixture.store.checkIndexes() == "ok")
+        let all = try fixture.store.all()
+        #expect(all.count == 420)
+        for box in BoxQueryTests.boxes(through: all, using: &rng).prefix(50) {
+            #expect(try fixture.store.reports(in: box).map(\.id).sorted() == all.filter { box.contains($0.coordinate) }.map(\.id))
+        }
+    }
+
+    @Test("statistics count by status, district and object type")
+    func statistics() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(8)
+        let drafts = (0..<200).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.4), using: &rng) }
+        try fixture.store.importDrafts(drafts)
+        let stats = try fixture.store.statistics()
+        #expect(stats.total == 200)
+        for count in stats.byStatus { #expect(count.count == drafts.filter { $0.status == count.code }.count) }
+        for count in stats.byDistrict { #expect(count.count == drafts.filter { $0.district == count.code }.count) }
+        #expect(stats.byObjectType.map(\.count).reduce(0, +) == 200)
+        #expect(stats.extent == (try BoundingBox(west: 30.5, south: 50.4, east: 30.5, north: 50.4)))
+    }
+}
