@@ -1,0 +1,49 @@
+# PosterWatch: `make run` and `make test` do everything on a fresh Debian machine.
+#
+#   make run     install system packages, build, create the database from data/ when absent, show it
+#   make test    install system packages, build and run the test suite
+#   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
+
+APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+DB ?= var/posterwatch.sqlite
+SAMPLE := data/sample-reports.geojsonl
+BIN := .build/release/posterwatch
+BENCH_COUNT ?= 1000000
+
+.PHONY: deps build run test bench sample clean
+
+# Installs only what is missing, so a prepared machine does not touch apt at all.
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:$$missing"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	swift build -c release --product posterwatch
+
+run: build
+	@if [ ! -f $(DB) ]; then \
+		echo "Creating $(DB) from $(SAMPLE)"; \
+		$(BIN) import $(SAMPLE) --db $(DB); \
+	fi
+	$(BIN) stats --db $(DB)
+
+test: deps
+	swift test
+
+bench: deps
+	swift build -c release --product posterwatch-bench
+	.build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md
+
+# Regenerates the shipped sample (deterministic: same seed, same file).
+sample: build
+	$(BIN) generate --count 2000 --seed 20261121 --distribution kyiv --out $(SAMPLE)
+
+clean:
+	rm -rf .build .bench var
