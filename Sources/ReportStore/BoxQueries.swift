@@ -1,22 +1,22 @@
 import GRDB
+import GRDBSQLite
 import Geometry
 import ReportModel
 
 /// Reports inside a bounding box.
 ///
-/// Every query first asks the R*Tree for candidates (32-bit boxes rounded outward, so a
-/// superset) and keeps those whose exact coordinates lie in the box, edges included.
-/// A box across the antimeridian is answered as its two parts, which never overlap
-/// except on the 180° meridian itself, where longitudes 180 and -180 are distinct values.
+/// The R*Tree answers with candidates whose 32-bit boxes (rounded outward, so a superset)
+/// meet the query box. A candidate whose float box lies wholly inside the query box is
+/// inside for certain; only those on the box's edge are checked against the exact
+/// doubles of the table. The answer is exactly the reports inside the box, edges
+/// included. A box across the antimeridian is answered as its two parts, which share
+/// nothing: longitudes 180 and -180 are distinct stored values.
 extension ReportStore {
-    /// Every report in the box, in index order (fastest; no ordering promised).
+    /// Every report in the box, in ascending id order.
     public func reports(in box: BoundingBox) throws -> [Report] {
         try pool.read { db in
-            var result: [Report] = []
-            for part in box.parts {
-                result += try ReportRow.fetchAll(db, sql: "\(Self.boxSelect) \(Self.boxWhere)", arguments: Self.boxArguments(part))
-            }
-            return result
+            let ids = try Self.ids(db, in: box, after: 0).sorted()
+            return try Self.fetch(db, ids: ids)
         }
     }
 
@@ -25,63 +25,67 @@ extension ReportStore {
         try pool.read { db in
             try box.parts.reduce(0) { total, part in
                 total + (try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM report_rtree t CROSS JOIN report r ON r.id = t.id \(Self.boxWhere)",
-                    arguments: Self.boxArguments(part)) ?? 0)
+                    db, sql: "SELECT count(*) FROM report_rtree t \(Self.boxWhere)", arguments: Self.boxArguments(part, after: 0)) ?? 0)
             }
         }
     }
 
     /// A page of the reports in the box, in ascending id order, starting after the id
-    /// `after` (a cursor that stays valid while other reports are added or removed).
+    /// `after`: a cursor that stays valid while other reports come and go.
     ///
-    /// Two plans give the same answer, and the cheaper one is chosen as it goes: the
-    /// R*Tree collects the box's reports when there are few of them (up to
-    /// ``QueryTuning/boxCollectLimit``); when there are more, the box is dense, and walking the
-    /// table in id order finds `limit` of them after about `limit × total / inBox` rows.
+    /// Two plans give the same answer. First the table is walked in id order, checking each
+    /// report's position, for at most ``QueryTuning/boxWalkBudget`` rows: in a box that
+    /// holds a fair share of all reports this meets `limit` of them within a few hundred
+    /// rows. When the walk runs out first, the box is sparse, and the R*Tree lists its
+    /// few reports, which are sorted.
     public func page(in box: BoundingBox, after: Int64? = nil, limit: Int) throws -> [Report] {
-        precondition(limit >= 0)
         guard limit > 0 else { return [] }
-        let after = after ?? 0
-        let tuning = self.tuning
+        let after = after ?? 0, budget = tuning.boxWalkBudget
         return try pool.read { db in
-            var ids: [Int64] = []
-            for part in box.parts {
-                let found = try Int64.fetchAll(
-                    db, sql: "SELECT t.id FROM report_rtree t CROSS JOIN report r ON r.id = t.id \(Self.boxWhere) AND t.id > ? LIMIT ?",
-                    arguments: Self.boxArguments(part) + [after, tuning.boxCollectLimit - ids.count + 1])
-                ids += found
-                if ids.count > tuning.boxCollectLimit { break }
+            let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report WHERE id > ? ORDER BY id")
+            try walk.setArguments([after])
+            let s = walk.sqliteStatement
+            defer { sqlite3_reset(s) }
+            var found: [Int64] = []
+            var walked = 0
+            while found.count < limit {
+                guard walked < budget else {
+                    let ids = try Self.ids(db, in: box, after: after).sorted()
+                    return try Self.fetch(db, ids: ids.prefix(limit))
+                }
+                let code = sqlite3_step(s)
+                guard code == SQLITE_ROW else {
+                    if code == SQLITE_DONE { break }
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+                walked += 1
+                if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
+                    found.append(sqlite3_column_int64(s, 0))
+                }
             }
-            if ids.count <= tuning.boxCollectLimit {
-                ids.sort()
-                return try Self.fetch(db, ids: ids.prefix(limit))
-            }
-            // Dense box: walk the table by id, checking the exact box.
-            var result: [Report] = []
-            for part in box.parts {
-                result += try ReportRow.fetchAll(
-                    db, sql: """
-                        SELECT \(ReportRow.columns) FROM report WHERE id > ?
-                        AND longitude BETWEEN ? AND ? AND latitude BETWEEN ? AND ? ORDER BY id LIMIT ?
-                        """, arguments: [after, part.west, part.east, part.south, part.north, limit])
-            }
-            if box.parts.count > 1 { result.sort { $0.id < $1.id } }
-            return Array(result.prefix(limit))
+            return try Self.fetch(db, ids: found)
         }
     }
 
+    /// The ids of the reports in the box with ids above `after`, in index order.
+    static func ids(_ db: Database, in box: BoundingBox, after: Int64) throws -> [Int64] {
+        try box.parts.flatMap { part in
+            try Int64.fetchAll(db, sql: "SELECT t.id FROM report_rtree t \(boxWhere)", arguments: boxArguments(part, after: after))
+        }
+    }
 
-    static let boxSelect = "SELECT \(ReportRow.columns("r")) FROM report_rtree t CROSS JOIN report r ON r.id = t.id"
-
-    /// The R*Tree filter and the exact check; arguments from ``boxArguments(_:)``.
+    /// The R*Tree filter; then certain for candidates wholly inside, and checked against
+    /// the table's exact coordinates for those on the edge. Arguments: ``boxArguments(_:after:)``.
     static let boxWhere = """
-        WHERE t.min_lon <= ?3 AND t.max_lon >= ?1 AND t.min_lat <= ?4 AND t.max_lat >= ?2 \
-        AND r.longitude BETWEEN ?1 AND ?3 AND r.latitude BETWEEN ?2 AND ?4
+        WHERE t.min_lon <= ?3 AND t.max_lon >= ?1 AND t.min_lat <= ?4 AND t.max_lat >= ?2 AND t.id > ?5
+        AND ((t.min_lon >= ?1 AND t.max_lon <= ?3 AND t.min_lat >= ?2 AND t.max_lat <= ?4)
+             OR EXISTS (SELECT 1 FROM report r WHERE r.id = t.id
+                        AND r.longitude BETWEEN ?1 AND ?3 AND r.latitude BETWEEN ?2 AND ?4))
         """
 
-    /// west, south, east, north of a box that does not cross the antimeridian.
-    static func boxArguments(_ part: BoundingBox) -> StatementArguments {
-        [part.west, part.south, part.east, part.north]
+    /// west, south, east, north of a box that does not cross the antimeridian, and the id cursor.
+    static func boxArguments(_ part: BoundingBox, after: Int64) -> StatementArguments {
+        [part.west, part.south, part.east, part.north, after]
     }
 
     /// The reports with these ids, in the order given.
@@ -89,7 +93,9 @@ extension ReportStore {
         guard !ids.isEmpty else { return [] }
         let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
         let reports = try ReportRow.fetchAll(
-            db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT value FROM json_each(?))", arguments: [list])
+            db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            arguments: [list])
+        if reports.count == ids.count && zip(reports, ids).allSatisfy({ $0.id == $1 }) { return reports }
         let byID = Dictionary(uniqueKeysWithValues: reports.map { ($0.id, $0) })
         return ids.compactMap { byID[$0] }
     }

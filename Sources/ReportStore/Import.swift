@@ -31,6 +31,8 @@ public struct ImportSummary: Sendable {
     public var searchIndexSeconds = 0.0
     /// Whether the indexes were rebuilt whole (a large import) or extended.
     public var rebuiltIndexes = false
+
+    public init() {}
 }
 
 extension ReportStore {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Geometry
 import ReportModel
 
@@ -21,26 +22,50 @@ enum ReportRow {
 
     static let phoneSeparator: Character = ";"
 
-    static func decode(_ row: Row) -> Report {
-        Report(
-            id: row[0],
-            coordinate: Coordinate(longitude: row[1], latitude: row[2]),
-            address: row[3], city: row[4], district: row[5], objectType: row[6], balanceHolder: row[7],
-            violator: row[8],
-            phones: (row[9] as String).split(separator: phoneSeparator).map(String.init),
-            comment: row[10], status: row[11],
-            createdAt: date(milliseconds: row[12]), updatedAt: date(milliseconds: row[13]))
-    }
-
+    /// Runs a query selecting ``columns`` and decodes every row.
+    ///
+    /// Rows are read straight from SQLite's column API: this loop is the cost of every
+    /// "all reports in the box" answer, and GRDB's generic `Row` costs several times more.
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Report] {
+        let statement = try db.cachedStatement(sql: sql)
+        try statement.setArguments(arguments)
+        let s = statement.sqliteStatement
+        defer { sqlite3_reset(s) }
         var result: [Report] = []
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        while let row = try rows.next() { result.append(decode(row)) }
-        return result
+        while true {
+            switch sqlite3_step(s) {
+            case SQLITE_ROW: result.append(decode(s))
+            case SQLITE_DONE: return result
+            case let code:
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+            }
+        }
     }
 
     static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Report? {
-        try Row.fetchOne(db, sql: sql, arguments: arguments).map(decode)
+        try fetchAll(db, sql: sql, arguments: arguments).first
+    }
+
+    /// The report in the current row of a statement selecting ``columns``.
+    static func decode(_ s: SQLiteStatement) -> Report {
+        Report(
+            id: sqlite3_column_int64(s, 0),
+            coordinate: Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
+            address: text(s, 3) ?? "", city: text(s, 4) ?? "", district: text(s, 5) ?? "", objectType: text(s, 6) ?? "",
+            balanceHolder: text(s, 7) ?? "", violator: text(s, 8), phones: phones(s, 9), comment: text(s, 10),
+            status: text(s, 11) ?? "",
+            createdAt: date(milliseconds: sqlite3_column_int64(s, 12)), updatedAt: date(milliseconds: sqlite3_column_int64(s, 13)))
+    }
+
+    private static func text(_ s: SQLiteStatement, _ column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(s, column) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(s, column))), as: UTF8.self)
+    }
+
+    private static func phones(_ s: SQLiteStatement, _ column: Int32) -> [String] {
+        guard let bytes = sqlite3_column_text(s, column) else { return [] }
+        let buffer = UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(s, column)))
+        return buffer.split(separator: UInt8(ascii: ";")).map { String(decoding: UnsafeBufferPointer(rebasing: $0), as: UTF8.self) }
     }
 
     static func milliseconds(_ date: Date) -> Int64 {

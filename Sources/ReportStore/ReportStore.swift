@@ -74,15 +74,15 @@ public final class ReportStore: Sendable {
 /// The thresholds at which the store's adaptive plans switch. Results never depend on
 /// them, only speed; tests lower them to exercise every plan on small data.
 public struct QueryTuning: Sendable {
-    /// Box paging: how many R*Tree candidates are collected and sorted before a dense
-    /// box is walked in id order instead.
-    public var boxCollectLimit = 20_000
+    /// Box paging: how many reports are walked in id order, looking for a page, before
+    /// a sparse box is answered through the R*Tree instead.
+    public var boxWalkBudget = 10_000
     /// Search: how many trigram matches are ordered before a common fragment is found by
     /// walking the reports newest first instead.
     public var searchCollectLimit = 2_000
 
-    public init(boxCollectLimit: Int = 20_000, searchCollectLimit: Int = 2_000) {
-        self.boxCollectLimit = boxCollectLimit
+    public init(boxWalkBudget: Int = 10_000, searchCollectLimit: Int = 2_000) {
+        self.boxWalkBudget = boxWalkBudget
         self.searchCollectLimit = searchCollectLimit
     }
 }
