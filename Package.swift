@@ -50,6 +50,7 @@ let package = Package(
             dependencies: [
                 "ReportStore", "Interchange", "Generator",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),

@@ -1,0 +1,245 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Generator
+import Geometry
+import Interchange
+import ReportModel
+import ReportStore
+
+/// `make bench`: generates reports, imports them, and measures the store's query paths
+/// next to the plain scans they replace. Prints a Markdown table and writes it to a file
+/// with the machine, the data set and the command.
+@main
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "posterwatch-bench", abstract: "Measure the report store.")
+
+    @Option(help: "How many kyiv reports to generate and import.")
+    var count = 1_000_000
+
+    @Option(help: "Working directory for the generated file and the database.")
+    var work = ".bench"
+
+    @Option(help: "The Markdown file to write.")
+    var out = "BENCHMARKS.md"
+
+    @Option(help: "Repetitions per measured query.")
+    var repeats = 200
+
+    func run() throws {
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        var report = Report(command: "make bench (posterwatch-bench --count \(count))")
+        let reference = try ReferenceData.bundled()
+
+        // Data.
+        let dataPath = "\(work)/kyiv-\(count)-seed42.geojsonl"
+        if !FileManager.default.fileExists(atPath: dataPath) {
+            let seconds = try time { try generate(to: dataPath, reference: reference) }
+            report.note("generated \(count) kyiv reports (seed 42) in \(f2(seconds)) s")
+        }
+
+        // Import.
+        let dbPath = "\(work)/bench.sqlite"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: dbPath + suffix) }
+        let store = try ReportStore(path: dbPath)
+        var reader = try ReportReader(url: URL(fileURLWithPath: dataPath))
+        var readSeconds = 0.0
+        var summary = ImportSummary()
+        let importSeconds = try time {
+            summary = try store.importRecords(next: {
+                let start = Date()
+                defer { readSeconds += Date().timeIntervalSince(start) }
+                return try reader.next()?.records
+            })
+        }
+        precondition(summary.imported == count, "imported \(summary.imported) of \(count)")
+        report.section("Import of \(fmt(count)) reports (`posterwatch import`, one transaction)", header: ["step", "seconds", "reports/s"])
+        report.row(["read and parse GeoJSON text sequences", f2(readSeconds), fmt(Int(Double(count) / readSeconds))])
+        report.row(["insert into the report table", f2(summary.tableSeconds), fmt(Int(Double(count) / summary.tableSeconds))])
+        report.row(["build the R*Tree (packed)", f2(summary.rtreeSeconds), fmt(Int(Double(count) / summary.rtreeSeconds))])
+        report.row(["build the phone index (FTS5 trigram)", f2(summary.searchIndexSeconds), fmt(Int(Double(count) / summary.searchIndexSeconds))])
+        report.row(["**total, end to end**", "**\(f2(importSeconds))**", "**\(fmt(Int(Double(count) / importSeconds)))**"])
+        let check = try time {
+            let verdict = try store.pool.read { db in try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") }
+            precondition(verdict == "ok", "rtreecheck: \(verdict ?? "nil")")
+        }
+        report.note("`rtreecheck('report_rtree')` on the packed tree: ok (\(f2(check)) s)")
+
+        try measureViewports(store, &report)
+        try measureSearch(store, &report)
+
+        let text = report.markdown(machine: machineDescription(), dataset: "\(fmt(count)) `kyiv` reports from `posterwatch generate --seed 42`")
+        print(text)
+        try text.write(toFile: out, atomically: true, encoding: .utf8)
+        Console.error("wrote \(out)")
+    }
+
+    func generate(to path: String, reference: ReferenceData) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+        }
+        defer { try? file.close() }
+        var writer = ReportWriter(format: .geojsonseq)
+        for r in ReportGenerator(count: count, seed: 42, distribution: .kyiv, reference: reference) {
+            writer.write(r)
+            if writer.pendingByteCount >= 1 << 20 { try file.write(contentsOf: writer.takeOutput()) }
+        }
+        writer.end()
+        try file.write(contentsOf: writer.takeOutput())
+    }
+
+    /// 1280×800 viewports around the centre of Kyiv, jittered by up to a tenth of their size.
+    func measureViewports(_ store: ReportStore, _ report: inout Report) throws {
+        report.section(
+            "Box queries: 1280×800 px viewports around the centre of Kyiv (p50 / p99, ms)",
+            header: ["zoom", "reports in view (mean)", "first page of 100", "all reports", "full-table scan", "all vs scan"])
+        var rng = SplitMix(seed: 7)
+        for zoom in [12, 14, 16] {
+            let base = WebMercator.viewport(center: ReportGenerator.kyivCenter, zoom: Double(zoom), width: 1280, height: 800)
+            let boxes = (0..<repeats).map { _ in
+                let dx = (base.east - base.west) * 0.1 * rng.unit(), dy = (base.north - base.south) * 0.1 * rng.unit()
+                return try! BoundingBox(west: base.west + dx, south: base.south + dy, east: base.east + dx, north: base.north + dy)
+            }
+            var counts = 0
+            let page = try samples(boxes) { _ = try store.page(in: $0, limit: 100) }
+            let all = try samples(boxes) { counts += try store.reports(in: $0).count }
+            let scanBoxes = Array(boxes.prefix(max(5, repeats / 20)))
+            let scan = try samples(scanBoxes) { box in
+                try store.pool.read { db in
+                    let rows = try Row.fetchCursor(db, sql: """
+                        SELECT id, longitude, latitude, address, city, district, object_type, balance_holder, violator, phones,
+                        comment, status, created_at, updated_at FROM report
+                        WHERE longitude BETWEEN ? AND ? AND latitude BETWEEN ? AND ?
+                        """, arguments: [box.west, box.east, box.south, box.north])
+                    while let row = try rows.next() { _ = (row[0] as Int64, row[3] as String, row[9] as String) }
+                }
+            }
+            report.row(["\(zoom)", fmt(counts / boxes.count), page.text, all.text, scan.text, "\(f1(scan.p50 / all.p50))× faster"])
+        }
+    }
+
+    /// Fragments of stored phone numbers, from the subscriber digits (after 380).
+    func measureSearch(_ store: ReportStore, _ report: inout Report) throws {
+        report.section(
+            "Phone search: fragments of stored numbers (p50 / p99, ms)",
+            header: ["digits", "matches (mean)", "first 50 (exact id, then newest)", "full count", "`LIKE '%…%'` scan", "first 50 vs scan"])
+        var rng = SplitMix(seed: 9)
+        let total = try store.count()
+        for length in [3, 4, 7] {
+            var fragments: [String] = []
+            while fragments.count < repeats {
+                guard let r = try store.report(id: Int64(rng.below(total) + 1)) else { continue }
+                let phone = r.phones[rng.below(r.phones.count)]
+                let start = 3 + rng.below(9 - length + 1)
+                fragments.append(String(Array(phone)[start..<(start + length)]))
+            }
+            var matches = 0
+            let first = try samples(fragments) { _ = try store.search($0, limit: 50) }
+            let countSamples = try samples(fragments) { matches += try store.searchCount($0) }
+            let scan = try samples(Array(fragments.prefix(max(5, repeats / 20)))) { q in
+                _ = try store.pool.read { db in
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM report WHERE phones LIKE ?", arguments: ["%\(q)%"])
+                }
+            }
+            report.row(["\(length)", fmt(matches / fragments.count), first.text, countSamples.text, scan.text, "\(fmt(Int(scan.p50 / first.p50)))× faster"])
+        }
+    }
+}
+
+// MARK: Measuring
+
+struct Samples {
+    var milliseconds: [Double]
+    var p50: Double { percentile(0.50) }
+    var p99: Double { percentile(0.99) }
+    var text: String { "\(f3(p50)) / \(f3(p99))" }
+
+    func percentile(_ p: Double) -> Double {
+        let sorted = milliseconds.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    }
+}
+
+func samples<T>(_ inputs: [T], _ body: (T) throws -> Void) throws -> Samples {
+    if let first = inputs.first { try body(first) }  // warm the caches
+    var ms: [Double] = []
+    for input in inputs {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body(input)
+        ms.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+    }
+    return Samples(milliseconds: ms)
+}
+
+func time(_ body: () throws -> Void) throws -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 52) - 1 }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+// MARK: Formatting
+
+func fmt(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
+}
+func f1(_ x: Double) -> String { String(format: "%.1f", x) }
+func f2(_ x: Double) -> String { String(format: "%.2f", x) }
+func f3(_ x: Double) -> String { String(format: "%.3f", x) }
+
+enum Console {
+    static func error(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+}
+
+/// The Markdown result: sections of tables and notes.
+struct Report {
+    var command: String
+    var lines: [String] = []
+
+    mutating func section(_ title: String, header: [String]) {
+        lines += ["", "### \(title)", "", "| " + header.joined(separator: " | ") + " |",
+                  "|" + header.map { _ in "---" }.joined(separator: "|") + "|"]
+        Console.error("… \(title)")
+    }
+    mutating func row(_ cells: [String]) { lines.append("| " + cells.joined(separator: " | ") + " |") }
+    mutating func note(_ text: String) { lines += ["", text] }
+
+    func markdown(machine: String, dataset: String) -> String {
+        let date = ISO8601DateFormatter().string(from: Date())
+        return (["# Benchmarks", "", "- command: `\(command)`", "- machine: \(machine)", "- data set: \(dataset)",
+                 "- measured: \(date); absolute times drift between runs, compare rows of one run as ratios"] + lines)
+            .joined(separator: "\n") + "\n"
+    }
+}
+
+func machineDescription() -> String {
+    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        .split(separator: "\n").first { $0.hasPrefix("model name") }?
+        .split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+    let memory = Double(ProcessInfo.processInfo.physicalMemory) / Double(1 << 30)
+    return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(f1(memory)) GiB, Swift release build, SQLite \(sqliteVersion())"
+}
+
+func sqliteVersion() -> String {
+    (try? DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") }) ?? "?"
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Geometry
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The immutable bytes of an input: a memory-mapped regular file, or a copy in memory
+/// (in-memory data, pipes and other files that cannot be mapped).
+final class ByteSource: @unchecked Sendable {
+    let base: UnsafePointer<UInt8>
+    let count: Int
+    private let release: Release
+
+    private enum Release {
+        case unmap(UnsafeMutableRawPointer, Int)
+        case deallocate(UnsafeMutableRawPointer)
+    }
+
+    init(bytes: some Collection<UInt8>) {
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 16)
+        let typed = pointer.bindMemory(to: UInt8.self, capacity: Swift.max(bytes.count, 1))
+        _ = UnsafeMutableBufferPointer(start: typed, count: bytes.count).initialize(from: bytes)
+        base = UnsafePointer(typed)
+        count = bytes.count
+        release = .deallocate(pointer)
+    }
+
+    init(path: String) throws(ValidationError) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw Self.failure(path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Self.failure(path) }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            throw ValidationError(field: "file", "\(path) is a directory, not a file")
+        }
+        if (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0,
+            let mapped = mmap(nil, Int(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0),
+            mapped != UnsafeMutableRawPointer(bitPattern: -1)
+        {
+            _ = madvise(mapped, Int(info.st_size), MADV_SEQUENTIAL)
+            base = UnsafePointer(mapped.bindMemory(to: UInt8.self, capacity: Int(info.st_size)))
+            count = Int(info.st_size)
+            release = .unmap(mapped, count)
+            return
+        }
+        // Not mappable (a pipe, an empty or special file): read it all.
+        var capacity = 1 << 20
+        var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        var filled = 0
+        while true {
+            if filled == capacity {
+                let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 16)
+                bigger.copyMemory(from: buffer, byteCount: filled)
+                buffer.deallocate()
+                buffer = bigger
+                capacity *= 2
+            }
+            let n = read(fd, buffer + filled, capacity - filled)
+            if n < 0 {
+                if errno == EINTR { continue }
+                buffer.deallocate()
+                throw Self.failure(path)
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        base = UnsafePointer(buffer.bindMemory(to: UInt8.self, capacity: capacity))
+        count = filled
+        release = .deallocate(buffer)
+    }
+
+    deinit {
+        switch release {
+        case .unmap(let pointer, let length): munmap(pointer, length)
+        case .deallocate(let pointer): pointer.deallocate()
+        }
+    }
+
+    private static func failure(_ path: String) -> ValidationError {
+        ValidationError(field: "file", "cannot read \(path): \(String(cString: strerror(errno)))")
+    }
+}

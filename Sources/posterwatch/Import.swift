@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import Interchange
+import ReportModel
+import ReportStore
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import reports from GeoJSON, GeoJSON text sequences or CSV.",
+        discussion: """
+            The format is told by the file name or its first bytes. Every record is checked; when any
+            is invalid, each one is listed with its line or feature number and the rule it broke,
+            and nothing is imported, unless --skip-invalid is given. Given ids are kept (a clash is
+            an error); missing ids are assigned; a missing status is "new".
+            """)
+
+    @Argument(help: ArgumentHelp("The file to import.", valueName: "file"))
+    var file: String
+
+    @Flag(help: "Import the valid records even when some are invalid (those are listed and left out).")
+    var skipInvalid = false
+
+    @OptionGroup var store: StoreOptions
+
+    /// How many invalid records are listed; the rest are counted.
+    static let listedIssues = 100
+
+    func run() throws {
+        var reader = try ReportReader(url: URL(fileURLWithPath: file))
+        let reports = try ReportStore(path: store.db)
+        var progress = ProgressBar("import", total: reader.totalBytes)
+        let start = Date()
+        do {
+            let summary = try reports.importRecords(
+                options: ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues),
+                next: {
+                    guard let batch = try reader.next() else { return nil }
+                    progress.update(batch.bytesRead)
+                    return batch.records
+                })
+            progress.finish()
+            let seconds = Date().timeIntervalSince(start)
+            for issue in summary.issues { Console.error("skipped \(issue)") }
+            Console.error("""
+                imported \(Format.count(summary.imported)) reports into \(store.db) in \(Format.seconds(seconds)) \
+                (\(Format.count(Int(Double(summary.imported) / max(seconds, 1e-9))))/s; table \(Format.seconds(summary.tableSeconds)), \
+                R*Tree \(Format.seconds(summary.rtreeSeconds)), phone index \(Format.seconds(summary.searchIndexSeconds)))\
+                \(summary.skipped > 0 ? "; skipped \(Format.count(summary.skipped)) invalid" : "")
+                """)
+        } catch let rejected as RecordsRejected {
+            progress.finish()
+            for issue in rejected.issues { Console.error(issue.description) }
+            if rejected.issueCount > rejected.issues.count {
+                Console.error("… and \(Format.count(rejected.issueCount - rejected.issues.count)) more")
+            }
+            throw CleanError("\(file): \(Format.count(rejected.issueCount)) invalid record(s), nothing was imported; fix them or pass --skip-invalid")
+        }
+    }
+}

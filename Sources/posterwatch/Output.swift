@@ -1,0 +1,78 @@
+import Foundation
+import Interchange
+import ReportModel
+
+/// Standard output and standard error, written in large chunks.
+enum Console {
+    static func write(_ bytes: [UInt8]) {
+        FileHandle.standardOutput.write(Data(bytes))
+    }
+
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Whether standard error is a terminal (progress bars are drawn only there).
+    static var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// Prints reports as a GeoJSON FeatureCollection with the given top-level members.
+    static func printFeatureCollection(_ reports: [Report], members: [ReportWriter.Member]) {
+        var writer = ReportWriter(format: .geojson)
+        writer.begin(members: members)
+        for report in reports {
+            writer.write(report)
+            if writer.pendingByteCount >= 1 << 16 { write(writer.takeOutput()) }
+        }
+        writer.end()
+        write(writer.takeOutput())
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn at most ten times a second, and
+/// silent when standard error is not a terminal.
+struct ProgressBar {
+    let label: String
+    let total: Int
+    private let enabled = Console.errorIsTerminal
+    private let start = Date()
+    private var lastDraw = Date.distantPast
+
+    init(_ label: String, total: Int) {
+        self.label = label
+        self.total = total
+    }
+
+    mutating func update(_ done: Int, force: Bool = false) {
+        guard enabled else { return }
+        let now = Date()
+        guard force || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
+        lastDraw = now
+        let fraction = total > 0 ? min(Double(done) / Double(total), 1) : 0
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let rate = Double(done) / max(now.timeIntervalSince(start), 1e-6)
+        let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+        FileHandle.standardError.write(Data(String(format: "\r%@ %@ %3.0f%%  %@/s ", label, bar, fraction * 100, Format.count(Int(rate))).utf8))
+    }
+
+    mutating func finish() {
+        guard enabled else { return }
+        update(total, force: true)
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+}
+
+enum Format {
+    /// 1234567 → "1,234,567".
+    static func count(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return (n < 0 ? "-" : "") + out
+    }
+
+    static func seconds(_ s: Double) -> String { String(format: "%.2f s", s) }
+}

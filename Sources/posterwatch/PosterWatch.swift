@@ -1,0 +1,19 @@
+import ArgumentParser
+import Foundation
+
+/// `posterwatch`: the command-line face of the PosterWatch libraries. Each subcommand
+/// parses its arguments, calls a library, and prints; errors reach standard error as
+/// one sentence naming the input and the rule, with exit code 1.
+@main
+struct PosterWatch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "posterwatch",
+        abstract: "Reports of illegally placed posters: generate, import, query and search them.",
+        subcommands: [Generate.self, Import.self, Query.self, Search.self, Stats.self])
+}
+
+/// The database option every store command shares.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The SQLite database; created from data/reference when absent.", valueName: "path"))
+    var db = "var/posterwatch.sqlite"
+}

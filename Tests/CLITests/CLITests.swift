@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// Runs the built `posterwatch` binary, as a user would, and checks what it prints.
+struct CLI {
+    static let binary: URL = {
+        // The test bundle and the tool are built side by side (.build/<triple>/debug/).
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundle, bundle.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("posterwatch")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/posterwatch")
+    }()
+
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    @discardableResult
+    func run(_ arguments: String...) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
+    }
+}
+
+@Suite("The posterwatch command", .serialized)
+struct CLITests {
+    @Test("generate, import, query, search and stats work together")
+    func workflow() throws {
+        let cli = try CLI()
+        #expect(try cli.run("generate", "--count", "300", "--seed", "3", "--out", "r.geojsonl").status == 0)
+        let again = try cli.run("generate", "--count", "300", "--seed", "3", "--out", "again.geojsonl")
+        #expect(again.status == 0)
+        #expect(FileManager.default.contentsEqual(atPath: cli.path("r.geojsonl"), andPath: cli.path("again.geojsonl")))
+
+        let imported = try cli.run("import", "r.geojsonl", "--db", "t.sqlite")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("imported 300 reports"))
+
+        let query = try cli.run("query", "--bbox", "-180,-90,180,90", "--limit", "1000", "--db", "t.sqlite")
+        #expect(query.status == 0)
+        let collection = try cli.json(query.stdout)
+        #expect(collection["type"] as? String == "FeatureCollection")
+        #expect(collection["numberMatched"] as? Int == 300)
+        let features = collection["features"] as! [[String: Any]]
+        #expect(features.map { $0["id"] as! Int } == Array(1...300))
+        let coordinates = (features[0]["geometry"] as! [String: Any])["coordinates"] as! [Double]
+        #expect(coordinates.count == 2 && (30...31).contains(coordinates[0]) && (50...51).contains(coordinates[1]))
+
+        let paged = try cli.json(try cli.run("query", "--bbox", "-180,-90,180,90", "--limit", "10", "--after", "295", "--db", "t.sqlite").stdout)
+        #expect((paged["features"] as! [[String: Any]]).map { $0["id"] as! Int } == [296, 297, 298, 299, 300])
+
+        let phone = ((features[41]["properties"] as! [String: Any])["phones"] as! [String])[0]
+        let search = try cli.run("search", String(phone.suffix(7)), "--db", "t.sqlite")
+        #expect(search.status == 0)
+        let found = try cli.json(search.stdout)
+        #expect((found["features"] as! [[String: Any]]).contains { $0["id"] as? Int == 42 })
+        #expect((found["numberMatched"] as! Int) >= 1)
+        let byID = try cli.json(try cli.run("search", "#42", "--limit", "1", "--db", "t.sqlite").stdout)
+        #expect((byID["features"] as! [[String: Any]]).first?["id"] as? Int == 42)
+
+        let stats = try cli.run("stats", "--db", "t.sqlite")
+        #expect(stats.status == 0)
+        #expect(stats.stdout.contains("300 reports"))
+        #expect(stats.stdout.contains("by district"))
+    }
+
+    @Test("an import with invalid records lists each and imports nothing, unless told to skip them")
+    func invalidImport() throws {
+        let cli = try CLI()
+        let csv = """
+            id,longitude,latitude,address,city,district,object_type,balance_holder,violator,phones,comment,status,created_at,updated_at
+            1,30.52,50.45,"вул. Хрещатик, 1",Київ,shevchenkivskyi,lighting_pole,kyivmiskvitlo,,067 123 45 67,,new,2025-01-01T10:00:00Z,2025-01-01T10:00:00Z
+            2,30.52,50.45,"вул. Хрещатик, 2",Київ,atlantis,lighting_pole,kyivmiskvitlo,,067 123 45 67,,new,,
+            3,30.52,95,"вул. Хрещатик, 3",Київ,shevchenkivskyi,lighting_pole,kyivmiskvitlo,,067 123 45 67,,,,
+            4,30.52,50.45,"вул. Хрещатик, 4",Київ,shevchenkivskyi,lighting_pole,kyivmiskvitlo,,12,,,,
+
+            """
+        try csv.write(toFile: cli.path("bad.csv"), atomically: true, encoding: .utf8)
+        let failed = try cli.run("import", "bad.csv", "--db", "t.sqlite")
+        #expect(failed.status != 0)
+        #expect(failed.stderr.contains("line 3: district: unknown district \"atlantis\""))
+        #expect(failed.stderr.contains("line 4: latitude"))
+        #expect(failed.stderr.contains("line 5: phones: \"12\" is not a phone number"))
+        #expect(failed.stderr.contains("3 invalid record(s), nothing was imported"))
+        #expect(try cli.run("stats", "--db", "t.sqlite").stdout.contains(": 0 reports"))
+
+        let skipped = try cli.run("import", "bad.csv", "--db", "t.sqlite", "--skip-invalid")
+        #expect(skipped.status == 0)
+        #expect(skipped.stderr.contains("imported 1 reports"))
+        #expect(skipped.stderr.contains("skipped 3 invalid"))
+        let again = try cli.run("import", "bad.csv", "--db", "t.sqlite", "--skip-invalid")
+        #expect(again.stderr.contains("line 2: id: report 1 already exists"))
+    }
+
+    @Test("bad arguments are one sentence on stderr and a non-zero exit", arguments: [
+        (["query", "--bbox", "1,2,3"], "bbox: must be four numbers"),
+        (["query", "--bbox", "0,5,1,4"], "bbox: south (5.0) must not be greater than north (4.0)"),
+        (["query", "--bbox", "0,0,1,1", "--limit", "0"], "--limit must be from 1 to 1000000"),
+        (["search", "abc"], "q: must contain at least one digit"),
+        (["import", "missing.geojsonl"], "missing.geojsonl"),
+        (["generate", "--count", "0", "--out", "x.geojsonl"], "--count must be from 1"),
+    ])
+    func badArguments(arguments: [String], message: String) throws {
+        let cli = try CLI()
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments + (arguments[0] == "generate" ? [] : ["--db", cli.path("t.sqlite")])
+        process.currentDirectoryURL = cli.directory
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(stderr.contains(message), "\(stderr)")
+    }
+}
