@@ -228,17 +228,42 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     }
 
     private static func text(_ value: String, _ field: String, max: Int) throws(ValidationError) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = value.trimmingWhitespace
         guard !trimmed.isEmpty else { throw ValidationError(field: field, "must not be empty") }
-        guard trimmed.count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(trimmed.count)") }
+        try checkLength(trimmed, field, max: max)
         return trimmed
     }
 
     private static func optionalText(_ value: String?, _ field: String, max: Int) throws(ValidationError) -> String? {
         guard let value else { return nil }
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = value.trimmingWhitespace
         if trimmed.isEmpty { return nil }
-        guard trimmed.count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(trimmed.count)") }
+        try checkLength(trimmed, field, max: max)
         return trimmed
+    }
+
+    /// Limits count characters; the byte count answers first for the usual short text.
+    private static func checkLength(_ text: String, _ field: String, max: Int) throws(ValidationError) {
+        guard text.utf8.count > max, text.count > max else { return }
+        throw ValidationError(field: field, "must be at most \(max) characters, got \(text.count)")
+    }
+}
+
+extension String {
+    /// The string without leading and trailing white space (Unicode `White_Space`); the
+    /// string itself, uncopied, when there is none, which is the usual case.
+    var trimmingWhitespace: String {
+        let scalars = unicodeScalars
+        var start = scalars.startIndex, end = scalars.endIndex
+        while start < end, scalars[start].isWhitespace { start = scalars.index(after: start) }
+        while end > start, scalars[scalars.index(before: end)].isWhitespace { end = scalars.index(before: end) }
+        if start == scalars.startIndex && end == scalars.endIndex { return self }
+        return String(scalars[start..<end])
+    }
+}
+
+extension Unicode.Scalar {
+    var isWhitespace: Bool {
+        value < 0x80 ? (value == 0x20 || (0x09...0x0D).contains(value)) : properties.isWhitespace
     }
 }

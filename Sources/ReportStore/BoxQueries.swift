@@ -44,24 +44,18 @@ extension ReportStore {
         return try pool.read { db in
             let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report WHERE id > ? ORDER BY id")
             try walk.setArguments([after])
-            let s = walk.sqliteStatement
-            defer { sqlite3_reset(s) }
             var found: [Int64] = []
             var walked = 0
-            while found.count < limit {
-                guard walked < budget else {
-                    let ids = try Self.ids(db, in: box, after: after).sorted()
-                    return try Self.fetch(db, ids: ids.prefix(limit))
-                }
-                let code = sqlite3_step(s)
-                guard code == SQLITE_ROW else {
-                    if code == SQLITE_DONE { break }
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-                }
+            try db.forEachRow(walk) { s in
                 walked += 1
                 if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
                     found.append(sqlite3_column_int64(s, 0))
                 }
+                return found.count < limit && walked < budget
+            }
+            if found.count < limit && walked == budget {
+                let ids = try Self.ids(db, in: box, after: after).sorted()
+                return try Self.fetch(db, ids: ids.prefix(limit))
             }
             return try Self.fetch(db, ids: found)
         }

@@ -9,10 +9,14 @@ public struct ImportOptions: Sendable {
     public var skipInvalid = false
     /// How many issues are kept in detail; the rest are only counted.
     public var maxReportedIssues = 1_000
+    /// An import into a table with fewer reports than this is a bulk load, which rebuilds
+    /// the indexes whole; into a larger table, rows are indexed one by one.
+    public var bulkBelow = 100_000
 
-    public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000) {
+    public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
         self.skipInvalid = skipInvalid
         self.maxReportedIssues = maxReportedIssues
+        self.bulkBelow = bulkBelow
     }
 }
 
@@ -29,7 +33,9 @@ public struct ImportSummary: Sendable {
     public var rtreeSeconds = 0.0
     /// Seconds spent building the phone index.
     public var searchIndexSeconds = 0.0
-    /// Whether the indexes were rebuilt whole (a large import) or extended.
+    /// Seconds spent building the other indexes (newest first) and restoring the triggers.
+    public var secondaryIndexSeconds = 0.0
+    /// Whether this was a bulk load, which rebuilt the indexes whole.
     public var rebuiltIndexes = false
 
     public init() {}
@@ -44,25 +50,33 @@ extension ReportStore {
     ///   - next: the next batch of records read from the input, nil at its end.
     ///   - progress: called after each batch with the number of records done so far.
     ///
-    /// Index maintenance is deferred to the end of the transaction: when the import is
-    /// at least a quarter of the resulting table, both indexes are rebuilt whole (the
-    /// R*Tree packed, see ``PackedRTree``); otherwise the new rows are added to them.
+    /// Into a table of fewer than ``ImportOptions/bulkBelow`` reports the import is a bulk
+    /// load: inside its transaction the index triggers and secondary indexes are dropped,
+    /// the rows go in bare, and then the R*Tree is packed (``PackedRTree``), the phone
+    /// index and the secondary indexes are built whole and the triggers put back, exactly
+    /// as they were (their SQL is read from the schema). Foreign keys are not checked
+    /// during a bulk load, as every record has been checked against the reference data.
+    /// Into a larger table, rows go in one by one through the triggers.
     public func importRecords(
         options: ImportOptions = ImportOptions(), now: Date = Date(),
         next: () throws -> [DraftRecord]?, progress: (Int) -> Void = { _ in }
     ) throws -> ImportSummary {
         var summary = ImportSummary()
         var issueCount = 0
-        var ids: [Int64] = []
         let reference = self.reference
         try pool.writeWithoutTransaction { db in
+            let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM report LIMIT ?)", arguments: [options.bulkBelow]) ?? 0
+            let bulk = before < options.bulkBelow
+            // Only outside a transaction can foreign keys be switched.
+            if bulk { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if bulk { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+
             try db.inTransaction(.immediate) {
-                let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
                 let exists = try db.makeStatement(sql: "SELECT 1 FROM report WHERE id = ?")
-                var seen: [Int64: RecordLocation] = [:]  // ids given or assigned in this import
-                try db.execute(sql: "UPDATE store_state SET index_triggers = 0")
+                let deferred = bulk ? try DeferredIndexes(db) : nil
                 let inserter = try RowInserter(db, initialStatus: reference.initialStatus)
+                var seen: [Int64: RecordLocation] = [:]  // ids given or assigned in this import
                 var done = 0
 
                 func reject(_ location: RecordLocation, _ error: ValidationError) {
@@ -96,7 +110,7 @@ extension ReportStore {
                             guard issueCount == 0 || options.skipInvalid else { continue }
                             switch try inserter.insert(draft, now: now) {
                             case .success(let id):
-                                ids.append(id)
+                                summary.imported += 1
                                 if draft.id == nil { seen[id] = record.location }
                             case .failure(let error): reject(record.location, error)
                             }
@@ -107,12 +121,11 @@ extension ReportStore {
                     progress(done)
                 }
                 guard issueCount == 0 || options.skipInvalid else { return .rollback }
-
-                summary.imported = ids.count
                 summary.skipped = issueCount
-                summary.rebuiltIndexes = ids.count * 4 >= before + ids.count
-                try Self.indexNewRows(db, ids: ids, rebuild: summary.rebuiltIndexes, summary: &summary)
-                try db.execute(sql: "UPDATE store_state SET index_triggers = 1")
+                if let deferred {
+                    summary.rebuiltIndexes = true
+                    try deferred.rebuild(db, summary: &summary)
+                }
                 return .commit
             }
         }
@@ -121,33 +134,42 @@ extension ReportStore {
         }
         return summary
     }
+}
 
-    /// Brings the R*Tree and the phone index up to date with rows inserted while the
-    /// index triggers were off.
-    static func indexNewRows(_ db: Database, ids: [Int64], rebuild: Bool, summary: inout ImportSummary) throws {
-        var start = Date()
-        if rebuild {
-            try PackedRTree.rebuild(db)
-        } else {
-            let add = try db.makeStatement(sql: """
-                INSERT INTO report_rtree SELECT id, longitude, longitude, latitude, latitude FROM report WHERE id = ?
-                """)
-            for id in ids { try add.execute(arguments: [id]) }
+/// What a bulk load takes away from the report table for its duration, and puts back.
+struct DeferredIndexes {
+    /// The `CREATE` statements of the triggers and secondary indexes on `report`.
+    let triggers: [String]
+    let indexes: [String]
+
+    /// Drops the triggers and secondary indexes of `report`, remembering their SQL.
+    init(_ db: Database) throws {
+        triggers = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'report'")
+        indexes = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'report' AND sql IS NOT NULL")
+        let dropped = try Row.fetchAll(db, sql: """
+            SELECT upper(type), name FROM sqlite_master WHERE type IN ('trigger', 'index') AND tbl_name = 'report' AND sql IS NOT NULL
+            """)
+        for row in dropped {
+            try db.execute(sql: "DROP \(row[0] as String) \((row[1] as String).quotedDatabaseIdentifier)")
         }
+    }
+
+    /// Builds the R*Tree, the phone index and the secondary indexes over the whole table,
+    /// and puts the triggers back.
+    func rebuild(_ db: Database, summary: inout ImportSummary) throws {
+        var start = Date()
+        try PackedRTree.rebuild(db)
         summary.rtreeSeconds = Date().timeIntervalSince(start)
 
         start = Date()
-        if rebuild {
-            try db.execute(sql: """
-                INSERT INTO report_search(report_search) VALUES ('delete-all');
-                INSERT INTO report_search(rowid, phones, id_digits) SELECT id, phones, id FROM report;
-                """)
-        } else {
-            let add = try db.makeStatement(sql: """
-                INSERT INTO report_search(rowid, phones, id_digits) SELECT id, phones, id FROM report WHERE id = ?
-                """)
-            for id in ids { try add.execute(arguments: [id]) }
-        }
+        try db.execute(sql: """
+            INSERT INTO report_search(report_search) VALUES ('delete-all');
+            INSERT INTO report_search(rowid, phones, id_digits) SELECT id, phones, id FROM report;
+            """)
         summary.searchIndexSeconds = Date().timeIntervalSince(start)
+
+        start = Date()
+        for sql in indexes + triggers { try db.execute(sql: sql) }
+        summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Builds SQLite's R*Tree for all reports at once, writing its node table directly.
 ///
@@ -27,11 +28,12 @@ enum PackedRTree {
         let capacity = (nodeSize - 4) / 24
 
         var entries: [Entry] = []
-        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0)
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, longitude, latitude FROM report")
-        while let row = try rows.next() {
-            let x: Double = row[1], y: Double = row[2]
-            entries.append(Entry(id: row[0], minX: down(x), maxX: up(x), minY: down(y), maxY: up(y)))
+        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0)
+        let read = try db.makeStatement(sql: "SELECT id, longitude, latitude FROM report")
+        try db.forEachRow(read) { s in
+            let x = sqlite3_column_double(s, 1), y = sqlite3_column_double(s, 2)
+            entries.append(Entry(id: sqlite3_column_int64(s, 0), minX: down(x), maxX: up(x), minY: down(y), maxY: up(y)))
+            return true
         }
 
         try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
@@ -52,7 +54,7 @@ enum PackedRTree {
             for group in groups {
                 let node: Int64 = isRoot ? 1 : nextNode
                 if !isRoot { nextNode += 1 }
-                var blob = Data(count: nodeSize)
+                var blob = [UInt8](repeating: 0, count: nodeSize)
                 if isRoot { put16(&blob, 0, UInt16(depth)) }
                 put16(&blob, 2, UInt16(group.count))
                 var box = Entry(id: node, minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity)
@@ -66,13 +68,9 @@ enum PackedRTree {
                     put32(&blob, offset + 20, e.maxY.bitPattern)
                     box.minX = min(box.minX, e.minX); box.maxX = max(box.maxX, e.maxX)
                     box.minY = min(box.minY, e.minY); box.maxY = max(box.maxY, e.maxY)
-                    if depth == 0 {
-                        try insertRowid.execute(arguments: [e.id, node])
-                    } else {
-                        try insertParent.execute(arguments: [e.id, node])
-                    }
+                    try insertPair(db, depth == 0 ? insertRowid : insertParent, e.id, node)
                 }
-                try insertNode.execute(arguments: [node, blob])
+                try insertNode.execute(arguments: [node, Data(blob)])
                 parents.append(box)
             }
             if isRoot { return }
@@ -116,16 +114,25 @@ enum PackedRTree {
         return Double(f) < value ? f.nextUp : f
     }
 
-    private static func put16(_ data: inout Data, _ offset: Int, _ value: UInt16) {
+    private static func put16(_ data: inout [UInt8], _ offset: Int, _ value: UInt16) {
         data[offset] = UInt8(value >> 8)
         data[offset + 1] = UInt8(value & 0xFF)
     }
 
-    private static func put32(_ data: inout Data, _ offset: Int, _ value: UInt32) {
-        for i in 0..<4 { data[offset + i] = UInt8((value >> (24 - 8 * UInt32(i))) & 0xFF) }
+    private static func put32(_ data: inout [UInt8], _ offset: Int, _ value: UInt32) {
+        for i in 0..<4 { data[offset + i] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(i))) }
     }
 
-    private static func put64(_ data: inout Data, _ offset: Int, _ value: UInt64) {
-        for i in 0..<8 { data[offset + i] = UInt8((value >> (56 - 8 * UInt64(i))) & 0xFF) }
+    private static func put64(_ data: inout [UInt8], _ offset: Int, _ value: UInt64) {
+        for i in 0..<8 { data[offset + i] = UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64(i))) }
+    }
+
+    /// Runs a two-integer insert; bound directly, as it runs once per report.
+    private static func insertPair(_ db: Database, _ statement: Statement, _ a: Int64, _ b: Int64) throws {
+        let s = statement.sqliteStatement
+        sqlite3_reset(s)
+        sqlite3_bind_int64(s, 1, a)
+        sqlite3_bind_int64(s, 2, b)
+        try db.forEachRow(statement) { _ in true }
     }
 }

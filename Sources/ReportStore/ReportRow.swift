@@ -15,11 +15,6 @@ enum ReportRow {
         violator, phones, comment, status, created_at, updated_at
         """
 
-    /// The same columns qualified by a table alias, for joins.
-    static func columns(_ alias: String) -> String {
-        columns.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespaces))" }.joined(separator: ", ")
-    }
-
     static let phoneSeparator: Character = ";"
 
     /// Runs a query selecting ``columns`` and decodes every row.
@@ -29,17 +24,12 @@ enum ReportRow {
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Report] {
         let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
-        let s = statement.sqliteStatement
-        defer { sqlite3_reset(s) }
         var result: [Report] = []
-        while true {
-            switch sqlite3_step(s) {
-            case SQLITE_ROW: result.append(decode(s))
-            case SQLITE_DONE: return result
-            case let code:
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
-            }
+        try db.forEachRow(statement) { s in
+            result.append(decode(s))
+            return true
         }
+        return result
     }
 
     static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Report? {

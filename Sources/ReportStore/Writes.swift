@@ -151,9 +151,9 @@ struct RowInserter {
             sqlite3_reset(s)
             return .failure(ValidationError(field: "id", "report \(d.id ?? 0) already exists"))
         default:
-            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+            let error = db.sqliteError(code, statement.sql)
             sqlite3_reset(s)
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+            throw error
         }
     }
 

@@ -26,15 +26,16 @@ struct Import: ParsableCommand {
     static let listedIssues = 100
 
     func run() throws {
-        var reader = try ReportReader(url: URL(fileURLWithPath: file))
+        let reader = try ReportReader(url: URL(fileURLWithPath: file))
         let reports = try ReportStore(path: store.db)
         var progress = ProgressBar("import", total: reader.totalBytes)
+        let batches = reader.readingAhead()  // parse on one core while SQLite writes on the other
         let start = Date()
         do {
             let summary = try reports.importRecords(
                 options: ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues),
                 next: {
-                    guard let batch = try reader.next() else { return nil }
+                    guard let batch = try batches.next() else { return nil }
                     progress.update(batch.bytesRead)
                     return batch.records
                 })

@@ -127,13 +127,19 @@ struct WriteTests {
         #expect(try fixture.store.checkIndexes() == "ok")
     }
 
-    @Test("a small import into a large table extends the indexes instead of rebuilding them")
+    @Test("an import into a large table indexes rows one by one; the bulk load restores every trigger and index")
     func incrementalImport() throws {
         let fixture = try TemporaryStore()
         var rng = TestRandom(6)
+        let schema = { try fixture.store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE tbl_name = 'report' AND sql IS NOT NULL ORDER BY name")
+        } }
+        let original = try schema()
         let first = try fixture.store.importDrafts(Drafts.positions(400, using: &rng).map { Drafts.make($0, using: &rng) })
         #expect(first.rebuiltIndexes)
-        let second = try fixture.store.importDrafts(Drafts.positions(20, using: &rng).map { Drafts.make($0, using: &rng) })
+        #expect(try schema() == original)
+        let second = try fixture.store.importDrafts(
+            Drafts.positions(20, using: &rng).map { Drafts.make($0, using: &rng) }, options: ImportOptions(bulkBelow: 400))
         #expect(!second.rebuiltIndexes)
         #expect(try fixture.store.checkIndexes() == "ok")
         let all = try fixture.store.all()
