@@ -33,39 +33,57 @@ extension ReportStore {
     /// A page of the reports in the box, in ascending id order, starting after the id
     /// `after`: a cursor that stays valid while other reports come and go.
     ///
-    /// Two plans give the same answer. First the table is walked in id order, checking each
-    /// report's position, for at most ``QueryTuning/boxWalkBudget`` rows: in a box that
-    /// holds a fair share of all reports this meets `limit` of them within a few hundred
-    /// rows. When the walk runs out first, the box is sparse, and the R*Tree lists its
-    /// few reports, which are sorted.
+    /// The plans give the same answer; the cost decides. (1) Walk the table in id order,
+    /// checking positions, for ``QueryTuning/boxWalkBudget`` rows: in a box holding a fair
+    /// share of all reports this meets `limit` of them in a few hundred rows. (2) Else ask
+    /// the R*Tree for the box's ids, at most ``QueryTuning/boxCollectLimit`` of them: a
+    /// sparse box ends here, its ids sorted. (3) Else the box is dense after all, and the
+    /// walk goes on, meeting `limit` reports within about `limit × total / collectLimit`
+    /// more rows.
     public func page(in box: BoundingBox, after: Int64? = nil, limit: Int) throws -> [Report] {
         guard limit > 0 else { return [] }
-        let after = after ?? 0, budget = tuning.boxWalkBudget
+        let tuning = self.tuning
         return try pool.read { db in
-            let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report WHERE id > ? ORDER BY id")
-            try walk.setArguments([after])
             var found: [Int64] = []
-            var walked = 0
-            try db.forEachRow(walk) { s in
-                walked += 1
-                if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
-                    found.append(sqlite3_column_int64(s, 0))
+            var cursor = after ?? 0
+            let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report WHERE id > ? ORDER BY id")
+            /// Walks on from `cursor`, at most `budget` rows; false when the table ended first.
+            func walkOn(budget: Int) throws -> Bool {
+                try walk.setArguments([cursor])
+                var walked = 0, stopped = false
+                try db.forEachRow(walk) { s in
+                    walked += 1
+                    cursor = sqlite3_column_int64(s, 0)
+                    if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
+                        found.append(cursor)
+                    }
+                    stopped = found.count == limit || walked == budget
+                    return !stopped
                 }
-                return found.count < limit && walked < budget
+                return stopped
             }
-            if found.count < limit && walked == budget {
-                let ids = try Self.ids(db, in: box, after: after).sorted()
-                return try Self.fetch(db, ids: ids.prefix(limit))
+            if try walkOn(budget: tuning.boxWalkBudget), found.count < limit {
+                var ids = try Self.ids(db, in: box, after: cursor, limit: tuning.boxCollectLimit + 1)
+                if ids.count <= tuning.boxCollectLimit {
+                    ids.sort()
+                    found += ids.prefix(limit - found.count)
+                } else {
+                    _ = try walkOn(budget: .max)
+                }
             }
             return try Self.fetch(db, ids: found)
         }
     }
 
-    /// The ids of the reports in the box with ids above `after`, in index order.
-    static func ids(_ db: Database, in box: BoundingBox, after: Int64) throws -> [Int64] {
-        try box.parts.flatMap { part in
-            try Int64.fetchAll(db, sql: "SELECT t.id FROM report_rtree t \(boxWhere)", arguments: boxArguments(part, after: after))
+    /// The ids of the reports in the box with ids above `after`, in index order, at most `limit`.
+    static func ids(_ db: Database, in box: BoundingBox, after: Int64, limit: Int = .max) throws -> [Int64] {
+        var ids: [Int64] = []
+        for part in box.parts where ids.count < limit {
+            ids += try Int64.fetchAll(
+                db, sql: "SELECT t.id FROM report_rtree t \(boxWhere) LIMIT ?",
+                arguments: boxArguments(part, after: after) + [Int64(clamping: limit - ids.count)])
         }
+        return ids
     }
 
     /// The R*Tree filter; then certain for candidates wholly inside, and checked against

@@ -67,9 +67,10 @@ extension ReportStore {
         try pool.writeWithoutTransaction { db in
             let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM report LIMIT ?)", arguments: [options.bulkBelow]) ?? 0
             let bulk = before < options.bulkBelow
-            // Only outside a transaction can foreign keys be switched.
-            if bulk { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-            defer { if bulk { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+            // Only outside a transaction can foreign keys be switched. A page cache large
+            // enough for the whole load keeps SQLite from spilling it to the WAL midway.
+            if bulk { try db.execute(sql: "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -1048576") }
+            defer { if bulk { try? db.execute(sql: "PRAGMA foreign_keys = ON; PRAGMA cache_size = \(ReportStore.cacheSize)") } }
 
             try db.inTransaction(.immediate) {
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0

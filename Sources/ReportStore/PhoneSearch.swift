@@ -11,8 +11,8 @@ import ReportModel
 ///
 /// Plans, all exact:
 /// - 3+ digits: the FTS5 trigram index lists the matches. When there are at most
-///   ``QueryTuning/searchCollectLimit`` of them, they are fetched and ordered. When there are more,
-///   the fragment is common, and walking the reports newest first (the `report_recent`
+///   ``QueryTuning/searchCollectLimit`` of them, they are ordered through the narrow
+///   `report_id_created` index and the first `limit` fetched. When there are more, the fragment is common, and walking the reports newest first (the `report_recent`
 ///   index, which covers the phones) meets `limit` of them after about
 ///   `limit × total / matches` rows, which is cheaper than ordering them all.
 /// - 1–2 digits (too short for trigrams): the newest-first walk alone.
@@ -37,12 +37,12 @@ extension ReportStore {
                     arguments: [Self.ftsPhrase(digits), tuning.searchCollectLimit + 1])
                 if ids.count <= tuning.searchCollectLimit {
                     let list = "[" + ids.lazy.filter { $0 != exact }.map(String.init).joined(separator: ",") + "]"
-                    result += try ReportRow.fetchAll(
+                    let newest = try Int64.fetchAll(
                         db, sql: """
-                            SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT value FROM json_each(?))
+                            SELECT id FROM report INDEXED BY report_id_created WHERE id IN (SELECT value FROM json_each(?))
                             ORDER BY created_at DESC, id DESC LIMIT ?
                             """, arguments: [list, rest])
-                    return result
+                    return result + (try Self.fetch(db, ids: newest))
                 }
             }
             // Only index columns are read until `rest` ids are found: the walk stays in the index.

@@ -45,7 +45,7 @@ public final class ReportStore: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: """
                 PRAGMA synchronous = NORMAL;
-                PRAGMA cache_size = -65536;
+                PRAGMA cache_size = \(ReportStore.cacheSize);
                 PRAGMA temp_store = MEMORY;
                 PRAGMA mmap_size = 1073741824;
                 """)
@@ -57,6 +57,9 @@ public final class ReportStore: Sendable {
         try Schema.migrator(seed: seed).migrate(pool)
         self.reference = try pool.read(Schema.loadReference)
     }
+
+    /// SQLite's page cache per connection: 64 MiB (negative: in KiB).
+    static let cacheSize = -65536
 
     /// How many reports the store holds.
     public func count() throws -> Int {
@@ -75,14 +78,18 @@ public final class ReportStore: Sendable {
 /// them, only speed; tests lower them to exercise every plan on small data.
 public struct QueryTuning: Sendable {
     /// Box paging: how many reports are walked in id order, looking for a page, before
-    /// a sparse box is answered through the R*Tree instead.
-    public var boxWalkBudget = 10_000
+    /// the R*Tree is asked.
+    public var boxWalkBudget = 2_000
+    /// Box paging: how many ids the R*Tree may list for a box that is then sorted; a box
+    /// with more is dense enough for the walk to go on.
+    public var boxCollectLimit = 10_000
     /// Search: how many trigram matches are ordered before a common fragment is found by
     /// walking the reports newest first instead.
     public var searchCollectLimit = 2_000
 
-    public init(boxWalkBudget: Int = 10_000, searchCollectLimit: Int = 2_000) {
+    public init(boxWalkBudget: Int = 2_000, boxCollectLimit: Int = 10_000, searchCollectLimit: Int = 2_000) {
         self.boxWalkBudget = boxWalkBudget
+        self.boxCollectLimit = boxCollectLimit
         self.searchCollectLimit = searchCollectLimit
     }
 }

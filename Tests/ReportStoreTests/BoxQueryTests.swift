@@ -56,9 +56,10 @@ struct BoxQueryTests {
         }
     }
 
-    @Test("paging through a box returns every report once, in id order, under both plans", arguments: [5, 100_000])
-    func paging(walkBudget: Int) throws {
-        let fixture = try TemporaryStore(tuning: QueryTuning(boxWalkBudget: walkBudget))
+    @Test("paging through a box returns every report once, in id order, under every plan",
+          arguments: [(5, 3), (5, 100_000), (100_000, 100_000)])
+    func paging(walkBudget: Int, collectLimit: Int) throws {
+        let fixture = try TemporaryStore(tuning: QueryTuning(boxWalkBudget: walkBudget, boxCollectLimit: collectLimit))
         var rng = TestRandom(3)
         let drafts = Drafts.positions(800, using: &rng).map { Drafts.make($0, using: &rng) }
         try fixture.store.importDrafts(drafts)
