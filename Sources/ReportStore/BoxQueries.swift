@@ -33,7 +33,8 @@ extension ReportStore {
     /// A page of the reports in the box, in ascending id order, starting after the id
     /// `after`: a cursor that stays valid while other reports come and go.
     ///
-    /// The plans give the same answer; the cost decides. (1) Walk the table in id order,
+    /// The plans give the same answer; the cost decides. (1) Walk the ids in order (the
+    /// narrow `report_by_id` index holds the positions),
     /// checking positions, for ``QueryTuning/boxWalkBudget`` rows: in a box holding a fair
     /// share of all reports this meets `limit` of them in a few hundred rows. (2) Else ask
     /// the R*Tree for the box's ids, at most ``QueryTuning/boxCollectLimit`` of them: a
@@ -46,7 +47,7 @@ extension ReportStore {
         return try pool.read { db in
             var found: [Int64] = []
             var cursor = after ?? 0
-            let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report WHERE id > ? ORDER BY id")
+            let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report INDEXED BY report_by_id WHERE id > ? ORDER BY id")
             /// Walks on from `cursor`, at most `budget` rows; false when the table ended first.
             func walkOn(budget: Int) throws -> Bool {
                 try walk.setArguments([cursor])
@@ -78,10 +79,13 @@ extension ReportStore {
     /// The ids of the reports in the box with ids above `after`, in index order, at most `limit`.
     static func ids(_ db: Database, in box: BoundingBox, after: Int64, limit: Int = .max) throws -> [Int64] {
         var ids: [Int64] = []
+        let statement = try db.cachedStatement(sql: "SELECT t.id FROM report_rtree t \(boxWhere)")
         for part in box.parts where ids.count < limit {
-            ids += try Int64.fetchAll(
-                db, sql: "SELECT t.id FROM report_rtree t \(boxWhere) LIMIT ?",
-                arguments: boxArguments(part, after: after) + [Int64(clamping: limit - ids.count)])
+            try statement.setArguments(boxArguments(part, after: after))
+            try db.forEachRow(statement) { s in
+                ids.append(sqlite3_column_int64(s, 0))
+                return ids.count < limit
+            }
         }
         return ids
     }

@@ -12,7 +12,7 @@ import ReportModel
 /// Plans, all exact:
 /// - 3+ digits: the FTS5 trigram index lists the matches. When there are at most
 ///   ``QueryTuning/searchCollectLimit`` of them, they are ordered through the narrow
-///   `report_id_created` index and the first `limit` fetched. When there are more, the fragment is common, and walking the reports newest first (the `report_recent`
+///   `report_by_id` index and the first `limit` fetched. When there are more, the fragment is common, and walking the reports newest first (the `report_recent`
 ///   index, which covers the phones) meets `limit` of them after about
 ///   `limit × total / matches` rows, which is cheaper than ordering them all.
 /// - 1–2 digits (too short for trigrams): the newest-first walk alone.
@@ -39,7 +39,7 @@ extension ReportStore {
                     let list = "[" + ids.lazy.filter { $0 != exact }.map(String.init).joined(separator: ",") + "]"
                     let newest = try Int64.fetchAll(
                         db, sql: """
-                            SELECT id FROM report INDEXED BY report_id_created WHERE id IN (SELECT value FROM json_each(?))
+                            SELECT id FROM report INDEXED BY report_by_id WHERE id IN (SELECT value FROM json_each(?))
                             ORDER BY created_at DESC, id DESC LIMIT ?
                             """, arguments: [list, rest])
                     return result + (try Self.fetch(db, ids: newest))

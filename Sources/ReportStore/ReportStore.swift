@@ -79,7 +79,7 @@ public final class ReportStore: Sendable {
 public struct QueryTuning: Sendable {
     /// Box paging: how many reports are walked in id order, looking for a page, before
     /// the R*Tree is asked.
-    public var boxWalkBudget = 2_000
+    public var boxWalkBudget = 3_000
     /// Box paging: how many ids the R*Tree may list for a box that is then sorted; a box
     /// with more is dense enough for the walk to go on.
     public var boxCollectLimit = 10_000
@@ -87,7 +87,7 @@ public struct QueryTuning: Sendable {
     /// walking the reports newest first instead.
     public var searchCollectLimit = 2_000
 
-    public init(boxWalkBudget: Int = 2_000, boxCollectLimit: Int = 10_000, searchCollectLimit: Int = 2_000) {
+    public init(boxWalkBudget: Int = 3_000, boxCollectLimit: Int = 10_000, searchCollectLimit: Int = 2_000) {
         self.boxWalkBudget = boxWalkBudget
         self.boxCollectLimit = boxCollectLimit
         self.searchCollectLimit = searchCollectLimit
