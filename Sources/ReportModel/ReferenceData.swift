@@ -199,7 +199,9 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     /// Checks every field of a draft and normalizes its phones; the first broken rule is thrown.
     public func validate(_ draft: ReportDraft) throws(ValidationError) -> ReportDraft {
         var d = draft
-        if let id = d.id, id <= 0 { throw ValidationError(field: "id", "must be a positive integer, got \(id)") }
+        if let id = d.id, !(1...ReportLimits.maxID).contains(id) {
+            throw ValidationError(field: "id", "must be an integer from 1 to \(ReportLimits.maxID), got \(id)")
+        }
         d.coordinate = try d.coordinate.validated()
         d.address = try Self.text(d.address, "address", max: ReportLimits.address)
         d.city = try Self.text(d.city, "city", max: ReportLimits.city)

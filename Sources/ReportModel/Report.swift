@@ -102,4 +102,6 @@ public enum ReportLimits {
     public static let city = 100
     public static let violator = 255
     public static let comment = 2000
+    /// The highest report number (ids are stored in 31 bits).
+    public static let maxID: Int64 = 2_147_483_647
 }

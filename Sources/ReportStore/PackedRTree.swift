@@ -11,7 +11,7 @@ import GRDBSQLite
 ///
 /// The layout written is SQLite's own (`ext/rtree/rtree.c`): node 1 is the root, whose
 /// first two bytes hold the tree's depth; every node holds a 2-byte cell count and cells
-/// of an 8-byte rowid and four 32-bit floats (min/max longitude, min/max latitude), all
+/// of an 8-byte rowid (here the report's storage key) and four 32-bit floats (min/max longitude, min/max latitude), all
 /// big-endian; `_rowid` maps a report to its leaf, `_parent` a node to its parent.
 /// Coordinates are rounded outward to floats, as SQLite does. `rtreecheck()` verifies
 /// the result in the tests.
@@ -28,8 +28,8 @@ enum PackedRTree {
         let capacity = (nodeSize - 4) / 24
 
         var entries: [Entry] = []
-        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0)
-        let read = try db.makeStatement(sql: "SELECT id, longitude, latitude FROM report")
+        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0)
+        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM report")
         try db.forEachRow(read) { s in
             let x = sqlite3_column_double(s, 1), y = sqlite3_column_double(s, 2)
             entries.append(Entry(id: sqlite3_column_int64(s, 0), minX: down(x), maxX: up(x), minY: down(y), maxY: up(y)))

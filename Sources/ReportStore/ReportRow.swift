@@ -17,6 +17,17 @@ enum ReportRow {
 
     static let phoneSeparator: Character = ";"
 
+    /// The zoom of the Web Mercator cells whose Morton order lays out the table.
+    static let keyZoom = 16
+
+    /// A report's storage key: its cell's Morton code, then its id (below 2^31).
+    static func key(_ c: Coordinate, id: Int64) -> Int64 {
+        Int64(bitPattern: Morton.code(of: c, zoom: keyZoom) << 31) | id
+    }
+
+    /// The id in a storage key.
+    static func id(key: Int64) -> Int64 { key & Int64(ReportLimits.maxID) }
+
     /// Runs a query selecting ``columns`` and decodes every row.
     ///
     /// Rows are read straight from SQLite's column API: this loop is the cost of every

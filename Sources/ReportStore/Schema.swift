@@ -34,10 +34,15 @@ enum Schema {
                     name_uk TEXT NOT NULL, name_en TEXT NOT NULL, open BOOLEAN NOT NULL
                 );
 
-                -- AUTOINCREMENT: a public report number is never handed out twice, even
-                -- after the report with the highest number is deleted.
+                -- Rows are stored in the order of `key`: the Morton code of the report's
+                -- zoom-16 Web Mercator cell (about 600 m at the equator, 380 m in Kyiv),
+                -- then its id (key = code << 31 | id). The reports of a place lie together,
+                -- so a box is read as a few short ranges instead of a lookup per report.
+                -- `id` is the public report number, unique and never handed out twice
+                -- (report_sequence keeps the highest ever given).
                 CREATE TABLE report (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    key INTEGER PRIMARY KEY,
+                    id INTEGER NOT NULL UNIQUE CHECK (id BETWEEN 1 AND 2147483647),
                     longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
                     latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
                     address TEXT NOT NULL CHECK (length(address) BETWEEN 1 AND 255),
@@ -51,9 +56,13 @@ enum Schema {
                     status TEXT NOT NULL REFERENCES status(code),
                     created_at INTEGER NOT NULL,
                     updated_at INTEGER NOT NULL,
+                    CHECK (key & 2147483647 = id),
                     FOREIGN KEY (object_type, balance_holder)
                         REFERENCES balance_holder_object_type(object_type, balance_holder)
                 );
+                CREATE TABLE report_sequence (last_id INTEGER NOT NULL);
+                INSERT INTO report_sequence VALUES (0);
+
                 -- Newest first, for search results; covers the fallback phone scan.
                 CREATE INDEX report_recent ON report(created_at, id, phones);
                 -- The narrow columns by id, so that two hot paths never read the wide rows:
@@ -61,10 +70,11 @@ enum Schema {
                 -- table for 2,000 matches) and walking ids for a page of a box.
                 CREATE INDEX report_by_id ON report(id, created_at, longitude, latitude);
 
-                -- 32-bit floats rounded outward: a filter, checked against report's doubles.
-                CREATE VIRTUAL TABLE report_rtree USING rtree(id, min_lon, max_lon, min_lat, max_lat);
+                -- Keyed by report.key; 32-bit floats rounded outward: a filter, checked
+                -- against report's doubles.
+                CREATE VIRTUAL TABLE report_rtree USING rtree(key, min_lon, max_lon, min_lat, max_lat);
 
-                -- Contentless trigram index over phones and the id's digits, for substring search.
+                -- Contentless trigram index over phones and the id's digits, rowid = id.
                 CREATE VIRTUAL TABLE report_search USING fts5(phones, id_digits, content='', tokenize='trigram');
                 -- Flush pending terms every 64 MB instead of every 1 MB: a bulk build writes
                 -- fewer, larger segments and merges less (~25% faster).
@@ -73,16 +83,17 @@ enum Schema {
                 -- The indexes follow every write. (A bulk import drops these triggers in its
                 -- own transaction and rebuilds the indexes before it commits.)
                 CREATE TRIGGER report_after_insert AFTER INSERT ON report BEGIN
-                    INSERT INTO report_rtree VALUES (new.id, new.longitude, new.longitude, new.latitude, new.latitude);
+                    INSERT INTO report_rtree VALUES (new.key, new.longitude, new.longitude, new.latitude, new.latitude);
                     INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.id, new.phones, new.id);
+                    UPDATE report_sequence SET last_id = new.id WHERE last_id < new.id;
                 END;
                 CREATE TRIGGER report_after_delete AFTER DELETE ON report BEGIN
-                    DELETE FROM report_rtree WHERE id = old.id;
+                    DELETE FROM report_rtree WHERE key = old.key;
                     INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.id, old.phones, old.id);
                 END;
-                CREATE TRIGGER report_after_move AFTER UPDATE OF id, longitude, latitude ON report BEGIN
-                    DELETE FROM report_rtree WHERE id = old.id;
-                    INSERT INTO report_rtree VALUES (new.id, new.longitude, new.longitude, new.latitude, new.latitude);
+                CREATE TRIGGER report_after_move AFTER UPDATE OF key, longitude, latitude ON report BEGIN
+                    DELETE FROM report_rtree WHERE key = old.key;
+                    INSERT INTO report_rtree VALUES (new.key, new.longitude, new.longitude, new.latitude, new.latitude);
                 END;
                 CREATE TRIGGER report_after_phones AFTER UPDATE OF id, phones ON report BEGIN
                     INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.id, old.phones, old.id);

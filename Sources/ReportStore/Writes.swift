@@ -42,15 +42,23 @@ extension ReportStore {
         }
         guard issues.isEmpty else { throw RecordsRejected(issues: issues, issueCount: issues.count) }
         return try pool.write { db in
-            let inserter = try RowInserter(db, initialStatus: reference.initialStatus)
+            var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
             var ids: [Int64] = []
-            for (i, draft) in valid.enumerated() {
-                switch try inserter.insert(draft, now: now) {
+            for (i, var draft) in valid.enumerated() {
+                let outcome: Result<Int64, ValidationError>
+                do {
+                    let key = try inserter.assignID(&draft)
+                    outcome = try inserter.insert(draft, key: key, now: now)
+                } catch let error as ValidationError {
+                    outcome = .failure(error)
+                }
+                switch outcome {
                 case .success(let id): ids.append(id)
                 case .failure(let error):
                     throw RecordsRejected(issues: [RecordIssue(location: .feature(i + 1), error: error)], issueCount: 1)
                 }
             }
+            try inserter.finish()
             return try Self.fetch(db, ids: ids)
         }
     }
@@ -81,12 +89,12 @@ extension ReportStore {
             guard updated >= created else { throw ValidationError(field: "updated_at", "must not be earlier than created_at") }
             try db.execute(
                 sql: """
-                    UPDATE report SET longitude = ?, latitude = ?, address = ?, city = ?, district = ?, object_type = ?,
+                    UPDATE report SET key = ?, longitude = ?, latitude = ?, address = ?, city = ?, district = ?, object_type = ?,
                     balance_holder = ?, violator = ?, phones = ?, comment = ?, status = ?, created_at = ?, updated_at = ?
                     WHERE id = ?
                     """,
                 arguments: [
-                    draft.coordinate.longitude, draft.coordinate.latitude, draft.address, draft.city, draft.district,
+                    ReportRow.key(draft.coordinate, id: id), draft.coordinate.longitude, draft.coordinate.latitude, draft.address, draft.city, draft.district,
                     draft.objectType, draft.balanceHolder, draft.violator, RowInserter.phoneText(draft.phones), draft.comment,
                     draft.status, ReportRow.milliseconds(created), ReportRow.milliseconds(updated), id,
                 ])
@@ -104,57 +112,80 @@ extension ReportStore {
 }
 
 /// Inserts report rows through one prepared statement, binding values directly: the
-/// per-row cost of a million-row import is dominated by this loop.
+/// per-row cost of a million-row import is dominated by this loop. It also hands out the
+/// public ids of drafts that come without one, from the stored sequence.
 struct RowInserter {
     let db: Database
     let statement: Statement
     let initialStatus: String
+    /// The highest id stored or handed out so far.
+    private(set) var lastID: Int64
 
     init(_ db: Database, initialStatus: String) throws {
         self.db = db
         self.initialStatus = initialStatus
+        lastID = try Int64.fetchOne(db, sql: "SELECT max((SELECT last_id FROM report_sequence), ifnull(max(id), 0)) FROM report") ?? 0
         statement = try db.makeStatement(sql: """
-            INSERT INTO report (id, longitude, latitude, address, city, district, object_type, balance_holder,
+            INSERT INTO report (key, id, longitude, latitude, address, city, district, object_type, balance_holder,
                                 violator, phones, comment, status, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
     }
 
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: String(ReportRow.phoneSeparator)) }
 
-    /// Inserts a validated draft (defaults: the initial status, times `now`); returns its id, or
-    /// the rule it broke against the stored data (an id that is taken).
-    func insert(_ d: ReportDraft, now: Date) throws -> Result<Int64, ValidationError> {
+    /// Gives a validated draft its id when it has none (the next number of the sequence)
+    /// and returns its storage key.
+    mutating func assignID(_ d: inout ReportDraft) throws(ValidationError) -> Int64 {
+        if let id = d.id {
+            lastID = max(lastID, id)
+        } else {
+            guard lastID < ReportLimits.maxID else {
+                throw ValidationError(field: "id", "every report number up to \(ReportLimits.maxID) is taken")
+            }
+            lastID += 1
+            d.id = lastID
+        }
+        return ReportRow.key(d.coordinate, id: d.id!)
+    }
+
+    /// Inserts a draft with its id and key (see ``assignID(_:)``); defaults: the initial
+    /// status, times `now`. A taken id is the rule the draft broke.
+    func insert(_ d: ReportDraft, key: Int64, now: Date) throws -> Result<Int64, ValidationError> {
         let s = statement.sqliteStatement
         sqlite3_reset(s)
         sqlite3_clear_bindings(s)
-        if let id = d.id { sqlite3_bind_int64(s, 1, id) }
-        sqlite3_bind_double(s, 2, d.coordinate.longitude)
-        sqlite3_bind_double(s, 3, d.coordinate.latitude)
-        bind(s, 4, d.address)
-        bind(s, 5, d.city)
-        bind(s, 6, d.district)
-        bind(s, 7, d.objectType)
-        bind(s, 8, d.balanceHolder)
-        bind(s, 9, d.violator)
-        bind(s, 10, Self.phoneText(d.phones))
-        bind(s, 11, d.comment)
-        bind(s, 12, d.status ?? initialStatus)
+        sqlite3_bind_int64(s, 1, key)
+        sqlite3_bind_int64(s, 2, d.id!)
+        sqlite3_bind_double(s, 3, d.coordinate.longitude)
+        sqlite3_bind_double(s, 4, d.coordinate.latitude)
+        bind(s, 5, d.address)
+        bind(s, 6, d.city)
+        bind(s, 7, d.district)
+        bind(s, 8, d.objectType)
+        bind(s, 9, d.balanceHolder)
+        bind(s, 10, d.violator)
+        bind(s, 11, Self.phoneText(d.phones))
+        bind(s, 12, d.comment)
+        bind(s, 13, d.status ?? initialStatus)
         let created = ReportRow.milliseconds(d.createdAt ?? now)
-        sqlite3_bind_int64(s, 13, created)
-        sqlite3_bind_int64(s, 14, d.updatedAt.map(ReportRow.milliseconds) ?? created)
+        sqlite3_bind_int64(s, 14, created)
+        sqlite3_bind_int64(s, 15, d.updatedAt.map(ReportRow.milliseconds) ?? created)
         let code = sqlite3_step(s)
-        switch code {
-        case SQLITE_DONE:
-            return .success(sqlite3_last_insert_rowid(db.sqliteConnection))
-        case SQLITE_CONSTRAINT where sqlite3_extended_errcode(db.sqliteConnection) == ResultCode.SQLITE_CONSTRAINT_PRIMARYKEY.rawValue:
-            sqlite3_reset(s)
-            return .failure(ValidationError(field: "id", "report \(d.id ?? 0) already exists"))
-        default:
-            let error = db.sqliteError(code, statement.sql)
-            sqlite3_reset(s)
-            throw error
+        guard code != SQLITE_DONE else { return .success(d.id!) }
+        let extended = sqlite3_extended_errcode(db.sqliteConnection)
+        let error = db.sqliteError(code, statement.sql)
+        sqlite3_reset(s)
+        if extended == ResultCode.SQLITE_CONSTRAINT_UNIQUE.rawValue || extended == ResultCode.SQLITE_CONSTRAINT_PRIMARYKEY.rawValue {
+            return .failure(ValidationError(field: "id", "report \(d.id!) already exists"))
         }
+        throw error
+    }
+
+    /// Records the highest id handed out, so that no number is given twice, even after
+    /// the report that had it is deleted.
+    func finish() throws {
+        try db.execute(sql: "UPDATE report_sequence SET last_id = ? WHERE last_id < ?", arguments: [lastID, lastID])
     }
 
     private func bind(_ s: OpaquePointer?, _ index: Int32, _ value: String?) {

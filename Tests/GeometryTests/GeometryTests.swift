@@ -97,3 +97,27 @@ struct WebMercatorTests {
         #expect(world.west == -180 && world.east == 180 && abs(world.north - WebMercator.maxLatitude) < 1e-8)
     }
 }
+
+@Suite("Morton codes")
+struct MortonTests {
+    @Test("interleaves bits and inverts")
+    func roundTrip() {
+        #expect(Morton.code(x: 5, y: 3) == 27)
+        #expect(Morton.code(x: .max, y: 0) == 0x5555_5555_5555_5555)
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<1_000 {
+            let x = UInt32.random(in: .min ... .max, using: &rng), y = UInt32.random(in: .min ... .max, using: &rng)
+            #expect(Morton.cell(Morton.code(x: x, y: y)) == (x, y))
+        }
+    }
+
+    @Test("a cell at zoom z is the range of its four children at z+1, and the poles clamp")
+    func hierarchy() {
+        let c = Coordinate(longitude: 30.5234, latitude: 50.4501)
+        for z in 0..<20 {
+            #expect(Morton.code(of: c, zoom: z + 1) >> 2 == Morton.code(of: c, zoom: z))
+        }
+        #expect(Morton.code(of: Coordinate(longitude: 180, latitude: -90), zoom: 16) == Morton.code(x: 65535, y: 65535))
+        #expect(Morton.code(of: Coordinate(longitude: -180, latitude: 90), zoom: 16) == 0)
+    }
+}

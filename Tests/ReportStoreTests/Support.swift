@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Geometry
 import ReportModel
 @testable import ReportStore
@@ -83,10 +84,21 @@ extension ReportStore {
         try pool.read { db in try ReportRow.fetchAll(db, sql: "SELECT \(ReportRow.columns) FROM report ORDER BY id") }
     }
 
-    /// SQLite's own checks of the R*Tree and the full-text index.
+    /// SQLite's own checks of the R*Tree and the full-text index, and the layout's:
+    /// every key is the report's cell and id, and the R*Tree holds every key.
     func checkIndexes() throws -> String {
         try pool.write { db in
             try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES ('integrity-check', 0)")
+            for row in try Row.fetchAll(db, sql: "SELECT key, id, longitude, latitude FROM report") {
+                let key: Int64 = row[0]
+                if key != ReportRow.key(Coordinate(longitude: row[2], latitude: row[3]), id: row[1]) { return "key \(key) is off" }
+            }
+            let missing = try Int.fetchOne(db, sql: """
+                SELECT (SELECT count(*) FROM report) - (SELECT count(*) FROM report r JOIN report_rtree t ON t.key = r.key
+                  AND t.min_lon <= r.longitude AND t.max_lon >= r.longitude AND t.min_lat <= r.latitude AND t.max_lat >= r.latitude)
+                  + (SELECT count(*) FROM report_rtree) - (SELECT count(*) FROM report)
+                """)
+            if missing != 0 { return "the R*Tree and the table differ" }
             return try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") ?? "no answer"
         }
     }

@@ -112,7 +112,7 @@ struct WriteTests {
             #expect(rejected.issueCount == 4)
             #expect(rejected.issues.map(\.location) == [.line(5), .line(12), .line(23), .line(99)])
             #expect(rejected.issues.map(\.error.field) == ["district", "id", "id", "geometry"])
-            #expect(rejected.issues[2].error.message == "100 is given twice in the input, first at line 22")
+            #expect(rejected.issues[2].error.message == "100 is already used in this input, at line 22")
         }
         #expect(try fixture.store.count() == 1)
         #expect(try fixture.store.checkIndexes() == "ok")
@@ -161,5 +161,27 @@ struct WriteTests {
         for count in stats.byDistrict { #expect(count.count == drafts.filter { $0.district == count.code }.count) }
         #expect(stats.byObjectType.map(\.count).reduce(0, +) == 200)
         #expect(stats.extent == (try BoundingBox(west: 30.5, south: 50.4, east: 30.5, north: 50.4)))
+    }
+}
+
+@Suite("Report numbers")
+struct SequenceTests {
+    @Test("ids are handed out after the highest ever given, even when it was deleted")
+    func neverReused() throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(31)
+        let first = try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), using: &rng))
+        let explicit = try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), id: 500, using: &rng))
+        #expect(first.id == 1 && explicit.id == 500)
+        try fixture.store.delete(id: 500)
+        #expect(try fixture.store.insert(Drafts.make(Coordinate(longitude: 31, latitude: 51), using: &rng)).id == 501)
+        // A bulk import continues the same sequence.
+        let summary = try fixture.store.importDrafts((0..<3).map { _ in Drafts.make(Coordinate(longitude: 30, latitude: 50), using: &rng) })
+        #expect(summary.rebuiltIndexes)
+        #expect(try fixture.store.all().map(\.id) == [1, 501, 502, 503, 504])
+        #expect(throws: ValidationError.self) {
+            try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), id: ReportLimits.maxID + 1, using: &rng))
+        }
+        #expect(try fixture.store.checkIndexes() == "ok")
     }
 }
