@@ -141,8 +141,9 @@ extension ReportStore {
                 }
                 guard issueCount == 0 || options.skipInvalid else { return .rollback }
                 let start = Date()
-                pending.sort { $0.key < $1.key }
-                for row in pending { try insert(row.draft, key: row.key, at: row.location) }
+                for i in pending.indices.sorted(by: { pending[$0].key < pending[$1].key }) {
+                    try insert(pending[i].draft, key: pending[i].key, at: pending[i].location)
+                }
                 pending = []
                 try inserter.finish()
                 summary.tableSeconds += Date().timeIntervalSince(start)
@@ -189,7 +190,7 @@ struct DeferredIndexes {
         start = Date()
         try db.execute(sql: """
             INSERT INTO report_search(report_search) VALUES ('delete-all');
-            INSERT INTO report_search(rowid, phones, id_digits) SELECT id, phones, id FROM report;
+            INSERT INTO report_search(rowid, phones, id_digits) SELECT key, phones, id FROM report;
             """)
         summary.searchIndexSeconds = Date().timeIntervalSince(start)
 

@@ -4,6 +4,8 @@ import ReportModel
 
 /// Search by a fragment of a phone number or of a report id.
 ///
+/// (The trigram index's rowids are storage keys; ``ReportRow/id(key:)`` gives the ids.)
+///
 /// The text is reduced to its digits (`067 12` → `06712`, `#1234` → `1234`). A report
 /// matches when one of its normalized phones or its id contains those digits. Results:
 /// the report whose id *is* the digits first, then the others newest first (creation
@@ -32,11 +34,12 @@ extension ReportStore {
             let rest = limit - result.count
             guard rest > 0 else { return result }
             if digits.count >= 3 {
-                let ids = try Int64.fetchAll(
+                let keys = try Int64.fetchAll(
                     db, sql: "SELECT rowid FROM report_search WHERE report_search MATCH ? LIMIT ?",
                     arguments: [Self.ftsPhrase(digits), tuning.searchCollectLimit + 1])
-                if ids.count <= tuning.searchCollectLimit {
-                    let list = "[" + ids.lazy.filter { $0 != exact }.map(String.init).joined(separator: ",") + "]"
+                if keys.count <= tuning.searchCollectLimit {
+                    let ids = keys.lazy.map(ReportRow.id(key:)).filter { $0 != exact }
+                    let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
                     let newest = try Int64.fetchAll(
                         db, sql: """
                             SELECT id FROM report INDEXED BY report_by_id WHERE id IN (SELECT value FROM json_each(?))

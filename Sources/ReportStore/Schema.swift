@@ -42,7 +42,7 @@ enum Schema {
                 -- (report_sequence keeps the highest ever given).
                 CREATE TABLE report (
                     key INTEGER PRIMARY KEY,
-                    id INTEGER NOT NULL UNIQUE CHECK (id BETWEEN 1 AND 2147483647),
+                    id INTEGER NOT NULL CHECK (id BETWEEN 1 AND 2147483647),
                     longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
                     latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
                     address TEXT NOT NULL CHECK (length(address) BETWEEN 1 AND 255),
@@ -63,6 +63,7 @@ enum Schema {
                 CREATE TABLE report_sequence (last_id INTEGER NOT NULL);
                 INSERT INTO report_sequence VALUES (0);
 
+                CREATE UNIQUE INDEX report_id ON report(id);
                 -- Newest first, for search results; covers the fallback phone scan.
                 CREATE INDEX report_recent ON report(created_at, id, phones);
                 -- The narrow columns by id, so that two hot paths never read the wide rows:
@@ -74,7 +75,8 @@ enum Schema {
                 -- against report's doubles.
                 CREATE VIRTUAL TABLE report_rtree USING rtree(key, min_lon, max_lon, min_lat, max_lat);
 
-                -- Contentless trigram index over phones and the id's digits, rowid = id.
+                -- Contentless trigram index over phones and the id's digits; rowid = report.key
+                -- (so a bulk build inserts rowids in ascending order, which FTS5 appends).
                 CREATE VIRTUAL TABLE report_search USING fts5(phones, id_digits, content='', tokenize='trigram');
                 -- Flush pending terms every 64 MB instead of every 1 MB: a bulk build writes
                 -- fewer, larger segments and merges less (~25% faster).
@@ -84,20 +86,20 @@ enum Schema {
                 -- own transaction and rebuilds the indexes before it commits.)
                 CREATE TRIGGER report_after_insert AFTER INSERT ON report BEGIN
                     INSERT INTO report_rtree VALUES (new.key, new.longitude, new.longitude, new.latitude, new.latitude);
-                    INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.id, new.phones, new.id);
+                    INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.key, new.phones, new.id);
                     UPDATE report_sequence SET last_id = new.id WHERE last_id < new.id;
                 END;
                 CREATE TRIGGER report_after_delete AFTER DELETE ON report BEGIN
                     DELETE FROM report_rtree WHERE key = old.key;
-                    INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.id, old.phones, old.id);
+                    INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.key, old.phones, old.id);
                 END;
                 CREATE TRIGGER report_after_move AFTER UPDATE OF key, longitude, latitude ON report BEGIN
                     DELETE FROM report_rtree WHERE key = old.key;
                     INSERT INTO report_rtree VALUES (new.key, new.longitude, new.longitude, new.latitude, new.latitude);
                 END;
-                CREATE TRIGGER report_after_phones AFTER UPDATE OF id, phones ON report BEGIN
-                    INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.id, old.phones, old.id);
-                    INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.id, new.phones, new.id);
+                CREATE TRIGGER report_after_phones AFTER UPDATE OF key, id, phones ON report BEGIN
+                    INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', old.key, old.phones, old.id);
+                    INSERT INTO report_search(rowid, phones, id_digits) VALUES (new.key, new.phones, new.id);
                 END;
                 """)
         }
