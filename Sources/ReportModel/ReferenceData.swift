@@ -223,6 +223,11 @@ public struct ReferenceData: Sendable, Hashable, Codable {
             throw ValidationError(field: "status", "unknown status \"\(status)\"; known: \(statuses.map(\.code).joined(separator: ", "))")
         }
         d.phones = try Phone.normalizeList(d.phones)
+        for (field, date) in [("created_at", d.createdAt), ("updated_at", d.updatedAt)] {
+            if let date, !ReportLimits.dates.contains(date) {
+                throw ValidationError(field: field, "must be from 1970-01-01 to 2106-02-07, got \(date)")
+            }
+        }
         if let created = d.createdAt, let updated = d.updatedAt, updated < created {
             throw ValidationError(field: "updated_at", "must not be earlier than created_at")
         }

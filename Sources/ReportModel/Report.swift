@@ -102,6 +102,8 @@ public enum ReportLimits {
     public static let city = 100
     public static let violator = 255
     public static let comment = 2000
+    /// The times a report may carry: seconds since 1970 fit 32 bits.
+    public static let dates = Date(timeIntervalSince1970: 0)...Date(timeIntervalSince1970: 4_294_967_295)
     /// The highest report number (ids are stored in 31 bits).
     public static let maxID: Int64 = 2_147_483_647
 }

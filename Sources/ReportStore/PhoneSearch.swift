@@ -1,29 +1,27 @@
 import GRDB
+import GRDBSQLite
 import Geometry
 import ReportModel
 
 /// Search by a fragment of a phone number or of a report id.
 ///
-/// (The trigram index's rowids are storage keys; ``ReportRow/id(key:)`` gives the ids.)
-///
 /// The text is reduced to its digits (`067 12` → `06712`, `#1234` → `1234`). A report
 /// matches when one of its normalized phones or its id contains those digits. Results:
-/// the report whose id *is* the digits first, then the others newest first (creation
-/// time, then id, descending).
+/// the report whose id *is* the digits first, then the others newest first: by creation
+/// time to the second, then by id, both descending.
 ///
-/// Plans, all exact:
-/// - 3+ digits: the FTS5 trigram index lists the matches. When there are at most
-///   ``QueryTuning/searchCollectLimit`` of them, they are ordered through the narrow
-///   `report_by_id` index and the first `limit` fetched. When there are more, the fragment is common, and walking the reports newest first (the `report_recent`
-///   index, which covers the phones) meets `limit` of them after about
-///   `limit × total / matches` rows, which is cheaper than ordering them all.
-/// - 1–2 digits (too short for trigrams): the newest-first walk alone.
+/// Plans, both exact:
+/// - 3+ digits: the FTS5 trigram index, whose rowid is the report's recency
+///   `(created_at in seconds) << 31 | id`. Walking its matches from the highest rowid
+///   down meets the newest first, so the first `limit` are found without ordering the
+///   rest, however many there are.
+/// - 1–2 digits (too short for trigrams): a walk of the reports newest first through
+///   the `report_recent` index, which holds the phones, checking each.
 extension ReportStore {
     /// The reports whose phones or id contain the digits of `text`, exact id first, then newest.
     public func search(_ text: String, limit: Int) throws -> [Report] {
         let digits = try Self.searchDigits(text)
         guard limit > 0 else { return [] }
-        let tuning = self.tuning
         return try pool.read { db in
             var result: [Report] = []
             let exact = Self.exactID(digits)
@@ -33,30 +31,21 @@ extension ReportStore {
             }
             let rest = limit - result.count
             guard rest > 0 else { return result }
+            var ids: [Int64] = []
             if digits.count >= 3 {
-                let keys = try Int64.fetchAll(
-                    db, sql: "SELECT rowid FROM report_search WHERE report_search MATCH ? LIMIT ?",
-                    arguments: [Self.ftsPhrase(digits), tuning.searchCollectLimit + 1])
-                if keys.count <= tuning.searchCollectLimit {
-                    let ids = keys.lazy.map(ReportRow.id(key:)).filter { $0 != exact }
-                    let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
-                    let newest = try Int64.fetchAll(
-                        db, sql: """
-                            SELECT id FROM report INDEXED BY report_by_id WHERE id IN (SELECT value FROM json_each(?))
-                            ORDER BY created_at DESC, id DESC LIMIT ?
-                            """, arguments: [list, rest])
-                    return result + (try Self.fetch(db, ids: newest))
+                let newest = try db.cachedStatement(sql: """
+                    SELECT rowid FROM report_search WHERE report_search MATCH ? ORDER BY rowid DESC LIMIT ?
+                    """)
+                try newest.setArguments([Self.ftsPhrase(digits), rest + 1])
+                try db.forEachRow(newest) { s in
+                    let id = ReportRow.id(key: sqlite3_column_int64(s, 0))
+                    if id != exact { ids.append(id) }
+                    return ids.count < rest
                 }
+            } else {
+                ids = try Self.newestByWalk(db, digits: digits, excluding: exact, limit: rest)
             }
-            // Only index columns are read until `rest` ids are found: the walk stays in the index.
-            let ids = try Int64.fetchAll(
-                db, sql: """
-                    SELECT id FROM report INDEXED BY report_recent
-                    WHERE (instr(phones, ?1) > 0 OR instr(id, ?1) > 0) AND id IS NOT ?2
-                    ORDER BY created_at DESC, id DESC LIMIT ?3
-                    """, arguments: [digits, exact, rest])
-            result += try Self.fetch(db, ids: ids)
-            return result
+            return result + (try Self.fetch(db, ids: ids))
         }
     }
 
@@ -75,6 +64,25 @@ extension ReportStore {
         }
     }
 
+    /// The newest `limit` matches, walking `report_recent` (creation time in milliseconds,
+    /// then id, both descending). The walk goes on to the end of the second of the last
+    /// match, so that ordering by the second, then id, is exact.
+    static func newestByWalk(_ db: Database, digits: String, excluding exact: Int64?, limit: Int) throws -> [Int64] {
+        let walk = try db.cachedStatement(sql: """
+            SELECT id, created_at / 1000 FROM report INDEXED BY report_recent
+            WHERE (instr(phones, ?1) > 0 OR instr(id, ?1) > 0) AND id IS NOT ?2
+            ORDER BY created_at DESC, id DESC
+            """)
+        try walk.setArguments([digits, exact])
+        var found: [(second: Int64, id: Int64)] = []
+        try db.forEachRow(walk) { s in
+            let match = (second: sqlite3_column_int64(s, 1), id: sqlite3_column_int64(s, 0))
+            if found.count >= limit, match.second < found[limit - 1].second { return false }
+            found.append(match)
+            return true
+        }
+        return found.sorted { ($0.second, $0.id) > ($1.second, $1.id) }.prefix(limit).map(\.id)
+    }
 
     static func searchDigits(_ text: String) throws(ValidationError) -> String {
         guard text.count <= 64 else { throw ValidationError(field: "q", "must be at most 64 characters") }

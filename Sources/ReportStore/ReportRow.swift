@@ -25,7 +25,7 @@ enum ReportRow {
         Int64(bitPattern: Morton.code(of: c, zoom: keyZoom) << 31) | id
     }
 
-    /// The id in a storage key.
+    /// The id in a storage key or a recency key (both end in the id's 31 bits).
     static func id(key: Int64) -> Int64 { key & Int64(ReportLimits.maxID) }
 
     /// Runs a query selecting ``columns`` and decodes every row.

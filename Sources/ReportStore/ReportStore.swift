@@ -83,13 +83,8 @@ public struct QueryTuning: Sendable {
     /// Box paging: how many ids the R*Tree may list for a box that is then sorted; a box
     /// with more is dense enough for the walk to go on.
     public var boxCollectLimit = 10_000
-    /// Search: how many trigram matches are ordered before a common fragment is found by
-    /// walking the reports newest first instead.
-    public var searchCollectLimit = 2_000
-
-    public init(boxWalkBudget: Int = 3_000, boxCollectLimit: Int = 10_000, searchCollectLimit: Int = 2_000) {
+    public init(boxWalkBudget: Int = 3_000, boxCollectLimit: Int = 10_000) {
         self.boxWalkBudget = boxWalkBudget
         self.boxCollectLimit = boxCollectLimit
-        self.searchCollectLimit = searchCollectLimit
     }
 }

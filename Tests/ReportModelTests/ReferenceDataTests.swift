@@ -56,7 +56,7 @@ struct ReferenceDataTests {
 
     @Test("each broken rule names its field", arguments: [
         "id", "latitude", "longitude", "address", "address-long", "city", "district", "object_type", "balance_holder",
-        "balance_holder-misfit", "status", "phones", "comment", "updated_at",
+        "balance_holder-misfit", "status", "phones", "comment", "updated_at", "created_at",
     ])
     func broken(rule: String) {
         var d = draft()
@@ -74,6 +74,7 @@ struct ReferenceDataTests {
         case "status": d.status = "closed"
         case "phones": d.phones = ["not a phone"]
         case "comment": d.comment = String(repeating: "x", count: 2001)
+        case "created_at": d.createdAt = Date(timeIntervalSince1970: -1)
         default:
             d.createdAt = Date(timeIntervalSince1970: 100)
             d.updatedAt = Date(timeIntervalSince1970: 99)
