@@ -80,7 +80,10 @@ extension ReportStore {
                 var seen: [Int64: RecordLocation] = [:]  // ids given or assigned in this import
                 // A bulk load inserts in key order at the end: appending to the table's
                 // B-tree, instead of inserting all over it.
-                var pending: [(key: Int64, draft: ReportDraft, location: RecordLocation)] = []
+                // Drafts stay in their batches (no copying as one big array grows); the
+                // order is sorted as (key, batch, index) triples.
+                var pending: [[(draft: ReportDraft, location: RecordLocation)]] = []
+                var order: [(key: Int64, batch: Int32, index: Int32)] = []
                 var done = 0
 
                 func reject(_ location: RecordLocation, _ error: ValidationError) {
@@ -99,6 +102,7 @@ extension ReportStore {
 
                 while let batch = try next() {
                     let start = Date()
+                    if bulk { pending.append([]) }
                     for record in batch {
                         let outcome = record.draft.flatMap { draft in
                             Result { () throws(ValidationError) in try reference.validate(draft) }
@@ -130,7 +134,8 @@ extension ReportStore {
                             continue
                         }
                         if bulk {
-                            pending.append((key, draft, record.location))
+                            order.append((key, Int32(pending.count - 1), Int32(pending[pending.count - 1].count)))
+                            pending[pending.count - 1].append((draft, record.location))
                         } else {
                             try insert(draft, key: key, at: record.location)
                         }
@@ -141,8 +146,10 @@ extension ReportStore {
                 }
                 guard issueCount == 0 || options.skipInvalid else { return .rollback }
                 let start = Date()
-                for i in pending.indices.sorted(by: { pending[$0].key < pending[$1].key }) {
-                    try insert(pending[i].draft, key: pending[i].key, at: pending[i].location)
+                order.sort { $0.key < $1.key }
+                for o in order {
+                    let row = pending[Int(o.batch)][Int(o.index)]
+                    try insert(row.draft, key: o.key, at: row.location)
                 }
                 pending = []
                 try inserter.finish()
