@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator"]),
-        .testTarget(name: "InterchangeTests", dependencies: ["Interchange"]),
+        .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),
     ],

@@ -93,11 +93,11 @@ struct Bench: ParsableCommand {
         report.section(
             "Box queries: 1280×800 px viewports around the centre of Kyiv (p50 / p99, ms)",
             header: ["zoom", "reports in view (mean)", "first page of 100", "all reports", "full-table scan", "all vs scan"])
-        var rng = SplitMix(seed: 7)
+        var rng = SplitMix64(state: 7)
         for zoom in [12, 14, 16] {
             let base = WebMercator.viewport(center: ReportGenerator.kyivCenter, zoom: Double(zoom), width: 1280, height: 800)
             let boxes = (0..<repeats).map { _ in
-                let dx = (base.east - base.west) * 0.1 * rng.unit(), dy = (base.north - base.south) * 0.1 * rng.unit()
+                let dx = (base.east - base.west) * 0.1 * (2 * rng.unit() - 1), dy = (base.north - base.south) * 0.1 * (2 * rng.unit() - 1)
                 return try! BoundingBox(west: base.west + dx, south: base.south + dy, east: base.east + dx, north: base.north + dy)
             }
             var counts = 0
@@ -123,7 +123,7 @@ struct Bench: ParsableCommand {
         report.section(
             "Phone search: fragments of stored numbers (p50 / p99, ms)",
             header: ["digits", "matches (mean)", "first 50 (exact id, then newest)", "full count", "`LIKE '%…%'` scan", "first 50 vs scan"])
-        var rng = SplitMix(seed: 9)
+        var rng = SplitMix64(state: 9)
         let total = try store.count()
         for length in [3, 4, 7] {
             var fragments: [String] = []
@@ -177,32 +177,9 @@ func time(_ body: () throws -> Void) throws -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 52) - 1 }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
 // MARK: Formatting
 
-func fmt(_ n: Int) -> String {
-    let digits = String(n.magnitude)
-    var out = ""
-    for (i, c) in digits.enumerated() {
-        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
-        out.append(c)
-    }
-    return (n < 0 ? "-" : "") + out
-}
+func fmt(_ n: Int) -> String { n.formatted() }
 func f1(_ x: Double) -> String { String(format: "%.1f", x) }
 func f2(_ x: Double) -> String { String(format: "%.2f", x) }
 func f3(_ x: Double) -> String { String(format: "%.3f", x) }

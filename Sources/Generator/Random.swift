@@ -5,11 +5,18 @@ import Foundation
 /// The generator never uses `SystemRandomNumberGenerator` or the standard library's
 /// `random(in:using:)` helpers, whose algorithms are not promised to stay the same
 /// between Swift releases; every draw below is spelled out so that a seed gives the same
-/// reports with any toolchain.
-struct SplitMix64 {
-    private(set) var state: UInt64
+/// reports with any toolchain. Tests and benchmarks use it too, as a `RandomNumberGenerator`
+/// whose runs replay.
+///
+/// ```swift
+/// var rng = SplitMix64(state: 42)
+/// let x = rng.unit()                      // uniform in [0, 1)
+/// let i = Int.random(in: 1...6, using: &rng)
+/// ```
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    public private(set) var state: UInt64
 
-    init(state: UInt64) {
+    public init(state: UInt64) {
         self.state = state
     }
 
@@ -29,14 +36,14 @@ struct SplitMix64 {
     }
 
     @inline(__always)
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         return Self.mix(state)
     }
 
     /// Uniform in [0, 1), 53 bits.
     @inline(__always)
-    mutating func unit() -> Double {
+    public mutating func unit() -> Double {
         Double(next() >> 11) * 0x1.0p-53
     }
 
@@ -48,7 +55,7 @@ struct SplitMix64 {
 
     /// Uniform in 0..<n (multiply-shift; the bias, below n / 2^64, is irrelevant here).
     @inline(__always)
-    mutating func below(_ n: Int) -> Int {
+    public mutating func below(_ n: Int) -> Int {
         Int(truncatingIfNeeded: next().multipliedFullWidth(by: UInt64(n)).high)
     }
 

@@ -203,14 +203,7 @@ struct FeatureDecoder {
                             coordinatesKind = "an array holding \(c.kindOfValue())"
                             try c.skipValue(depth: 3)
                         }
-                        c.skipSpace()
-                        if c.peek() == UInt8(ascii: ",") {
-                            c.i += 1
-                            c.skipSpace()
-                            continue
-                        }
-                        try c.expect(UInt8(ascii: "]"))
-                        break
+                        guard try c.nextElement(closing: UInt8(ascii: "]")) else { break }
                     }
                 } else {
                     try c.skipValue(depth: 2)
@@ -295,14 +288,7 @@ struct FeatureDecoder {
                 }
                 list.append("")
             }
-            c.skipSpace()
-            if c.peek() == UInt8(ascii: ",") {
-                c.i += 1
-                c.skipSpace()
-                continue
-            }
-            try c.expect(UInt8(ascii: "]"))
-            break
+            guard try c.nextElement(closing: UInt8(ascii: "]")) else { break }
         }
         if let problem { return .failure(problem) }
         return .success(list)

@@ -54,6 +54,20 @@ struct JSONCursor {
         i += 1
     }
 
+    /// After an element of an array or an object: true past a `,` (and the space after
+    /// it), false past the `closing` byte; anything else is an error expecting either.
+    mutating func nextElement(closing: UInt8) throws(JSONSyntaxError) -> Bool {
+        skipSpace()
+        if peek() == UInt8(ascii: ",") {
+            i += 1
+            skipSpace()
+            return true
+        }
+        guard peek() == closing else { throw unexpected("',' or '\(Character(Unicode.Scalar(closing)))'") }
+        i += 1
+        return false
+    }
+
     /// What kind of value starts here, for messages: "a string", "a number", ….
     func kindOfValue() -> String {
         switch peek() {
@@ -327,15 +341,7 @@ struct JSONCursor {
                 try expect(UInt8(ascii: ":"))
                 skipSpace()
                 try skipValue(depth: depth + 1)
-                skipSpace()
-                if peek() == UInt8(ascii: ",") {
-                    i += 1
-                    skipSpace()
-                    continue
-                }
-                guard peek() == UInt8(ascii: "}") else { throw unexpected("',' or '}'") }
-                i += 1
-                return
+                guard try nextElement(closing: UInt8(ascii: "}")) else { return }
             }
         case UInt8(ascii: "["):
             guard depth < Self.maxDepth else { throw error("values are nested too deeply") }
@@ -347,15 +353,7 @@ struct JSONCursor {
             }
             while true {
                 try skipValue(depth: depth + 1)
-                skipSpace()
-                if peek() == UInt8(ascii: ",") {
-                    i += 1
-                    skipSpace()
-                    continue
-                }
-                guard peek() == UInt8(ascii: "]") else { throw unexpected("',' or ']'") }
-                i += 1
-                return
+                guard try nextElement(closing: UInt8(ascii: "]")) else { return }
             }
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")

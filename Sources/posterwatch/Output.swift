@@ -64,15 +64,7 @@ struct ProgressBar {
 
 enum Format {
     /// 1234567 → "1,234,567".
-    static func count(_ n: Int) -> String {
-        let digits = String(n.magnitude)
-        var out = ""
-        for (i, c) in digits.enumerated() {
-            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(c)
-        }
-        return (n < 0 ? "-" : "") + out
-    }
+    static func count(_ n: Int) -> String { n.formatted() }
 
     static func seconds(_ s: Double) -> String { String(format: "%.2f s", s) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Generator
 import Geometry
 import Interchange
 import ReportModel
@@ -6,18 +7,6 @@ import Testing
 
 /// Whatever the bytes, a reader returns records or throws a ValidationError about the file.
 @Suite struct RobustnessTests {
-    /// A small deterministic generator (SplitMix64), so failures can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Reads everything, accepting only file-level ValidationErrors; returns the record count.
     @discardableResult
     func survive(_ bytes: [UInt8], _ format: InterchangeFormat?, batchSize: Int = 7) -> Int {
@@ -44,7 +33,7 @@ import Testing
 
     @Test(arguments: [InterchangeFormat.geojson, .geojsonseq, .csv, nil])
     func randomBytes(format: InterchangeFormat?) {
-        var random = SplitMix(state: 42)
+        var random = SplitMix64(state: 42)
         let alphabet = Array(#"{}[]",:\ 0123456789.eE+-tfnulraxF"#.utf8) + [0x0A, 0x0D, 0x1E, 0x09, 0x00, 0xC3, 0xA9, 0xFF, 0xED, 0xF0]
         for round in 0..<400 {
             let length = Int.random(in: 0..<300, using: &random)
@@ -65,7 +54,7 @@ import Testing
 
     @Test(arguments: InterchangeFormat.allCases)
     func randomMutations(format: InterchangeFormat) {
-        var random = SplitMix(state: UInt64(format.rawValue.count))
+        var random = SplitMix64(state: UInt64(format.rawValue.count))
         let original = Array(ReportWriter.encode(sampleReports(6), format: format).utf8)
         let specials = Array(#"{}[]",:\"#.utf8) + [0x0A, 0x0D, 0x1E, 0x00, 0x80, 0xFF]
         for _ in 0..<1500 {
@@ -86,7 +75,7 @@ import Testing
     /// The hand-written parser accepts only what a reference JSON parser accepts: every
     /// mutated Feature that decodes is also valid JSON to Foundation.
     @Test func parserAgreesWithFoundation() throws {
-        var random = SplitMix(state: 7)
+        var random = SplitMix64(state: 7)
         let line = Array(GeoJSON.feature(tricky).utf8)
         let specials = Array(#"{}[]",:\ 0.-eE"#.utf8) + [0x09, 0x01, 0xC3]
         var accepted = 0

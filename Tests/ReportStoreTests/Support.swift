@@ -1,20 +1,15 @@
 import Foundation
+import Generator
 import GRDB
 import Geometry
 import ReportModel
 @testable import ReportStore
 
-/// A small deterministic PRNG (SplitMix64), so failures replay.
-struct TestRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// The generator's deterministic PRNG, so failures replay.
+typealias TestRandom = SplitMix64
+
+extension SplitMix64 {
+    init(_ seed: UInt64) { self.init(state: seed) }
 }
 
 /// A fresh store in a temporary directory, removed when the value goes away.
