@@ -5,10 +5,10 @@ import ReportModel
 
 /// Reports inside a bounding box.
 ///
-/// The R*Tree answers with the storage keys of candidates whose 32-bit boxes (rounded
-/// outward, so a superset) meet the query box. A candidate whose float box lies wholly
-/// inside the query box is inside for certain; only those on the box's edge are checked
-/// against the exact doubles of the table. A box across the antimeridian is answered as
+/// The R*Tree holds 32-bit boxes rounded outward around each report. A report whose
+/// float box lies wholly inside the query box is inside for certain, and the R*Tree finds
+/// those on its own. Only the few whose float boxes straddle an edge of the query box
+/// (within a float's rounding of it) are checked against the exact doubles of the table. A box across the antimeridian is answered as
 /// its two parts, which share nothing: longitudes 180 and -180 are distinct stored values.
 ///
 /// The rows themselves are read in key order: the table is laid out by the Morton code
@@ -26,7 +26,8 @@ extension ReportStore {
     public func count(in box: BoundingBox) throws -> Int {
         try pool.read { db in
             try box.parts.reduce(0) { total, part in
-                total + (try Int.fetchOne(db, sql: "SELECT count(*) FROM report_rtree t \(Self.boxWhere)", arguments: Self.boxArguments(part)) ?? 0)
+                let inside = try Int.fetchOne(db, sql: "SELECT count(*) FROM report_rtree \(Self.insideWhere)", arguments: Self.boxArguments(part)) ?? 0
+                return total + inside + (try Self.edgeKeys(db, in: part).count)
             }
         }
     }
@@ -34,13 +35,15 @@ extension ReportStore {
     /// A page of the reports in the box, in ascending id order, starting after the id
     /// `after`: a cursor that stays valid while other reports come and go.
     ///
-    /// The plans give the same answer; the cost decides. (1) Walk the ids in order (the
-    /// narrow `report_by_id` index holds the positions), checking positions, for
-    /// ``QueryTuning/boxWalkBudget`` rows: in a box holding a fair share of all reports
-    /// this meets `limit` of them in a few hundred rows. (2) Else ask the R*Tree for the
-    /// box's keys, at most ``QueryTuning/boxCollectLimit`` of them: a sparse box ends
-    /// here, its ids sorted. (3) Else the box is dense after all, and the walk goes on,
-    /// meeting `limit` reports within about `limit × total / collectLimit` more rows.
+    /// Two plans give the same answer; a sample decides which is cheaper. The walk reads
+    /// ids in order (the narrow `report_by_id` index holds the positions) and keeps those
+    /// in the box: in a box holding a fair share of all reports it meets `limit` of them
+    /// within a few hundred rows. The R*Tree lists the box's reports, whose ids are then
+    /// sorted: the way for a box that holds few. The first ``QueryTuning/boxSample`` rows
+    /// of the walk estimate the box's share `d` of all reports; the walk goes on when its
+    /// expected rows, `(limit - found) / d`, cost less than the R*Tree's `total × d`
+    /// candidates (weighted by ``QueryTuning/rtreeToWalkCost``). An R*Tree list that runs
+    /// past four times its estimate gives way to the walk after all.
     public func page(in box: BoundingBox, after: Int64? = nil, limit: Int) throws -> [Report] {
         guard limit > 0 else { return [] }
         let tuning = self.tuning
@@ -48,56 +51,94 @@ extension ReportStore {
             var found: [Int64] = []
             var cursor = after ?? 0
             let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report INDEXED BY report_by_id WHERE id > ? ORDER BY id")
-            /// Walks on from `cursor`, at most `budget` rows; false when the table ended first.
-            func walkOn(budget: Int) throws -> Bool {
+            /// Walks on from `cursor`, at most `budget` rows; how many rows it read, or nil
+            /// when it stopped because it found the page or the table ended.
+            func walkOn(budget: Int) throws -> Int? {
                 try walk.setArguments([cursor])
-                var walked = 0, stopped = false
+                var walked = 0
                 try db.forEachRow(walk) { s in
                     walked += 1
                     cursor = sqlite3_column_int64(s, 0)
                     if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
                         found.append(cursor)
                     }
-                    stopped = found.count == limit || walked == budget
-                    return !stopped
+                    return found.count < limit && walked < budget
                 }
-                return stopped
+                return found.count < limit && walked == budget ? walked : nil
             }
-            if try walkOn(budget: tuning.boxWalkBudget), found.count < limit {
-                let keys = try Self.keys(db, in: box, limit: tuning.boxCollectLimit + 1)
-                if keys.count <= tuning.boxCollectLimit {
+            guard let sampled = try walkOn(budget: tuning.boxSample) else { return try Self.fetch(db, ids: found) }
+            let total = Double(try Int64.fetchOne(db, sql: "SELECT last_id FROM report_sequence") ?? 0)
+            let share = Double(found.count + 1) / Double(sampled + 2)
+            let walkCost = Double(limit - found.count) / share
+            let rtreeCost = total * share * tuning.rtreeToWalkCost
+            if rtreeCost < walkCost {
+                let cap = Int(min(max(4 * total * share, 1_000), Double(Int32.max)))
+                let keys = try Self.keys(db, in: box, limit: cap + 1)
+                if keys.count <= cap {
                     let ids = keys.lazy.map(ReportRow.id(key:)).filter { $0 > cursor }.sorted()
                     found += ids.prefix(limit - found.count)
-                } else {
-                    _ = try walkOn(budget: .max)
+                    return try Self.fetch(db, ids: found)
                 }
             }
+            _ = try walkOn(budget: .max)
             return try Self.fetch(db, ids: found)
         }
     }
 
-    /// The storage keys of the reports in the box, in R*Tree order, at most `limit`.
+    /// The storage keys of the reports in the box, at most `limit`.
     static func keys(_ db: Database, in box: BoundingBox, limit: Int = .max) throws -> [Int64] {
         var keys: [Int64] = []
-        let statement = try db.cachedStatement(sql: "SELECT t.key FROM report_rtree t \(boxWhere)")
+        let inside = try db.cachedStatement(sql: "SELECT key FROM report_rtree \(insideWhere)")
         for part in box.parts where keys.count < limit {
-            try statement.setArguments(boxArguments(part))
-            try db.forEachRow(statement) { s in
+            try inside.setArguments(boxArguments(part))
+            try db.forEachRow(inside) { s in
                 keys.append(sqlite3_column_int64(s, 0))
                 return keys.count < limit
             }
+            keys += try edgeKeys(db, in: part).prefix(limit - keys.count)
         }
         return keys
     }
 
-    /// The R*Tree filter; then certain for candidates wholly inside, and checked against
-    /// the table's exact coordinates for those on the edge. Arguments: ``boxArguments(_:)``.
-    static let boxWhere = """
-        WHERE t.min_lon <= ?3 AND t.max_lon >= ?1 AND t.min_lat <= ?4 AND t.max_lat >= ?2
-        AND ((t.min_lon >= ?1 AND t.max_lon <= ?3 AND t.min_lat >= ?2 AND t.max_lat <= ?4)
-             OR EXISTS (SELECT 1 FROM report r WHERE r.key = t.key
-                        AND r.longitude BETWEEN ?1 AND ?3 AND r.latitude BETWEEN ?2 AND ?4))
-        """
+    /// The R*Tree's candidates that are certainly inside: their float boxes, rounded
+    /// outward, lie within the box. R*Tree constraints only, so SQLite's R*Tree module
+    /// does all the work. Arguments: ``boxArguments(_:)``.
+    static let insideWhere = "WHERE min_lon >= ?1 AND max_lon <= ?3 AND min_lat >= ?2 AND max_lat <= ?4"
+
+    /// The keys of the reports in a box (not crossing the antimeridian) whose float boxes
+    /// straddle one of its edges, checked against the table's exact coordinates. Such
+    /// candidates lie within a float's rounding of an edge, so there are few of them.
+    static func edgeKeys(_ db: Database, in part: BoundingBox) throws -> Set<Int64> {
+        // Straddling an edge: meeting a meridian (?5) or a parallel (?5) along the box, and
+        // not wholly inside it. R*Tree constraints first, so each is a search of a thin strip.
+        let notInside = "NOT (min_lon >= ?1 AND max_lon <= ?3 AND min_lat >= ?2 AND max_lat <= ?4)"
+        let meridian = try db.cachedStatement(sql: """
+            SELECT key FROM report_rtree WHERE min_lon <= ?5 AND max_lon >= ?5 AND min_lat <= ?4 AND max_lat >= ?2 AND \(notInside)
+            """)
+        let parallel = try db.cachedStatement(sql: """
+            SELECT key FROM report_rtree WHERE min_lat <= ?5 AND max_lat >= ?5 AND min_lon <= ?3 AND max_lon >= ?1 AND \(notInside)
+            """)
+        let exact = try db.cachedStatement(sql: "SELECT longitude, latitude FROM report WHERE key = ?")
+        var keys = Set<Int64>()
+        for (strip, edge) in [(meridian, part.west), (meridian, part.east), (parallel, part.south), (parallel, part.north)] {
+            try strip.setArguments(boxArguments(part) + [edge])
+            var candidates: [Int64] = []
+            try db.forEachRow(strip) { s in
+                candidates.append(sqlite3_column_int64(s, 0))
+                return true
+            }
+            for key in candidates where !keys.contains(key) {
+                try exact.setArguments([key])
+                try db.forEachRow(exact) { s in
+                    if part.contains(Coordinate(longitude: sqlite3_column_double(s, 0), latitude: sqlite3_column_double(s, 1))) {
+                        keys.insert(key)
+                    }
+                    return false
+                }
+            }
+        }
+        return keys
+    }
 
     /// west, south, east, north of a box that does not cross the antimeridian.
     static func boxArguments(_ part: BoundingBox) -> StatementArguments {

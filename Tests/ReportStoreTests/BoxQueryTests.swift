@@ -57,9 +57,9 @@ struct BoxQueryTests {
     }
 
     @Test("paging through a box returns every report once, in id order, under every plan",
-          arguments: [(5, 3), (5, 100_000), (100_000, 100_000)])
-    func paging(walkBudget: Int, collectLimit: Int) throws {
-        let fixture = try TemporaryStore(tuning: QueryTuning(boxWalkBudget: walkBudget, boxCollectLimit: collectLimit))
+          arguments: [(5, 0.0), (5, 1e9), (3, 1.0), (100_000, 1.0)])
+    func paging(sample: Int, rtreeCost: Double) throws {
+        let fixture = try TemporaryStore(tuning: QueryTuning(boxSample: sample, rtreeToWalkCost: rtreeCost))
         var rng = TestRandom(3)
         let drafts = Drafts.positions(800, using: &rng).map { Drafts.make($0, using: &rng) }
         try fixture.store.importDrafts(drafts)
