@@ -57,8 +57,9 @@ struct Bench: ParsableCommand {
         report.row(["insert into the report table", f2(summary.tableSeconds), fmt(Int(Double(count) / summary.tableSeconds))])
         report.row(["build the R*Tree (packed)", f2(summary.rtreeSeconds), fmt(Int(Double(count) / summary.rtreeSeconds))])
         report.row(["build the phone index (FTS5 trigram)", f2(summary.searchIndexSeconds), fmt(Int(Double(count) / summary.searchIndexSeconds))])
-        report.row(["build the newest-first index, restore the triggers", f2(summary.secondaryIndexSeconds), fmt(Int(Double(count) / summary.secondaryIndexSeconds))])
+        report.row(["build the secondary indexes (unique ids, positions by id, newest first)", f2(summary.secondaryIndexSeconds), fmt(Int(Double(count) / summary.secondaryIndexSeconds))])
         report.row(["**total, end to end**", "**\(f2(importSeconds))**", "**\(fmt(Int(Double(count) / importSeconds)))**"])
+        report.goal("import ≥ 100,000 reports/s", "\(fmt(Int(Double(count) / importSeconds)))/s", Double(count) / importSeconds >= 100_000)
         let check = try time {
             let verdict = try store.pool.read { db in try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") }
             precondition(verdict == "ok", "rtreecheck: \(verdict ?? "nil")")
@@ -115,6 +116,8 @@ struct Bench: ParsableCommand {
                 }
             }
             report.row(["\(zoom)", fmt(counts / boxes.count), page.text, all.text, scan.text, "\(f1(scan.p50 / all.p50))× faster"])
+            report.goal("first page of 100, z\(zoom) viewport: p50 ≤ 2 ms", "\(f3(page.p50)) ms", page.p50 <= 2)
+            if zoom == 16 { report.goal("all reports of a z16 viewport: p50 ≤ 8 ms", "\(f3(all.p50)) ms", all.p50 <= 8) }
         }
     }
 
@@ -142,6 +145,8 @@ struct Bench: ParsableCommand {
                 }
             }
             report.row(["\(length)", fmt(matches / fragments.count), first.text, countSamples.text, scan.text, "\(fmt(Int(scan.p50 / first.p50)))× faster"])
+            report.goal("phone search, \(length) digits, first 50: p50 ≤ 1 ms and ≥ 50× the scan",
+                        "\(f3(first.p50)) ms, \(fmt(Int(scan.p50 / first.p50)))×", first.p50 <= 1 && scan.p50 / first.p50 >= 50)
         }
     }
 }
@@ -192,6 +197,12 @@ enum Console {
 struct Report {
     var command: String
     var lines: [String] = []
+    var goals: [String] = []
+
+    /// A goal of the issue, with what was measured and whether it is met.
+    mutating func goal(_ goal: String, _ measured: String, _ met: Bool) {
+        goals.append("| \(goal) | \(measured) | \(met ? "met" : "**not met**") |")
+    }
 
     mutating func section(_ title: String, header: [String]) {
         lines += ["", "### \(title)", "", "| " + header.joined(separator: " | ") + " |",
@@ -204,7 +215,8 @@ struct Report {
     func markdown(machine: String, dataset: String) -> String {
         let date = ISO8601DateFormatter().string(from: Date())
         return (["# Benchmarks", "", "- command: `\(command)`", "- machine: \(machine)", "- data set: \(dataset)",
-                 "- measured: \(date); absolute times drift between runs, compare rows of one run as ratios"] + lines)
+                 "- measured: \(date); absolute times drift between runs, compare rows of one run as ratios",
+                 "", "### Goals", "", "| goal | measured | |", "|---|---|---|"] + goals + lines)
             .joined(separator: "\n") + "\n"
     }
 }

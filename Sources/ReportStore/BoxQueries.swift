@@ -36,8 +36,9 @@ extension ReportStore {
     /// `after`: a cursor that stays valid while other reports come and go.
     ///
     /// Two plans give the same answer; a sample decides which is cheaper. The walk reads
-    /// ids in order (the narrow `report_by_id` index holds the positions) and keeps those
-    /// in the box: in a box holding a fair share of all reports it meets `limit` of them
+    /// ids in order from the unique id index, which holds each report's key: the key's
+    /// zoom-16 cell says whether the report is inside, outside, or on the edge of the box,
+    /// and only edge cells need the exact position. It keeps those in the box: in a box holding a fair share of all reports it meets `limit` of them
     /// within a few hundred rows. The R*Tree lists the box's reports, whose ids are then
     /// sorted: the way for a box that holds few. The first ``QueryTuning/boxSample`` rows
     /// of the walk estimate the box's share `d` of all reports; the walk goes on when its
@@ -50,21 +51,45 @@ extension ReportStore {
         return try pool.read { db in
             var found: [Int64] = []
             var cursor = after ?? 0
-            let walk = try db.cachedStatement(sql: "SELECT id, longitude, latitude FROM report INDEXED BY report_by_id WHERE id > ? ORDER BY id")
+            // The unique id index holds each report's key, whose cell places it.
+            let walk = try db.cachedStatement(sql: "SELECT id, key FROM report INDEXED BY report_id WHERE id > ? ORDER BY id")
+            let exact = try db.cachedStatement(sql: "SELECT longitude, latitude FROM report WHERE key = ?")
+            let cover = box.parts.map(CellCover.init)
             /// Walks on from `cursor`, at most `budget` rows; how many rows it read, or nil
             /// when it stopped because it found the page or the table ended.
             func walkOn(budget: Int) throws -> Int? {
-                try walk.setArguments([cursor])
                 var walked = 0
-                try db.forEachRow(walk) { s in
-                    walked += 1
-                    cursor = sqlite3_column_int64(s, 0)
-                    if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
-                        found.append(cursor)
+                while true {
+                    try walk.setArguments([cursor])
+                    var edge: [(id: Int64, key: Int64)] = []
+                    var stopped = false
+                    try db.forEachRow(walk) { s in
+                        walked += 1
+                        cursor = sqlite3_column_int64(s, 0)
+                        let key = sqlite3_column_int64(s, 1)
+                        switch cover.lazy.map({ $0.place(key) }).max()! {
+                        case .inside: found.append(cursor)
+                        case .edge: edge.append((cursor, key))
+                        case .outside: break
+                        }
+                        stopped = found.count + edge.count == limit || walked == budget
+                        return !stopped
                     }
-                    return found.count < limit && walked < budget
+                    // Reports in cells on the box's rim: their exact positions decide.
+                    for row in edge {
+                        try exact.setArguments([row.key])
+                        try db.forEachRow(exact) { s in
+                            if box.contains(Coordinate(longitude: sqlite3_column_double(s, 0), latitude: sqlite3_column_double(s, 1))) {
+                                found.append(row.id)
+                            }
+                            return false
+                        }
+                    }
+                    if !edge.isEmpty { found.sort() }
+                    if !stopped || found.count == limit { return nil }  // the table ended, or the page is full
+                    if walked == budget { return walked }
+                    // Some rim reports fell outside: walk on from the last id read.
                 }
-                return found.count < limit && walked == budget ? walked : nil
             }
             guard let sampled = try walkOn(budget: tuning.boxSample) else { return try Self.fetch(db, ids: found) }
             let total = Double(try Int64.fetchOne(db, sql: "SELECT last_id FROM report_sequence") ?? 0)
@@ -176,5 +201,30 @@ extension ReportStore {
             start = end
         }
         return result
+    }
+}
+
+/// The zoom-16 cells a box (not crossing the antimeridian) touches, as storage keys
+/// name them: a report in a cell strictly within the range is inside the box, one in a
+/// cell outside the range is outside, and one in a cell on the range's rim needs its
+/// exact position.
+struct CellCover {
+    enum Place: Comparable { case outside, edge, inside }
+
+    let x: ClosedRange<UInt32>, y: ClosedRange<UInt32>
+
+    init(_ part: BoundingBox) {
+        // The same cells as ReportRow.key: y grows southwards.
+        let nw = Morton.cell(Morton.code(of: Coordinate(longitude: part.west, latitude: part.north), zoom: ReportRow.keyZoom))
+        let se = Morton.cell(Morton.code(of: Coordinate(longitude: part.east, latitude: part.south), zoom: ReportRow.keyZoom))
+        x = nw.x...se.x
+        y = nw.y...se.y
+    }
+
+    func place(_ key: Int64) -> Place {
+        let cell = Morton.cell(UInt64(key) >> 31)
+        guard x.contains(cell.x), y.contains(cell.y) else { return .outside }
+        let inner = cell.x > x.lowerBound && cell.x < x.upperBound && cell.y > y.lowerBound && cell.y < y.upperBound
+        return inner ? .inside : .edge
     }
 }

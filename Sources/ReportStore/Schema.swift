@@ -63,11 +63,10 @@ enum Schema {
                 CREATE TABLE report_sequence (last_id INTEGER NOT NULL);
                 INSERT INTO report_sequence VALUES (0);
 
+                -- Unique ids; it also holds each row's key, so box paging walks ids here.
                 CREATE UNIQUE INDEX report_id ON report(id);
                 -- Newest first: the walk of 1–2 digit searches reads only this index.
                 CREATE INDEX report_recent ON report(created_at, id, phones);
-                -- Positions by id: the walk of box paging reads only this index.
-                CREATE INDEX report_by_id ON report(id, longitude, latitude);
 
                 -- Keyed by report.key; 32-bit floats rounded outward: a filter, checked
                 -- against report's doubles.

@@ -91,3 +91,30 @@ struct BoxQueryTests {
         #expect(first.count + second.count == 31)
     }
 }
+
+@Suite("Cells of storage keys")
+struct CellCoverTests {
+    @Test("a report's cell never says inside or outside wrongly, poles and antimeridian included")
+    func sound() throws {
+        var rng = TestRandom(41)
+        let positions = Drafts.positions(3_000, using: &rng)
+        var boxes: [BoundingBox] = []
+        for _ in 0..<300 {
+            let lons = [Double.random(in: -180...180, using: &rng), .random(in: -180...180, using: &rng)]
+            let lats = [Double.random(in: -90...90, using: &rng), .random(in: -90...90, using: &rng)].sorted()
+            let scale = [1.0, 0.01, 0.0001].randomElement(using: &rng)!
+            let west = lons[0], east = min(180, lons[0] + abs(lons[1] - lons[0]) * scale)
+            let south = lats[0], north = min(90, lats[0] + (lats[1] - lats[0]) * scale)
+            boxes.append(try BoundingBox(west: west, south: south, east: east, north: north))
+        }
+        boxes.append(try BoundingBox(west: 170, south: 80, east: -170, north: 90))
+        for box in boxes {
+            let cover = box.parts.map(CellCover.init)
+            for (i, c) in positions.enumerated() {
+                let place = cover.map { $0.place(ReportRow.key(c, id: Int64(i + 1))) }.max()!
+                if place == .inside { #expect(box.contains(c), "\(c) in \(box)") }
+                if place == .outside { #expect(!box.contains(c), "\(c) in \(box)") }
+            }
+        }
+    }
+}
