@@ -74,8 +74,9 @@ enum Schema {
 
                 -- Contentless trigram index over phones and the id's digits. Its rowid is the
                 -- report's recency, (created_at in seconds) << 31 | id, so that the newest
-                -- matches are the first ones FTS5 meets when it walks rowids downwards.
-                CREATE VIRTUAL TABLE report_search USING fts5(phones, id_digits, content='', tokenize='trigram');
+                -- matches are the first ones FTS5 meets when it walks rowids downwards. No
+                -- column sizes: they serve only ranking, which search does not use.
+                CREATE VIRTUAL TABLE report_search USING fts5(phones, id_digits, content='', columnsize=0, tokenize='trigram');
                 -- Flush pending terms every 64 MB instead of every 1 MB: a bulk build writes
                 -- fewer, larger segments and merges less (~25% faster).
                 INSERT INTO report_search(report_search, rank) VALUES ('hashsize', 67108864);
