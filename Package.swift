@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],
     swiftLanguageModes: [.v6]
 )

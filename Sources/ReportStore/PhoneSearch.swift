@@ -25,8 +25,7 @@ extension ReportStore {
         return try pool.read { db in
             var result: [Report] = []
             let exact = Self.exactID(digits)
-            if let exact, let report = try ReportRow.fetchOne(
-                db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id = ?", arguments: [exact]) {
+            if let exact, let report = try ReportRow.fetch(db, id: exact) {
                 result.append(report)
             }
             let rest = limit - result.count

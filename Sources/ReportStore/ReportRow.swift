@@ -43,8 +43,9 @@ enum ReportRow {
         return result
     }
 
-    static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Report? {
-        try fetchAll(db, sql: sql, arguments: arguments).first
+    /// The report with this public id, or nil.
+    static func fetch(_ db: Database, id: Int64) throws -> Report? {
+        try fetchAll(db, sql: "SELECT \(columns) FROM report WHERE id = ?", arguments: [id]).first
     }
 
     /// The report in the current row of a statement selecting ``columns``.

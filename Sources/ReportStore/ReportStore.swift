@@ -7,18 +7,23 @@ import ReportModel
 ///
 /// Central decisions:
 /// - **Exact coordinates in the table, an R*Tree as a filter.** SQLite's R*Tree keeps
-///   32-bit floats rounded outward, so it can only over-answer; every box query checks
-///   the exact doubles of the candidates, and returns exactly the reports inside the
-///   box, edges included. Boxes that cross the antimeridian are answered as two boxes.
+///   32-bit floats rounded outward, so it can only over-answer. Reports whose float boxes
+///   lie inside a query box are certain; those straddling its edge are checked against
+///   the exact doubles. A box query returns exactly the reports inside the box, edges
+///   included; boxes that cross the antimeridian are answered as two boxes.
+/// - **Rows laid out by place.** The table's key is the Morton code of the report's
+///   zoom-16 Web Mercator cell, then its id, so a box reads a few ranges of the table
+///   rather than one lookup per report (`BoxQueries.swift`).
 /// - **Phone search through an FTS5 `trigram` index** over the normalized phones and the
-///   report id. Queries of 1–2 digits fall back to a scan; ordering is "exact id first,
-///   then newest" and stays exact whichever plan answers (see `PhoneSearch.swift`).
+///   id's digits, keyed by recency so the newest matches come first; 1–2 digit queries
+///   walk a newest-first index. The order, "exact id, then newest", is exact whichever
+///   plan answers (`PhoneSearch.swift`).
 /// - **Indexes follow the table through triggers**, so every write (this library's or
-///   an SQL shell's) keeps them consistent. A bulk import switches the triggers off for
-///   its own transaction and rebuilds the indexes at the end: the R*Tree is packed
-///   (Sort-Tile-Recursive) straight into its node table, which is what makes a
-///   million-report import take seconds instead of the ~9 s that row-by-row R*Tree
-///   inserts cost alone.
+///   an SQL shell's) keeps them consistent. A bulk import drops the triggers and
+///   secondary indexes inside its own transaction and rebuilds everything at the end:
+///   the R*Tree is packed (Sort-Tile-Recursive) straight into its node table
+///   (`PackedRTree.swift`), instead of the ~9 s per million that row-by-row R*Tree
+///   inserts cost.
 /// - **Writes are transactions**: a batch that fails leaves nothing behind.
 ///
 /// ```swift
@@ -69,7 +74,7 @@ public final class ReportStore: Sendable {
     /// One report by its public number, or nil.
     public func report(id: Int64) throws -> Report? {
         try pool.read { db in
-            try ReportRow.fetchOne(db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id = ?", arguments: [id])
+            try ReportRow.fetch(db, id: id)
         }
     }
 }

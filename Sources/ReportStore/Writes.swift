@@ -80,7 +80,7 @@ extension ReportStore {
     public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
         var draft = try reference.validate(draft)
         return try pool.write { db in
-            guard let current = try ReportRow.fetchOne(db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id = ?", arguments: [id]) else {
+            guard let current = try ReportRow.fetch(db, id: id) else {
                 throw ReportNotFound(id: id)
             }
             draft.status = draft.status ?? current.status
@@ -98,7 +98,7 @@ extension ReportStore {
                     draft.objectType, draft.balanceHolder, draft.violator, RowInserter.phoneText(draft.phones), draft.comment,
                     draft.status, ReportRow.milliseconds(created), ReportRow.milliseconds(updated), id,
                 ])
-            return try ReportRow.fetchOne(db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id = ?", arguments: [id])!
+            return try ReportRow.fetch(db, id: id)!
         }
     }
 
