@@ -59,14 +59,20 @@ enum ReportRow {
             createdAt: date(milliseconds: sqlite3_column_int64(s, 12)), updatedAt: date(milliseconds: sqlite3_column_int64(s, 13)))
     }
 
+    /// A text column's bytes as they lie in the row. `sqlite3_column_blob` hands them over
+    /// as they are; `sqlite3_column_text` would first copy each value to add a NUL.
+    private static func bytes(_ s: SQLiteStatement, _ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        guard sqlite3_column_type(s, column) != SQLITE_NULL else { return nil }
+        let start = sqlite3_column_blob(s, column)?.assumingMemoryBound(to: UInt8.self)
+        return UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(s, column)))
+    }
+
     private static func text(_ s: SQLiteStatement, _ column: Int32) -> String? {
-        guard let bytes = sqlite3_column_text(s, column) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(s, column))), as: UTF8.self)
+        bytes(s, column).map { String(decoding: $0, as: UTF8.self) }
     }
 
     private static func phones(_ s: SQLiteStatement, _ column: Int32) -> [String] {
-        guard let bytes = sqlite3_column_text(s, column) else { return [] }
-        let buffer = UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(s, column)))
+        guard let buffer = bytes(s, column) else { return [] }
         return buffer.split(separator: UInt8(ascii: ";")).map { String(decoding: UnsafeBufferPointer(rebasing: $0), as: UTF8.self) }
     }
 
