@@ -62,8 +62,9 @@ enum ReportRow {
     /// A text column's bytes as they lie in the row. `sqlite3_column_blob` hands them over
     /// as they are; `sqlite3_column_text` would first copy each value to add a NUL.
     private static func bytes(_ s: SQLiteStatement, _ column: Int32) -> UnsafeBufferPointer<UInt8>? {
-        guard sqlite3_column_type(s, column) != SQLITE_NULL else { return nil }
         let start = sqlite3_column_blob(s, column)?.assumingMemoryBound(to: UInt8.self)
+        // A NULL pointer is NULL or an empty text: only then is the type asked.
+        guard start != nil || sqlite3_column_type(s, column) != SQLITE_NULL else { return nil }
         return UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(s, column)))
     }
 
