@@ -58,6 +58,7 @@ struct Bench: ParsableCommand {
         report.row(["build the R*Tree (packed)", f2(summary.rtreeSeconds), fmt(Int(Double(count) / summary.rtreeSeconds))])
         report.row(["build the phone index (FTS5 trigram)", f2(summary.searchIndexSeconds), fmt(Int(Double(count) / summary.searchIndexSeconds))])
         report.row(["build the secondary indexes (unique ids, positions by id, newest first)", f2(summary.secondaryIndexSeconds), fmt(Int(Double(count) / summary.secondaryIndexSeconds))])
+        report.row(["commit (write-ahead log, checkpoint)", f2(summary.commitSeconds), fmt(Int(Double(count) / summary.commitSeconds))])
         report.row(["**total, end to end**", "**\(f2(importSeconds))**", "**\(fmt(Int(Double(count) / importSeconds)))**"])
         report.goal("import ≥ 100,000 reports/s", "\(fmt(Int(Double(count) / importSeconds)))/s", Double(count) / importSeconds >= 100_000)
         let check = try time {

@@ -35,6 +35,8 @@ public struct ImportSummary: Sendable {
     public var searchIndexSeconds = 0.0
     /// Seconds spent building the secondary indexes (unique ids, positions by id, newest first).
     public var secondaryIndexSeconds = 0.0
+    /// Seconds spent committing: writing the transaction to the WAL and checkpointing it.
+    public var commitSeconds = 0.0
     /// Whether this was a bulk load, which rebuilt the indexes whole.
     public var rebuiltIndexes = false
 
@@ -63,6 +65,7 @@ extension ReportStore {
     ) throws -> ImportSummary {
         var summary = ImportSummary()
         var issueCount = 0
+        var commitStart: Date?
         let reference = self.reference
         try pool.writeWithoutTransaction { db in
             let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM report LIMIT ?)", arguments: [options.bulkBelow]) ?? 0
@@ -159,8 +162,10 @@ extension ReportStore {
                     summary.rebuiltIndexes = true
                     try deferred.rebuild(db, summary: &summary)
                 }
+                commitStart = Date()
                 return .commit
             }
+            if let commitStart { summary.commitSeconds = Date().timeIntervalSince(commitStart) }
         }
         if issueCount > 0 && !options.skipInvalid {
             throw RecordsRejected(issues: summary.issues, issueCount: issueCount)

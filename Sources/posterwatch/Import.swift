@@ -45,7 +45,8 @@ struct Import: ParsableCommand {
             Console.error("""
                 imported \(Format.count(summary.imported)) reports into \(store.db) in \(Format.seconds(seconds)) \
                 (\(Format.count(Int(Double(summary.imported) / max(seconds, 1e-9))))/s; table \(Format.seconds(summary.tableSeconds)), \
-                R*Tree \(Format.seconds(summary.rtreeSeconds)), phone index \(Format.seconds(summary.searchIndexSeconds)))\
+                R*Tree \(Format.seconds(summary.rtreeSeconds)), phone index \(Format.seconds(summary.searchIndexSeconds)), \
+                other indexes \(Format.seconds(summary.secondaryIndexSeconds)), commit \(Format.seconds(summary.commitSeconds)))\
                 \(summary.skipped > 0 ? "; skipped \(Format.count(summary.skipped)) invalid" : "")
                 """)
         } catch let rejected as RecordsRejected {
