@@ -54,9 +54,10 @@ extension ReportStore {
     ///
     /// Into a table of fewer than ``ImportOptions/bulkBelow`` reports the import is a bulk
     /// load: inside its transaction the index triggers and secondary indexes are dropped,
-    /// the rows go in bare, and then the R*Tree is packed (``PackedRTree``), the phone
-    /// index and the secondary indexes are built whole and the triggers put back, exactly
-    /// as they were (their SQL is read from the schema). Foreign keys are not checked
+    /// the rows go in bare and in key order (appended to the table's B-tree), and then
+    /// the R*Tree is packed (``PackedRTree``), the secondary indexes and the phone index
+    /// are built whole and the triggers put back, exactly as they were (their SQL is read
+    /// from the schema). Foreign keys are not checked
     /// during a bulk load, as every record has been checked against the reference data.
     /// Into a larger table, rows go in one by one through the triggers.
     public func importRecords(

@@ -11,12 +11,13 @@ import GRDBSQLite
 ///
 /// The layout written is SQLite's own (`ext/rtree/rtree.c`): node 1 is the root, whose
 /// first two bytes hold the tree's depth; every node holds a 2-byte cell count and cells
-/// of an 8-byte rowid (here the report's storage key) and four 32-bit floats (min/max longitude, min/max latitude), all
-/// big-endian; `_rowid` maps a report to its leaf, `_parent` a node to its parent.
+/// of an 8-byte rowid (here the report's storage key) and four 32-bit floats (min/max
+/// longitude, min/max latitude), all big-endian; `_rowid` maps a report to its leaf, `_parent` a node to its parent.
 /// Coordinates are rounded outward to floats, as SQLite does. `rtreecheck()` verifies
 /// the result in the tests.
 enum PackedRTree {
     struct Entry {
+        /// A report's storage key in a leaf; a child's node number above.
         var id: Int64
         var minX: Float, maxX: Float, minY: Float, maxY: Float
     }
