@@ -43,7 +43,7 @@ struct Generate: ParsableCommand {
             writer.write(report)
             if writer.pendingByteCount >= 1 << 20 {
                 try file.write(contentsOf: writer.takeOutput())
-                progress.update(writer.count)
+                progress.update(writer.count, reports: writer.count)
             }
         }
         writer.end()

@@ -31,12 +31,14 @@ struct Import: ParsableCommand {
         var progress = ProgressBar("import", total: reader.totalBytes)
         let batches = reader.readingAhead()  // parse on one core while SQLite writes on the other
         let start = Date()
+        var records = 0
         do {
             let summary = try reports.importRecords(
                 options: ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues),
                 next: {
                     guard let batch = try batches.next() else { return nil }
-                    progress.update(batch.bytesRead)
+                    records += batch.records.count
+                    progress.update(batch.bytesRead, reports: records)
                     return batch.records
                 })
             progress.finish()

@@ -36,13 +36,15 @@ struct ProgressBar {
     private let enabled = Console.errorIsTerminal
     private let start = Date()
     private var lastDraw = Date.distantPast
+    private var lastReports = 0
 
     init(_ label: String, total: Int) {
         self.label = label
         self.total = total
     }
 
-    mutating func update(_ done: Int, force: Bool = false) {
+    /// Redraws with `done` of `total` (in any unit, e.g. bytes read) and `reports` done.
+    mutating func update(_ done: Int, reports: Int, force: Bool = false) {
         guard enabled else { return }
         let now = Date()
         guard force || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
@@ -50,14 +52,15 @@ struct ProgressBar {
         let fraction = total > 0 ? min(Double(done) / Double(total), 1) : 0
         let width = 30
         let filled = Int(fraction * Double(width))
-        let rate = Double(done) / max(now.timeIntervalSince(start), 1e-6)
+        let rate = Double(reports) / max(now.timeIntervalSince(start), 1e-6)
+        lastReports = reports
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-        FileHandle.standardError.write(Data(String(format: "\r%@ %@ %3.0f%%  %@/s ", label, bar, fraction * 100, Format.count(Int(rate))).utf8))
+        FileHandle.standardError.write(Data(String(format: "\r%@ %@ %3.0f%%  %@ reports/s ", label, bar, fraction * 100, Format.count(Int(rate))).utf8))
     }
 
     mutating func finish() {
         guard enabled else { return }
-        update(total, force: true)
+        update(total, reports: lastReports, force: true)
         FileHandle.standardError.write(Data("\n".utf8))
     }
 }
