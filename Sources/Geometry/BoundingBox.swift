@@ -8,7 +8,9 @@ public struct Coordinate: Sendable, Hashable {
         self.latitude = latitude
     }
 
-    /// Checks that the position is a finite WGS84 coordinate.
+    /// Checks that the position is a finite WGS84 coordinate. Values closer to 0 than
+    /// 1e-30° (far below a nanometre) become 0: 32-bit floats, as in SQLite's R*Tree,
+    /// cannot round them outward.
     public func validated() throws(ValidationError) -> Coordinate {
         guard latitude.isFinite, (-90...90).contains(latitude) else {
             throw ValidationError(field: "latitude", "must be a number from -90 to 90, got \(latitude)")
@@ -16,7 +18,8 @@ public struct Coordinate: Sendable, Hashable {
         guard longitude.isFinite, (-180...180).contains(longitude) else {
             throw ValidationError(field: "longitude", "must be a number from -180 to 180, got \(longitude)")
         }
-        return self
+        func flushed(_ x: Double) -> Double { abs(x) < 1e-30 ? 0 : x }
+        return Coordinate(longitude: flushed(longitude), latitude: flushed(latitude))
     }
 }
 

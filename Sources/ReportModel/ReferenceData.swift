@@ -206,7 +206,7 @@ public struct ReferenceData: Sendable, Hashable, Codable {
         d.address = try Self.text(d.address, "address", max: ReportLimits.address)
         d.city = try Self.text(d.city, "city", max: ReportLimits.city)
         d.violator = try Self.optionalText(d.violator, "violator", max: ReportLimits.violator)
-        d.comment = try Self.optionalText(d.comment, "comment", max: ReportLimits.comment)
+        d.comment = try Self.optionalText(d.comment, "comment", max: ReportLimits.comment, lines: true)
         guard districts.contains(where: { $0.code == d.district }) else {
             throw ValidationError(field: "district", "unknown district \"\(d.district)\"; known: \(districts.map(\.code).joined(separator: ", "))")
         }
@@ -237,22 +237,32 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     private static func text(_ value: String, _ field: String, max: Int) throws(ValidationError) -> String {
         let trimmed = value.trimmingWhitespace
         guard !trimmed.isEmpty else { throw ValidationError(field: field, "must not be empty") }
-        try checkLength(trimmed, field, max: max)
+        try checkText(trimmed, field, max: max, lines: false)
         return trimmed
     }
 
-    private static func optionalText(_ value: String?, _ field: String, max: Int) throws(ValidationError) -> String? {
+    private static func optionalText(_ value: String?, _ field: String, max: Int, lines: Bool = false) throws(ValidationError) -> String? {
         guard let value else { return nil }
         let trimmed = value.trimmingWhitespace
         if trimmed.isEmpty { return nil }
-        try checkLength(trimmed, field, max: max)
+        try checkText(trimmed, field, max: max, lines: lines)
         return trimmed
     }
 
-    /// Limits count characters; the byte count answers first for the usual short text.
-    private static func checkLength(_ text: String, _ field: String, max: Int) throws(ValidationError) {
-        guard text.utf8.count > max, text.count > max else { return }
-        throw ValidationError(field: field, "must be at most \(max) characters, got \(text.count)")
+    /// Limits count Unicode scalars (as SQLite's `length()` does), and control characters
+    /// are refused (a NUL would cut the text short in SQLite), but for line breaks and
+    /// tabs where `lines` allows them. The usual short ASCII text is answered by its bytes.
+    private static func checkText(_ text: String, _ field: String, max: Int, lines: Bool) throws(ValidationError) {
+        var count = 0
+        for scalar in text.unicodeScalars {
+            count += 1
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
+                guard lines, scalar == "\n" || scalar == "\r" || scalar == "\t" else {
+                    throw ValidationError(field: field, "must not contain control characters (found U+\(String(format: "%04X", scalar.value)))")
+                }
+            }
+        }
+        guard count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(count)") }
     }
 }
 

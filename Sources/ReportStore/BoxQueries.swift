@@ -92,7 +92,7 @@ extension ReportStore {
                 }
             }
             guard let sampled = try walkOn(budget: tuning.boxSample) else { return try Self.fetch(db, ids: found) }
-            let total = Double(try Int64.fetchOne(db, sql: "SELECT last_id FROM report_sequence") ?? 0)
+            let total = Double(try Self.reportCount(db))
             let share = Double(found.count + 1) / Double(sampled + 2)
             let walkCost = Double(limit - found.count) / share
             let rtreeCost = total * share * tuning.rtreeToWalkCost

@@ -33,7 +33,7 @@ public struct ImportSummary: Sendable {
     public var rtreeSeconds = 0.0
     /// Seconds spent building the phone index.
     public var searchIndexSeconds = 0.0
-    /// Seconds spent building the secondary indexes (unique ids, positions by id, newest first).
+    /// Seconds spent building the secondary indexes (unique ids, newest first).
     public var secondaryIndexSeconds = 0.0
     /// Seconds spent committing: writing the transaction to the WAL and checkpointing it.
     public var commitSeconds = 0.0
@@ -69,16 +69,21 @@ extension ReportStore {
         var commitStart: Date?
         let reference = self.reference
         try pool.writeWithoutTransaction { db in
-            let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM report LIMIT ?)", arguments: [options.bulkBelow]) ?? 0
-            let bulk = before < options.bulkBelow
+            let bulk = try Self.reportCount(db) < options.bulkBelow
             // Only outside a transaction can foreign keys be switched. A page cache large
             // enough for the whole load keeps SQLite from spilling it to the WAL midway.
             if bulk { try db.execute(sql: "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -1048576") }
             defer { if bulk { try? db.execute(sql: "PRAGMA foreign_keys = ON; PRAGMA cache_size = \(ReportStore.cacheSize)") } }
 
             try db.inTransaction(.immediate) {
-                let exists = try db.makeStatement(sql: "SELECT 1 FROM report WHERE id = ?")
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
+                // A bulk load drops the id index: its (fewer than bulkBelow) ids are kept here.
+                let existing = bulk ? Set(try Int64.fetchAll(db, sql: "SELECT id FROM report")) : []
+                let exists = try db.makeStatement(sql: "SELECT 1 FROM report WHERE id = ?")
+                func taken(_ id: Int64) throws -> Bool {
+                    guard id <= maxIDBefore else { return false }
+                    return bulk ? existing.contains(id) : try Bool.fetchOne(exists, arguments: [id]) == true
+                }
                 let deferred = bulk ? try DeferredIndexes(db) : nil
                 var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
                 var seen: [Int64: RecordLocation] = [:]  // ids given or assigned in this import
@@ -121,7 +126,7 @@ extension ReportStore {
                                 continue
                             }
                             seen[id] = record.location
-                            if id <= maxIDBefore, try Bool.fetchOne(exists, arguments: [id]) == true {
+                            if try taken(id) {
                                 reject(record.location, ValidationError(field: "id", "report \(id) already exists"))
                                 continue
                             }
@@ -148,14 +153,16 @@ extension ReportStore {
                     done += batch.count
                     progress(done)
                 }
-                guard issueCount == 0 || options.skipInvalid else { return .rollback }
                 let start = Date()
-                order.sort { $0.key < $1.key }
-                for o in order {
-                    let row = pending[Int(o.batch)][Int(o.index)]
-                    try insert(row.draft, key: o.key, at: row.location)
+                if issueCount == 0 || options.skipInvalid {
+                    order.sort { $0.key < $1.key }
+                    for o in order {
+                        let row = pending[Int(o.batch)][Int(o.index)]
+                        try insert(row.draft, key: o.key, at: row.location)
+                    }
                 }
                 pending = []
+                guard issueCount == 0 || options.skipInvalid else { return .rollback }
                 try inserter.finish()
                 summary.tableSeconds += Date().timeIntervalSince(start)
                 summary.skipped = issueCount
@@ -202,6 +209,7 @@ struct DeferredIndexes {
 
         start = Date()
         for sql in indexes { try db.execute(sql: sql) }
+        try db.execute(sql: "UPDATE report_sequence SET report_count = (SELECT count(*) FROM report)")
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
         // Read through report_recent, the rowids arrive (nearly) ascending, as FTS5 likes.

@@ -18,8 +18,9 @@ import ReportModel
 ///   id's digits, keyed by recency so the newest matches come first; 1–2 digit queries
 ///   walk a newest-first index. The order, "exact id, then newest", is exact whichever
 ///   plan answers (`PhoneSearch.swift`).
-/// - **Indexes follow the table through triggers**, so every write (this library's or
-///   an SQL shell's) keeps them consistent. A bulk import drops the triggers and
+/// - **Indexes follow the table through triggers**, so every insert, update and delete
+///   keeps the R*Tree, the phone index and the report count consistent (writes by hand
+///   must also keep each row's `key`, which the store computes). A bulk import drops the triggers and
 ///   secondary indexes inside its own transaction and rebuilds everything at the end:
 ///   the R*Tree is packed (Sort-Tile-Recursive) straight into its node table
 ///   (`PackedRTree.swift`), instead of the ~9 s per million that row-by-row R*Tree
@@ -66,9 +67,13 @@ public final class ReportStore: Sendable {
     /// SQLite's page cache per connection: 64 MiB (negative: in KiB).
     static let cacheSize = -65536
 
-    /// How many reports the store holds.
+    /// How many reports the store holds (kept by the triggers: no scan).
     public func count() throws -> Int {
-        try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0 }
+        try pool.read(Self.reportCount)
+    }
+
+    static func reportCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT report_count FROM report_sequence") ?? 0
     }
 
     /// One report by its public number, or nil.

@@ -39,7 +39,7 @@ enum Schema {
                 -- then its id (key = code << 31 | id). The reports of a place lie together,
                 -- so a box is read as a few short ranges instead of a lookup per report.
                 -- `id` is the public report number, unique and never handed out twice
-                -- (report_sequence keeps the highest ever given).
+                -- (report_sequence keeps the highest ever given, and how many reports there are).
                 CREATE TABLE report (
                     key INTEGER PRIMARY KEY,
                     id INTEGER NOT NULL CHECK (id BETWEEN 1 AND 2147483647),
@@ -60,8 +60,8 @@ enum Schema {
                     FOREIGN KEY (object_type, balance_holder)
                         REFERENCES balance_holder_object_type(object_type, balance_holder)
                 );
-                CREATE TABLE report_sequence (last_id INTEGER NOT NULL);
-                INSERT INTO report_sequence VALUES (0);
+                CREATE TABLE report_sequence (last_id INTEGER NOT NULL, report_count INTEGER NOT NULL);
+                INSERT INTO report_sequence VALUES (0, 0);
 
                 -- Unique ids; it also holds each row's key, so box paging walks ids here.
                 CREATE UNIQUE INDEX report_id ON report(id);
@@ -81,16 +81,19 @@ enum Schema {
                 -- fewer, larger segments and merges less (~25% faster).
                 INSERT INTO report_search(report_search, rank) VALUES ('hashsize', 67108864);
 
-                -- The indexes follow every write. (A bulk import drops these triggers in its
-                -- own transaction and rebuilds the indexes before it commits.)
+                -- The R*Tree, the phone index and the counts follow every write. (A bulk import
+                -- drops these triggers in its own transaction and rebuilds what they keep
+                -- before it commits.) `key` itself is computed by the store: rows written
+                -- by hand must keep `key = cell << 31 | id` (the CHECK guards only the id).
                 CREATE TRIGGER report_after_insert AFTER INSERT ON report BEGIN
                     INSERT INTO report_rtree VALUES (new.key, new.longitude, new.longitude, new.latitude, new.latitude);
                     INSERT INTO report_search(rowid, phones, id_digits) VALUES (((new.created_at / 1000) << 31) | new.id, new.phones, new.id);
-                    UPDATE report_sequence SET last_id = new.id WHERE last_id < new.id;
+                    UPDATE report_sequence SET report_count = report_count + 1, last_id = max(last_id, new.id);
                 END;
                 CREATE TRIGGER report_after_delete AFTER DELETE ON report BEGIN
                     DELETE FROM report_rtree WHERE key = old.key;
                     INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', ((old.created_at / 1000) << 31) | old.id, old.phones, old.id);
+                    UPDATE report_sequence SET report_count = report_count - 1;
                 END;
                 CREATE TRIGGER report_after_move AFTER UPDATE OF key, longitude, latitude ON report BEGIN
                     DELETE FROM report_rtree WHERE key = old.key;
@@ -99,6 +102,7 @@ enum Schema {
                 CREATE TRIGGER report_after_phones AFTER UPDATE OF created_at, id, phones ON report BEGIN
                     INSERT INTO report_search(report_search, rowid, phones, id_digits) VALUES ('delete', ((old.created_at / 1000) << 31) | old.id, old.phones, old.id);
                     INSERT INTO report_search(rowid, phones, id_digits) VALUES (((new.created_at / 1000) << 31) | new.id, new.phones, new.id);
+                    UPDATE report_sequence SET last_id = max(last_id, new.id);
                 END;
                 """)
         }

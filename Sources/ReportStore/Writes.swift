@@ -78,7 +78,9 @@ extension ReportStore {
     /// `updatedAt` defaults to `now`. Returns the stored report.
     @discardableResult
     public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
-        var draft = try reference.validate(draft)
+        var draft = draft
+        draft.id = nil
+        draft = try reference.validate(draft)
         return try pool.write { db in
             guard let current = try ReportRow.fetch(db, id: id) else {
                 throw ReportNotFound(id: id)
@@ -179,13 +181,17 @@ struct RowInserter {
         if extended == ResultCode.SQLITE_CONSTRAINT_UNIQUE.rawValue || extended == ResultCode.SQLITE_CONSTRAINT_PRIMARYKEY.rawValue {
             return .failure(ValidationError(field: "id", "report \(d.id!) already exists"))
         }
+        if code == SQLITE_CONSTRAINT {
+            // A rule of the schema that validation should have caught: still the record's fault.
+            return .failure(ValidationError(field: "report", "breaks a rule of the database: \(error.message ?? "constraint failed")"))
+        }
         throw error
     }
 
     /// Records the highest id handed out, so that no number is given twice, even after
     /// the report that had it is deleted.
     func finish() throws {
-        try db.execute(sql: "UPDATE report_sequence SET last_id = ? WHERE last_id < ?", arguments: [lastID, lastID])
+        try db.execute(sql: "UPDATE report_sequence SET last_id = max(last_id, ?)", arguments: [lastID])
     }
 
     private func bind(_ s: OpaquePointer?, _ index: Int32, _ value: String?) {

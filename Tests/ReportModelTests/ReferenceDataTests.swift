@@ -43,6 +43,16 @@ struct ReferenceDataTests {
                     district: "pecherskyi", objectType: "tree", balanceHolder: "kyivzelenbud", phones: ["0671234567"])
     }
 
+    @Test("a comment may hold line breaks; positions near 0 become 0")
+    func linesAndTinyValues() throws {
+        var d = draft()
+        d.comment = "Клей свіжий.\nНомер у двох місцях."
+        d.coordinate = Coordinate(longitude: 1e-40, latitude: -1e-300)
+        let valid = try reference.validate(d)
+        #expect(valid.comment == d.comment)
+        #expect(valid.coordinate == Coordinate(longitude: 0, latitude: 0))
+    }
+
     @Test("a valid draft comes back normalized")
     func valid() throws {
         var d = draft()
@@ -57,6 +67,7 @@ struct ReferenceDataTests {
     @Test("each broken rule names its field", arguments: [
         "id", "latitude", "longitude", "address", "address-long", "city", "district", "object_type", "balance_holder",
         "balance_holder-misfit", "status", "phones", "comment", "updated_at", "created_at",
+        "address-emoji", "address-nul", "city-control", "violator-newline",
     ])
     func broken(rule: String) {
         var d = draft()
@@ -75,6 +86,11 @@ struct ReferenceDataTests {
         case "phones": d.phones = ["not a phone"]
         case "comment": d.comment = String(repeating: "x", count: 2001)
         case "created_at": d.createdAt = Date(timeIntervalSince1970: -1)
+        // 200 characters, 400 Unicode scalars: SQLite counts scalars.
+        case "address-emoji": d.address = String(repeating: "👍🏽", count: 200)
+        case "address-nul": d.address = "\u{0}вул. Хрещатик, 1"
+        case "city-control": d.city = "Ки\u{7}їв"
+        case "violator-newline": d.violator = "ТОВ\n«Кредит»"
         default:
             d.createdAt = Date(timeIntervalSince1970: 100)
             d.updatedAt = Date(timeIntervalSince1970: 99)

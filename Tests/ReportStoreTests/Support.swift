@@ -94,6 +94,8 @@ extension ReportStore {
                   + (SELECT count(*) FROM report_rtree) - (SELECT count(*) FROM report)
                 """)
             if missing != 0 { return "the R*Tree and the table differ" }
+            let counted = try Int.fetchOne(db, sql: "SELECT (SELECT report_count FROM report_sequence) = (SELECT count(*) FROM report)")
+            if counted != 1 { return "the report count is off" }
             return try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") ?? "no answer"
         }
     }
