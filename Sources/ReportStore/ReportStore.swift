@@ -56,9 +56,16 @@ public final class ReportStore: Sendable {
                 PRAGMA mmap_size = 1073741824;
                 """)
         }
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        pool = try DatabasePool(path: path, configuration: config)
+        do {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch let error as DatabaseError {
+            throw StoreUnavailable(path: path, reason: error.message ?? "\(error.resultCode)")
+        } catch let error as CocoaError {
+            let posix = (error.userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
+            throw StoreUnavailable(path: path, reason: "cannot create its folder (\(posix ?? "\(error.code)"))")
+        }
         let seed = try reference ?? ReferenceData.bundled()
         try Schema.migrator(seed: seed).migrate(pool)
         self.reference = try pool.read(Schema.loadReference)
@@ -82,6 +89,13 @@ public final class ReportStore: Sendable {
             try ReportRow.fetch(db, id: id)
         }
     }
+}
+
+/// A database that cannot be opened or created, and why.
+public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "cannot open the database \(path): \(reason)" }
 }
 
 /// The thresholds at which the store's adaptive plans switch. Results never depend on

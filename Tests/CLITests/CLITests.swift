@@ -126,12 +126,13 @@ struct CLITests {
         (["search", "abc"], "q: must contain at least one digit"),
         (["import", "missing.geojsonl"], "missing.geojsonl"),
         (["generate", "--count", "0", "--out", "x.geojsonl"], "--count must be from 1"),
+        (["stats", "--db", "/proc/none/x.sqlite"], "cannot open the database /proc/none/x.sqlite: cannot create its folder"),
     ])
     func badArguments(arguments: [String], message: String) throws {
         let cli = try CLI()
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = arguments + (arguments[0] == "generate" ? [] : ["--db", cli.path("t.sqlite")])
+        process.arguments = arguments + (arguments[0] == "generate" || arguments.contains("--db") ? [] : ["--db", cli.path("t.sqlite")])
         process.currentDirectoryURL = cli.directory
         let err = Pipe()
         process.standardError = err
