@@ -62,9 +62,8 @@ public final class ReportStore: Sendable {
             pool = try DatabasePool(path: path, configuration: config)
         } catch let error as DatabaseError {
             throw StoreUnavailable(path: path, reason: error.message ?? "\(error.resultCode)")
-        } catch let error as CocoaError {
-            let posix = (error.userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
-            throw StoreUnavailable(path: path, reason: "cannot create its folder (\(posix ?? "\(error.code)"))")
+        } catch is CocoaError {
+            throw StoreUnavailable(path: path, reason: "cannot create its folder \(URL(fileURLWithPath: path).deletingLastPathComponent().path)")
         }
         let seed = try reference ?? ReferenceData.bundled()
         try Schema.migrator(seed: seed).migrate(pool)
