@@ -39,6 +39,8 @@ public struct ImportSummary: Sendable {
     public var commitSeconds = 0.0
     /// Whether this was a bulk load, which rebuilt the indexes whole.
     public var rebuiltIndexes = false
+    /// The ids stored, in input order unless it was a bulk load (then in key order).
+    var ids: [Int64] = []
 
     public init() {}
 }
@@ -79,10 +81,11 @@ extension ReportStore {
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
                 // A bulk load drops the id index: its (fewer than bulkBelow) ids are kept here.
                 let existing = bulk ? Set(try Int64.fetchAll(db, sql: "SELECT id FROM report")) : []
-                let exists = try db.makeStatement(sql: "SELECT 1 FROM report WHERE id = ?")
+                let exists = bulk ? nil : try db.makeStatement(sql: "SELECT 1 FROM report WHERE id = ?")
                 func taken(_ id: Int64) throws -> Bool {
                     guard id <= maxIDBefore else { return false }
-                    return bulk ? existing.contains(id) : try Bool.fetchOne(exists, arguments: [id]) == true
+                    guard let exists else { return existing.contains(id) }
+                    return try Bool.fetchOne(exists, arguments: [id]) == true
                 }
                 let deferred = bulk ? try DeferredIndexes(db) : nil
                 var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
@@ -104,7 +107,9 @@ extension ReportStore {
 
                 func insert(_ draft: ReportDraft, key: Int64, at location: RecordLocation) throws {
                     switch try inserter.insert(draft, key: key, now: now) {
-                    case .success: summary.imported += 1
+                    case .success(let id):
+                        summary.imported += 1
+                        summary.ids.append(id)
                     case .failure(let error): reject(location, error)
                     }
                 }

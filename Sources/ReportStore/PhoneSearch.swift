@@ -48,7 +48,7 @@ extension ReportStore {
                         var phones = ""
                         try row.setArguments([id])
                         try db.forEachRow(row) { r in
-                            phones = String(cString: sqlite3_column_text(r, 0))
+                            phones = ReportRow.text(r, 0) ?? ""
                             return false
                         }
                         guard phones.contains(digits) || String(id).contains(digits) else { return true }

@@ -68,7 +68,7 @@ enum ReportRow {
         return UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(s, column)))
     }
 
-    private static func text(_ s: SQLiteStatement, _ column: Int32) -> String? {
+    static func text(_ s: SQLiteStatement, _ column: Int32) -> String? {
         bytes(s, column).map { String(decoding: $0, as: UTF8.self) }
     }
 

@@ -31,36 +31,13 @@ extension ReportStore {
     /// ``RecordsRejected`` locating it as `feature N` (1-based) of `drafts`.
     @discardableResult
     public func insert(_ drafts: [ReportDraft], now: Date = Date()) throws -> [Report] {
-        var issues: [RecordIssue] = []
-        var valid: [ReportDraft] = []
-        for (i, draft) in drafts.enumerated() {
-            do throws(ValidationError) {
-                valid.append(try reference.validate(draft))
-            } catch {
-                issues.append(RecordIssue(location: .feature(i + 1), error: error))
-            }
-        }
-        guard issues.isEmpty else { throw RecordsRejected(issues: issues, issueCount: issues.count) }
-        return try pool.write { db in
-            var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
-            var ids: [Int64] = []
-            for (i, var draft) in valid.enumerated() {
-                let outcome: Result<Int64, ValidationError>
-                do {
-                    let key = try inserter.assignID(&draft)
-                    outcome = try inserter.insert(draft, key: key, now: now)
-                } catch let error as ValidationError {
-                    outcome = .failure(error)
-                }
-                switch outcome {
-                case .success(let id): ids.append(id)
-                case .failure(let error):
-                    throw RecordsRejected(issues: [RecordIssue(location: .feature(i + 1), error: error)], issueCount: 1)
-                }
-            }
-            try inserter.finish()
-            return try Self.fetch(db, ids: ids)
-        }
+        // An import of its own, row by row (never a bulk load for a few reports).
+        var batch: [DraftRecord]? = drafts.enumerated().map { DraftRecord(location: .feature($0.offset + 1), draft: .success($0.element)) }
+        let summary = try importRecords(options: ImportOptions(bulkBelow: 0), now: now, next: {
+            defer { batch = nil }
+            return batch
+        })
+        return try pool.read { db in try Self.fetch(db, ids: summary.ids) }
     }
 
     /// Validates and stores one new report; an invalid draft throws its ``ValidationError``.
