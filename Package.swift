@@ -6,6 +6,8 @@
 //   Geometry      coordinates, bounding boxes (antimeridian aware), Web Mercator and tile math
 //   ReportModel   the report, its validation, phone-number normalization, reference data
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
+//   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
+//   ReportService the store and the cluster index kept in step; what the CLI and the server call
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
@@ -20,6 +22,7 @@ let package = Package(
         .executable(name: "posterwatch", targets: ["posterwatch"]),
         .executable(name: "posterwatch-bench", targets: ["Benchmarks"]),
         .library(name: "ReportStore", targets: ["ReportStore"]),
+        .library(name: "Clustering", targets: ["Clustering"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -37,18 +40,20 @@ let package = Package(
                 "Geometry", "ReportModel",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
-        .target(name: "Interchange", dependencies: ["Geometry", "ReportModel"]),
+        .target(name: "Clustering", dependencies: ["Geometry"]),
+        .target(name: "ReportService", dependencies: ["Clustering", "Geometry", "ReportModel", "ReportStore"]),
+        .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "ReportStore", "Interchange", "Generator",
+                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ReportStore", "Interchange", "Generator",
+                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -56,6 +61,8 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator"]),
+        .testTarget(name: "ClusteringTests", dependencies: ["Clustering"]),
+        .testTarget(name: "ReportServiceTests", dependencies: ["ReportService", "Generator"]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),

@@ -12,7 +12,7 @@ import ReportStore
 /// with the machine, the data set and the command.
 @main
 struct Bench: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "posterwatch-bench", abstract: "Measure the report store.")
+    static let configuration = CommandConfiguration(commandName: "posterwatch-bench", abstract: "Measure the report store and the cluster index.")
 
     @Option(help: "How many kyiv reports to generate and import.")
     var count = 1_000_000
@@ -26,6 +26,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Repetitions per measured query.")
     var repeats = 200
 
+    @Flag(help: "Measure only the cluster index (on generated reports; no import).")
+    var onlyClustering = false
+
     func validate() throws {
         guard count >= 1_000 else { throw ValidationError("--count must be at least 1000, got \(count).") }
         guard repeats >= 5 else { throw ValidationError("--repeats must be at least 5, got \(repeats).") }
@@ -35,6 +38,11 @@ struct Bench: ParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
+        if onlyClustering {
+            try measureClustering(nil, reference: reference, &report)
+            print(report.markdown(machine: machineDescription(), dataset: "\(fmt(count)) generated `kyiv` (seed 42) and `world` (seed 43) reports"))
+            return
+        }
 
         // Data.
         let dataPath = "\(work)/kyiv-\(count)-seed42.geojsonl"
@@ -74,6 +82,7 @@ struct Bench: ParsableCommand {
 
         try measureViewports(store, &report)
         try measureSearch(store, &report)
+        try measureClustering(store, reference: reference, &report)
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \
             machine (not measured by this program): PostgreSQL 15 + PostGIS 3.3 loads 1,000,000 reports \

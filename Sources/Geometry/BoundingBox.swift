@@ -105,8 +105,8 @@ public struct BoundingBox: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(west),\(south),\(east),\(north)" }
 
-    /// For boxes computed from boxes already checked.
-    init(unchecked west: Double, _ south: Double, _ east: Double, _ north: Double) {
+    /// A box from edges known to be valid (computed from checked values); no checks.
+    public init(unchecked west: Double, _ south: Double, _ east: Double, _ north: Double) {
         self.west = west
         self.south = south
         self.east = east

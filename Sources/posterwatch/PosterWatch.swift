@@ -8,8 +8,8 @@ import Foundation
 struct PosterWatch: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "posterwatch",
-        abstract: "Reports of illegally placed posters: generate, import, query and search them.",
-        subcommands: [Generate.self, Import.self, Query.self, Search.self, Stats.self])
+        abstract: "Reports of illegally placed posters: generate, import, query, cluster and search them.",
+        subcommands: [Generate.self, Import.self, Query.self, Clusters.self, Search.self, Stats.self])
 }
 
 /// The database option every store command shares.

@@ -85,6 +85,26 @@ struct CLITests {
         let byID = try cli.json(try cli.run("search", "#42", "--limit", "1", "--db", "t.sqlite").stdout)
         #expect((byID["features"] as! [[String: Any]]).first?["id"] as? Int == 42)
 
+        // Clusters: every report once at each zoom; cluster features carry their summary.
+        for zoom in ["0", "10", "14", "20"] {
+            let answer = try cli.run("clusters", "--bbox", "-180,-90,180,90", "--zoom", zoom, "--db", "t.sqlite")
+            #expect(answer.status == 0, "\(answer.stderr)")
+            let items = try cli.json(answer.stdout)["features"] as! [[String: Any]]
+            let clusters = items.map { $0["properties"] as! [String: Any] }.filter { $0["cluster"] as? Bool == true }
+            #expect(clusters.reduce(0) { $0 + ($1["count"] as! Int) } + (items.count - clusters.count) == 300, "zoom \(zoom)")
+            for c in clusters {
+                #expect((c["expansion_zoom"] as! Int) > Int(zoom)!)
+                #expect((c["statuses"] as! [String: Int]).values.reduce(0, +) == c["count"] as! Int)
+            }
+        }
+        let world = try cli.json(try cli.run("clusters", "--bbox", "-180,-90,180,90", "--zoom", "0", "--db", "t.sqlite").stdout)
+        let only = (world["features"] as! [[String: Any]])[0]
+        #expect((only["properties"] as! [String: Any])["count_abbrev"] as? String == "300")
+        #expect((only["bbox"] as! [Double]).count == 4)
+        let newOnly = try cli.json(try cli.run("clusters", "--bbox", "-180,-90,180,90", "--zoom", "0", "--status", "new", "--db", "t.sqlite").stdout)
+        let newCount = ((newOnly["features"] as! [[String: Any]]).first?["properties"] as? [String: Any])?["count"] as? Int ?? 0
+        #expect(newCount == features.filter { ($0["properties"] as! [String: Any])["status"] as? String == "new" }.count)
+
         let stats = try cli.run("stats", "--db", "t.sqlite")
         #expect(stats.status == 0)
         #expect(stats.stdout.contains("300 reports"))
@@ -124,6 +144,10 @@ struct CLITests {
         (["query", "--bbox", "0,5,1,4"], "bbox: south (5.0) must not be greater than north (4.0)"),
         (["query", "--bbox", "0,0,1,1", "--limit", "0"], "--limit must be from 1 to 1000000"),
         (["search", "abc"], "q: must contain at least one digit"),
+        (["clusters", "--bbox", "0,0,1,1", "--zoom", "21"], "--zoom: must be an integer from 0 to 20, got 21"),
+        (["clusters", "--bbox", "0,0,1,1", "--zoom", "3", "--status", "lost"], "status: unknown status \"lost\""),
+        (["clusters", "--bbox", "0,0,1,1", "--zoom", "3", "--datetime", "yesterday"], "--datetime: \"yesterday\" is not an RFC 3339 date-time"),
+        (["clusters", "--bbox", "0,0,1,1", "--zoom", "3", "--cell-size", "48"], "cell_size: must be 32, 64, 128 or 256 pixels"),
         (["import", "missing.geojsonl"], "missing.geojsonl"),
         (["generate", "--count", "0", "--out", "x.geojsonl"], "--count must be from 1"),
         (["stats", "--db", "/proc/none/x.sqlite"], "cannot open the database /proc/none/x.sqlite: cannot create its folder"),

@@ -1,0 +1,296 @@
+import Foundation
+import Geometry
+
+/// Grid clusters of reports at every zoom, exact, answered in microseconds and kept up to
+/// date write by write.
+///
+/// ## Design
+/// Every report is placed by its normalized Web Mercator position in 32-bit fixed point
+/// (``ClusterGrid``): the cell of any level is the top bits of those numbers, and the
+/// Morton (Z-order) code of the two numbers orders reports so that every cell at every
+/// zoom is a contiguous run. The index is a quadtree over those codes
+/// (`QuadTree.swift`): each inner node *is* a grid cell (level `zoom + log2(256/C)`) and
+/// keeps, per status, the count, the exact integer sums of x and y, the bounding box and
+/// the first and last Morton code of its reports, plus the range of their creation times.
+/// Small subtrees are leaves: up to 64 reports in Z-order, scanned when a query reaches
+/// them.
+///
+/// - A viewport at zoom `z` visits the nodes on the way down to level `z + shift` that
+///   meet the viewport, and reads one aggregate per cell (per status selected); cells
+///   inside leaves come from one scan of the leaf.
+/// - A cluster's position is its sums over its count; its expansion zoom is the first
+///   level where its first and last Morton codes differ (all its reports lie between
+///   them on the curve); its bounds are the aggregate box.
+/// - A status filter merges the aggregates of the selected statuses. A creation-time
+///   filter uses a node's aggregates when all of its reports are inside the range, skips
+///   it when none are, and looks into its children otherwise, so its cost grows with the
+///   reports whose node straddles the range, at worst the reports in view.
+/// - A write walks one path from the root (at most `maxZoom + log2(256/C) + 1` nodes):
+///   counts and sums are added or subtracted exactly; a bound the removed report held is
+///   recomputed from the node's four children. A leaf past its capacity splits; a node
+///   left with half a leaf's worth becomes a leaf again.
+/// - Readers share a read-write lock and writers take it alone, so no reader sees half
+///   of a write, and a batch of writes (``apply(_:)``) is seen whole or not at all.
+///
+/// ```swift
+/// let index = try ClusterIndex(statusCount: 8, entries: entries)
+/// for item in try index.clusters(in: viewport, zoom: 12, filter: ClusterFilter(statusNumbers: [0, 1])) {
+///     if case .cluster(let c) = item { print(c.id, c.count, c.coordinate) }
+/// }
+/// try index.apply([.upsert(moved), .remove(id: 42)])
+/// ```
+public final class ClusterIndex: @unchecked Sendable {
+    /// The grid that defines the cells.
+    public let grid: ClusterGrid
+    /// How many statuses there are (status numbers are 0..<statusCount, at most 16).
+    public let statusCount: Int
+
+    private var tree: QuadTree
+    private let lock = ReadWriteLock()
+
+    /// Builds the index over `entries`. Entries are checked first: a position outside
+    /// WGS84, a status number out of range, an id outside 0...2^32 - 1 or a repeated id is
+    /// a ``ValidationError``. `leafCapacity` (default 64) trades memory for scan length.
+    public init(grid: ClusterGrid = .standard, statusCount: Int, entries: some Sequence<ClusterEntry>, leafCapacity: Int = 64) throws(ValidationError) {
+        guard (1...16).contains(statusCount) else {
+            throw ValidationError(field: "statuses", "the index takes 1 to 16 statuses, got \(statusCount)")
+        }
+        guard (2...4096).contains(leafCapacity) else {
+            throw ValidationError(field: "leaf_capacity", "must be from 2 to 4096, got \(leafCapacity)")
+        }
+        self.grid = grid
+        self.statusCount = statusCount
+        var slots: [QuadTree.Slot] = []
+        slots.reserveCapacity(entries.underestimatedCount)
+        for entry in entries {
+            slots.append(try Self.slot(entry, statusCount: statusCount))
+        }
+        do {
+            tree = try QuadTree(slots: slots, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: leafCapacity)
+        } catch {
+            throw ValidationError(field: "id", "report \(error.id) appears twice")
+        }
+    }
+
+    static func slot(_ e: ClusterEntry, statusCount: Int) throws(ValidationError) -> QuadTree.Slot {
+        guard (0...Int64(UInt32.max)).contains(e.id) else {
+            throw ValidationError(field: "id", "must be from 0 to \(UInt32.max), got \(e.id)")
+        }
+        guard (0..<statusCount).contains(e.status) else {
+            throw ValidationError(field: "status", "report \(e.id): status number must be from 0 to \(statusCount - 1), got \(e.status)")
+        }
+        let c = try e.coordinate.validated()
+        let p = FixedPoint(c)
+        return QuadTree.Slot(key: p.key, createdAt: e.createdAt, x: p.x, y: p.y, id: UInt32(e.id), status: UInt8(e.status))
+    }
+
+    /// How many reports the index holds.
+    public var count: Int { lock.read { tree.count } }
+
+    /// Bytes held by the index's arrays (allocated capacity).
+    public var memoryBytes: Int { lock.read { tree.memoryBytes } }
+
+    // MARK: Queries
+
+    /// Every cluster, and every report of a cell with fewer than `minPoints` matching
+    /// reports, whose cell at `zoom` shares area with the box (see
+    /// ``ClusterGrid/cells(in:zoom:)``), in Z-order of the cells. The box may cross the
+    /// antimeridian; a zoom outside 0...maxZoom is an error.
+    public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all) throws(ValidationError) -> [ClusterItem] {
+        try grid.checkZoom(zoom)
+        return clusters(in: grid.cells(in: box, zoom: zoom), filter: filter)
+    }
+
+    /// The clusters and lone reports of a block of cells (the tile renderer's query).
+    public func clusters(in block: CellBlock, filter: ClusterFilter = .all) -> [ClusterItem] {
+        let depth = grid.depth(zoom: block.zoom)
+        let last = UInt64(grid.cellsPerSide(zoom: block.zoom) - 1)
+        return lock.read {
+            var items: [ClusterItem] = []
+            for columns in block.columns {
+                let b = QuadTree.Block(
+                    depth: depth, x0: UInt64(clamping: columns.lowerBound), x1: min(UInt64(clamping: columns.upperBound), last),
+                    y0: UInt64(clamping: block.rows.lowerBound), y1: min(UInt64(clamping: block.rows.upperBound), last))
+                guard b.x0 <= b.x1, b.y0 <= b.y1 else { continue }
+                collect(b, zoom: block.zoom, filter: filter, into: &items)
+            }
+            return items
+        }
+    }
+
+    /// The cluster `id` names, as ``clusters(in:zoom:filter:)`` would show it (also for a
+    /// cell with fewer than `minPoints` reports). A malformed id is a ``ValidationError``;
+    /// a cell without matching reports is ``ClusterNotFound``.
+    public func cluster(_ id: ClusterID, filter: ClusterFilter = .all) throws -> Cluster {
+        let cell = try grid.cell(of: id)
+        let key = cellKey(UInt64(cell.x), UInt64(cell.y))
+        return try lock.read {
+            let depth = grid.depth(zoom: cell.zoom)
+            var tally = QuadTree.Tally()
+            if let ref = tree.find(cellKey: key, depth: depth) {
+                tree.summarize(ref, filter: filter, cellKey: key, depth: depth, into: &tally)
+            }
+            guard tally.aggregate.count > 0 else { throw ClusterNotFound(id: id, cell: cell) }
+            return makeCluster(tally, cell: cell)
+        }
+    }
+
+    /// The lowest zoom at which the cluster's matching reports fall into more than one cell.
+    public func expansionZoom(of id: ClusterID, filter: ClusterFilter = .all) throws -> Int {
+        try cluster(id, filter: filter).expansionZoom
+    }
+
+    /// What the cluster becomes one zoom deeper: up to four clusters or lone reports; at
+    /// `maxZoom`, its reports.
+    public func children(of id: ClusterID, filter: ClusterFilter = .all) throws -> [ClusterItem] {
+        let cell = try cluster(id, filter: filter).cell
+        if cell.zoom == grid.maxZoom {
+            return try leaves(of: id, limit: .max, offset: 0, filter: filter).members.map { .report($0) }
+        }
+        return clusters(in: CellBlock(zoom: cell.zoom + 1, columns: [(2 * cell.x)...(2 * cell.x + 1)], rows: (2 * cell.y)...(2 * cell.y + 1)), filter: filter)
+    }
+
+    /// The cluster's matching reports in Z-order (then id), `limit` of them after skipping
+    /// `offset`, with their total.
+    public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) throws -> LeavesPage {
+        guard limit >= 0 else { throw ValidationError(field: "limit", "must not be negative, got \(limit)") }
+        guard offset >= 0 else { throw ValidationError(field: "offset", "must not be negative, got \(offset)") }
+        let cell = try grid.cell(of: id)
+        let key = cellKey(UInt64(cell.x), UInt64(cell.y))
+        let depth = grid.depth(zoom: cell.zoom)
+        return try lock.read {
+            guard let ref = tree.find(cellKey: key, depth: depth) else { throw ClusterNotFound(id: id, cell: cell) }
+            var tally = QuadTree.Tally()
+            tree.summarize(ref, filter: filter, cellKey: key, depth: depth, into: &tally)
+            guard tally.aggregate.count > 0 else { throw ClusterNotFound(id: id, cell: cell) }
+            var members: [ClusterMember] = []
+            if limit > 0 {
+                var skip = offset
+                tree.forEachSlot(ref, cellKey: key, depth: depth, filter: filter, skip: &skip) { slot in
+                    members.append(Self.member(slot))
+                    return members.count < limit
+                }
+            }
+            return LeavesPage(total: Int(tally.aggregate.count), members: members)
+        }
+    }
+
+    private func collect(_ block: QuadTree.Block, zoom: Int, filter: ClusterFilter, into items: inout [ClusterItem]) {
+        let tree = self.tree
+        tree.visit(block, filter: filter) { key, tally, ref in
+            let (x, y) = Morton.cell(key)
+            let cell = Cell(zoom: zoom, x: Int(x), y: Int(y))
+            if tally.aggregate.count >= grid.minPoints {
+                items.append(.cluster(makeCluster(tally, cell: cell)))
+            } else {
+                var skip = 0
+                tree.forEachSlot(ref, cellKey: key, depth: block.depth, filter: filter, skip: &skip) { slot in
+                    items.append(.report(Self.member(slot)))
+                    return true
+                }
+            }
+        }
+    }
+
+    private func makeCluster(_ tally: QuadTree.Tally, cell: Cell) -> Cluster {
+        let a = tally.aggregate
+        let n = Double(a.count)
+        let scale = FixedPoint.scale
+        let shared = (a.minKey ^ a.maxKey).leadingZeroBitCount / 2
+        // The first and last fixed-point rows also hold the reports beyond the Mercator square
+        // (up to ±90°), clamped onto its edge: bounds that reach those rows reach the pole.
+        let north = a.minY == 0 ? 90 : WebMercator.latitude(y: Double(a.minY) / scale)
+        let south = a.maxY == .max ? -90 : WebMercator.latitude(y: (Double(a.maxY) + 1) / scale)
+        return Cluster(
+            id: grid.id(of: cell), cell: cell, count: Int(a.count),
+            x: (Double(a.sumX) / n + 0.5) / scale, y: (Double(a.sumY) / n + 0.5) / scale,
+            bounds: BoundingBox(
+                unchecked: WebMercator.longitude(x: Double(a.minX) / scale), south,
+                WebMercator.longitude(x: (Double(a.maxX) + 1) / scale), north),
+            expansionZoom: min(shared + 1 - grid.cellShift, grid.maxZoom + 1),
+            statusCounts: (0..<statusCount).map { Int(tally.statusCounts[$0]) })
+    }
+
+    static func member(_ slot: QuadTree.Slot) -> ClusterMember {
+        ClusterMember(
+            id: Int64(slot.id), x: FixedPoint.position(slot.x), y: FixedPoint.position(slot.y),
+            status: Int(slot.status), createdAt: slot.createdAt)
+    }
+
+    // MARK: Writes
+
+    /// A change to the index.
+    public enum Change: Sendable, Hashable {
+        /// Adds the report, or replaces the one with its id (a move, a status change).
+        case upsert(ClusterEntry)
+        /// Removes the report with this id, if there is one.
+        case remove(id: Int64)
+    }
+
+    /// Applies changes in order, all of them or (when one is invalid) none, as one step
+    /// for readers. Each costs time proportional to the number of levels.
+    public func apply(_ changes: [Change]) throws(ValidationError) {
+        var prepared: [(id: UInt32, slot: QuadTree.Slot?)] = []
+        prepared.reserveCapacity(changes.count)
+        for change in changes {
+            switch change {
+            case .upsert(let entry):
+                let slot = try Self.slot(entry, statusCount: statusCount)
+                prepared.append((slot.id, slot))
+            case .remove(let id):
+                guard let id = UInt32(exactly: id) else { continue }
+                prepared.append((id, nil))
+            }
+        }
+        lock.write {
+            for (id, slot) in prepared {
+                _ = tree.remove(id: id)
+                if let slot { tree.insert(slot) }
+            }
+        }
+    }
+
+    /// Adds or replaces one report.
+    public func upsert(_ entry: ClusterEntry) throws(ValidationError) {
+        try apply([.upsert(entry)])
+    }
+
+    /// Removes one report; returns whether it was there.
+    @discardableResult
+    public func remove(id: Int64) -> Bool {
+        guard let id = UInt32(exactly: id) else { return false }
+        return lock.write { tree.remove(id: id) != nil }
+    }
+}
+
+/// A POSIX read-write lock that prefers writers, so a stream of readers cannot starve a write.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+
+    init() {
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        #if os(Linux)
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        #endif
+        pthread_rwlock_init(lock, &attributes)
+        pthread_rwlockattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func read<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
+    func write<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+}

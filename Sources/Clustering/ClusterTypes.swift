@@ -1,0 +1,101 @@
+import Geometry
+
+/// What the index keeps of a report: enough to place, filter and count it.
+public struct ClusterEntry: Sendable, Hashable {
+    /// The public report number (0 to 2^32 - 1).
+    public var id: Int64
+    public var coordinate: Coordinate
+    /// The report's status as a number: its position in the reference list of statuses.
+    public var status: Int
+    /// Creation time in milliseconds since 1970.
+    public var createdAt: Int64
+
+    public init(id: Int64, coordinate: Coordinate, status: Int, createdAt: Int64) {
+        self.id = id
+        self.coordinate = coordinate
+        self.status = status
+        self.createdAt = createdAt
+    }
+}
+
+/// Which reports a query counts: a set of statuses and a range of creation times. Filters
+/// are answered from the index as built; nothing is rebuilt for them.
+public struct ClusterFilter: Sendable, Hashable {
+    /// Bit `s` set: status number `s` is counted. All bits set: every status.
+    public var statuses: UInt64
+    /// Creation times (ms since 1970, both ends included); nil: any time.
+    public var created: ClosedRange<Int64>?
+
+    public init(statuses: UInt64 = .max, created: ClosedRange<Int64>? = nil) {
+        self.statuses = statuses
+        self.created = created
+    }
+
+    /// The filter of a list of status numbers.
+    public init(statusNumbers: some Sequence<Int>, created: ClosedRange<Int64>? = nil) {
+        self.init(statuses: statusNumbers.reduce(0) { $0 | (1 << UInt64($1)) }, created: created)
+    }
+
+    /// Every report.
+    public static let all = ClusterFilter()
+
+    @inline(__always)
+    func matches(status: UInt8, createdAt: Int64) -> Bool {
+        statuses & (1 << UInt64(status)) != 0 && (created?.contains(createdAt) ?? true)
+    }
+}
+
+/// A group of reports sharing one cell.
+public struct Cluster: Sendable, Hashable {
+    public var id: ClusterID
+    public var cell: Cell
+    /// How many (matching) reports it holds.
+    public var count: Int
+    /// The mean of its members' normalized Web Mercator positions (to within 2⁻³²).
+    public var x: Double
+    public var y: Double
+    /// The smallest box holding its members (rounded outward by under 1 cm; reaching the
+    /// pole when members lie at the Mercator square's north or south edge or beyond it).
+    public var bounds: BoundingBox
+    /// The lowest zoom at which its members fall into more than one cell;
+    /// `maxZoom + 1` when they never do.
+    public var expansionZoom: Int
+    /// Its members by status number (the array has one entry per status).
+    public var statusCounts: [Int]
+
+    /// The mean position in degrees.
+    public var coordinate: Coordinate {
+        Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y))
+    }
+}
+
+/// One report as the index knows it.
+public struct ClusterMember: Sendable, Hashable {
+    public var id: Int64
+    /// Its normalized Web Mercator position (to within 2⁻³²; the store has the exact one).
+    public var x: Double
+    public var y: Double
+    public var status: Int
+    public var createdAt: Int64
+}
+
+/// What a query shows in a cell: a cluster, or a report alone.
+public enum ClusterItem: Sendable, Hashable {
+    case cluster(Cluster)
+    case report(ClusterMember)
+}
+
+/// A page of the reports inside a cluster, in the index's order (by position along the
+/// Z-order curve, then id).
+public struct LeavesPage: Sendable, Hashable {
+    /// How many matching reports the cluster holds.
+    public var total: Int
+    public var members: [ClusterMember]
+}
+
+/// A cluster id naming a cell without matching reports.
+public struct ClusterNotFound: Error, Sendable, Hashable, CustomStringConvertible {
+    public var id: ClusterID
+    public var cell: Cell
+    public var description: String { "cluster \(id) (cell \(cell)) holds no matching reports" }
+}

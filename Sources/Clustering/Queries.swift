@@ -1,0 +1,163 @@
+import Geometry
+
+/// The read paths of the quadtree: clusters of a block of cells, one cell's summary, and
+/// the reports of a cell in order.
+extension QuadTree {
+    /// What a query adds up for one cell: the aggregate of its matching reports and their
+    /// counts by status.
+    struct Tally {
+        var aggregate = Aggregate()
+        var statusCounts = InlineArray<16, UInt32>(repeating: 0)
+
+        @inline(__always)
+        mutating func add(_ slot: Slot) {
+            aggregate.add(slot)
+            statusCounts[Int(slot.status)] += 1
+        }
+    }
+
+    /// A block of cells at one level, in cell numbers of that level.
+    struct Block {
+        var depth: Int
+        var x0: UInt64, x1: UInt64, y0: UInt64, y1: UInt64
+    }
+
+    /// Calls `emit` for each cell of `block` with matching reports, in Z-order: with the
+    /// tally, and a way to list the cell's matching slots (needed for small cells).
+    func visit(_ block: Block, filter: ClusterFilter, emit: (_ cellKey: UInt64, _ tally: Tally, _ ref: Ref) -> Void) {
+        visit(root, depth: 0, cx: 0, cy: 0, block: block, filter: filter, emit: emit)
+    }
+
+    private func visit(
+        _ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, block: Block, filter: ClusterFilter,
+        emit: (UInt64, Tally, Ref) -> Void
+    ) {
+        if ref < 0 {
+            scan(leaf: Int(~ref), block: block, filter: filter, emit: emit)
+            return
+        }
+        let node = Int(ref)
+        if depth == block.depth {
+            var tally = Tally()
+            summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
+            if tally.aggregate.count > 0 { emit(cellKey(cx, cy), tally, ref) }
+            return
+        }
+        let shift = UInt64(block.depth - depth - 1)
+        for q in 0..<4 {
+            let child = children[node * 4 + q]
+            if child == Self.none { continue }
+            let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
+            guard x << shift <= block.x1, (x + 1) << shift > block.x0, y << shift <= block.y1, (y + 1) << shift > block.y0 else { continue }
+            visit(child, depth: depth + 1, cx: x, cy: y, block: block, filter: filter, emit: emit)
+        }
+    }
+
+    /// The cells of `block` inside one leaf: its slots are in key order, so each cell's
+    /// reports are one run.
+    private func scan(leaf: Int, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) {
+        let shift = UInt32(32 - block.depth)
+        var current = UInt64.max
+        var tally = Tally()
+        for i in leaves[leaf] {
+            let slot = slots[Int(i)]
+            let x = UInt64(slot.x >> shift), y = UInt64(slot.y >> shift)
+            guard x >= block.x0, x <= block.x1, y >= block.y0, y <= block.y1, filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
+            let cell = cellKey(x, y)
+            if cell != current {
+                if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+                tally = Tally()
+                current = cell
+            }
+            tally.add(slot)
+        }
+        if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+    }
+
+    /// Adds up the matching reports under `ref`; in a leaf, only those of `cellKey` at
+    /// level `depth` when given. Status filters read the per-status aggregates; a time
+    /// filter uses them for nodes whose whole time range is inside it, skips nodes
+    /// outside it, and looks inside the rest.
+    func summarize(_ ref: Ref, filter: ClusterFilter, cellKey: UInt64?, depth: Int, into tally: inout Tally) {
+        if ref < 0 {
+            let shift = UInt64(64 - 2 * depth)
+            for i in leaves[Int(~ref)] {
+                let slot = slots[Int(i)]
+                if let cellKey, depth > 0, slot.key >> shift != cellKey { continue }
+                if filter.matches(status: slot.status, createdAt: slot.createdAt) { tally.add(slot) }
+            }
+            return
+        }
+        let node = Int(ref)
+        if let range = filter.created, !(range.lowerBound <= createdMin[node] && createdMax[node] <= range.upperBound) {
+            guard createdMax[node] >= range.lowerBound, createdMin[node] <= range.upperBound else { return }
+            for q in 0..<4 where children[node * 4 + q] != Self.none {
+                summarize(children[node * 4 + q], filter: filter, cellKey: nil, depth: depth, into: &tally)
+            }
+            return
+        }
+        var mask = filter.statuses & ((1 << UInt64(statusCount)) - 1)
+        while mask != 0 {
+            let s = mask.trailingZeroBitCount
+            mask &= mask - 1
+            let a = aggregates[node * statusCount + s]
+            tally.aggregate.merge(a)
+            tally.statusCounts[s] += a.count
+        }
+    }
+
+    /// The node holding the cell `cellKey` of level `depth`: an inner node of that level,
+    /// or the leaf it lies in; nil when nothing is there.
+    func find(cellKey: UInt64, depth: Int) -> Ref? {
+        var ref = root, level = 0
+        while ref >= 0 && level < depth {
+            ref = children[Int(ref) * 4 + Int(truncatingIfNeeded: cellKey >> UInt64(2 * (depth - level - 1))) & 3]
+            if ref == Self.none { return nil }
+            level += 1
+        }
+        return ref
+    }
+
+    /// Calls `body` with the matching slots of cell `cellKey` (level `depth`) under `ref`,
+    /// in key order, after skipping `skip` of them; `body` returns false to stop. Whole
+    /// subtrees are skipped by their counts when the filter allows it.
+    @discardableResult
+    func forEachSlot(
+        _ ref: Ref, cellKey: UInt64, depth: Int, filter: ClusterFilter, skip: inout Int, _ body: (Slot) -> Bool
+    ) -> Bool {
+        if ref < 0 {
+            let shift = UInt64(64 - 2 * depth)
+            for i in leaves[Int(~ref)] {
+                let slot = slots[Int(i)]
+                if depth > 0, slot.key >> shift != cellKey { continue }
+                guard filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
+                if skip > 0 {
+                    skip -= 1
+                } else if !body(slot) {
+                    return false
+                }
+            }
+            return true
+        }
+        let node = Int(ref)
+        if skip > 0 {
+            var tally = Tally()
+            summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
+            let n = Int(tally.aggregate.count)
+            if skip >= n {
+                skip -= n
+                return true
+            }
+        }
+        for q in 0..<4 where children[node * 4 + q] != Self.none {
+            if !forEachSlot(children[node * 4 + q], cellKey: cellKey, depth: depth, filter: filter, skip: &skip, body) { return false }
+        }
+        return true
+    }
+}
+
+/// The Morton code of a cell (both numbers below 2^32).
+@inline(__always)
+func cellKey(_ x: UInt64, _ y: UInt64) -> UInt64 {
+    Morton.code(x: UInt32(truncatingIfNeeded: x), y: UInt32(truncatingIfNeeded: y))
+}

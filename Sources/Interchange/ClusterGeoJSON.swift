@@ -1,0 +1,102 @@
+import Clustering
+import Geometry
+import ReportModel
+
+/// Clusters as RFC 7946 GeoJSON: the answer to "what is in this area at this zoom".
+///
+/// A cluster is a Feature whose `id` is the cluster id, with a `bbox` member (its
+/// members' box), a Point at its members' mean position, and the properties
+/// `cluster: true`, `cluster_id`, `count`, `count_abbrev` (`"1.2k"`), `expansion_zoom`
+/// and `statuses` (the counts of the statuses present, by code). A lone report is the
+/// report's own Feature (``GeoJSON/feature(_:)``).
+///
+/// ```swift
+/// ClusterGeoJSON.featureCollection(items, reports: byID, statusCodes: codes)
+/// // {"type":"FeatureCollection","features":[
+/// // {"type":"Feature","id":5764607523034234880,"bbox":[…],"geometry":{…},"properties":{"cluster":true,…}},
+/// // {"type":"Feature","id":17,"geometry":{…},"properties":{"address":…}}]}
+/// ```
+public enum ClusterGeoJSON {
+    /// A FeatureCollection of `items` in order, `members` before `features`. Lone reports
+    /// are written from `reports` (by id); one missing there (deleted meanwhile) is left out.
+    public static func featureCollection(
+        _ items: [ClusterItem], reports: [Int64: Report], statusCodes: [String], members: [ReportWriter.Member] = []
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 * items.count + 64)
+        ByteOutput.append(#"{"type":"FeatureCollection""#, to: &out)
+        for member in members {
+            out.append(UInt8(ascii: ","))
+            ByteOutput.appendJSONString(member.name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: member.json.utf8)
+        }
+        ByteOutput.append(#","features":["#, to: &out)
+        var first = true
+        for item in items {
+            let start = out.count
+            if !first { out.append(UInt8(ascii: ",")) }
+            out.append(0x0A)
+            switch item {
+            case .cluster(let cluster):
+                appendFeature(cluster, statusCodes: statusCodes, to: &out)
+            case .report(let member):
+                guard let report = reports[member.id] else {
+                    out.removeSubrange(start...)
+                    continue
+                }
+                GeoJSON.appendFeature(report, to: &out)
+            }
+            first = false
+        }
+        ByteOutput.append("]}\n", to: &out)
+        return out
+    }
+
+    /// Appends one cluster Feature.
+    public static func appendFeature(_ cluster: Cluster, statusCodes: [String], to out: inout [UInt8]) {
+        let position = cluster.coordinate, box = cluster.bounds
+        ByteOutput.append(#"{"type":"Feature","id":"#, to: &out)
+        ByteOutput.appendInteger(Int64(cluster.id.rawValue), to: &out)
+        ByteOutput.append(#","bbox":["#, to: &out)
+        for (k, edge) in [box.west, box.south, box.east, box.north].enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            ByteOutput.appendDegrees(edge, to: &out)
+        }
+        ByteOutput.append(#"],"geometry":{"type":"Point","coordinates":["#, to: &out)
+        ByteOutput.appendDegrees(position.longitude, to: &out)
+        out.append(UInt8(ascii: ","))
+        ByteOutput.appendDegrees(position.latitude, to: &out)
+        ByteOutput.append(#"]},"properties":{"cluster":true,"cluster_id":"#, to: &out)
+        ByteOutput.appendInteger(Int64(cluster.id.rawValue), to: &out)
+        ByteOutput.append(#","count":"#, to: &out)
+        ByteOutput.appendInteger(Int64(cluster.count), to: &out)
+        ByteOutput.append(#","count_abbrev":"#, to: &out)
+        ByteOutput.appendJSONString(abbreviated(cluster.count), to: &out)
+        ByteOutput.append(#","expansion_zoom":"#, to: &out)
+        ByteOutput.appendInteger(Int64(cluster.expansionZoom), to: &out)
+        ByteOutput.append(#","statuses":{"#, to: &out)
+        var firstStatus = true
+        for (s, n) in cluster.statusCounts.enumerated() where n > 0 && s < statusCodes.count {
+            if !firstStatus { out.append(UInt8(ascii: ",")) }
+            ByteOutput.appendJSONString(statusCodes[s], to: &out)
+            out.append(UInt8(ascii: ":"))
+            ByteOutput.appendInteger(Int64(n), to: &out)
+            firstStatus = false
+        }
+        ByteOutput.append("}}}", to: &out)
+    }
+
+    /// A count as a map label, as supercluster writes it: `999`, `1.2k` (one decimal from
+    /// 1,000), `34k` (whole thousands from 10,000), `1.2M`, `34M`.
+    public static func abbreviated(_ count: Int) -> String {
+        func short(_ value: Int, _ unit: Int, _ suffix: String) -> String {
+            if value >= 10 * unit { return "\((value + unit / 2) / unit)\(suffix)" }
+            let tenths = (value + unit / 20) / (unit / 10)
+            return tenths % 10 == 0 ? "\(tenths / 10)\(suffix)" : "\(tenths / 10).\(tenths % 10)\(suffix)"
+        }
+        if count >= 999_500 { return short(count, 1_000_000, "M") }
+        if count >= 1_000 { return short(count, 1_000, "k") }
+        return String(count)
+    }
+}

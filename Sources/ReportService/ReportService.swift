@@ -1,0 +1,125 @@
+import Clustering
+import Foundation
+import Geometry
+import ReportModel
+import ReportStore
+import Synchronization
+
+/// The reports as the service answers for them: the SQLite store and the cluster index,
+/// kept in step.
+///
+/// The index is built from the store when the service starts. Every write goes through
+/// here: it is committed to the store, then applied to the index, both under one lock,
+/// so writes reach the index in the order they reached the database, and the next query
+/// after a write returns sees it.
+///
+/// ```swift
+/// let service = try ReportService(store: ReportStore(path: "var/posterwatch.sqlite"))
+/// let filter = try service.filter(statuses: ["new", "verifying"], created: nil)
+/// let answer = try service.clusters(in: box, zoom: 12, filter: filter)
+/// ```
+public final class ReportService: Sendable {
+    public let store: ReportStore
+    public let index: ClusterIndex
+    /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
+    public let statusCodes: [String]
+    private let writes = Mutex(())
+
+    /// Opens the service over `store`, building the index from every stored report.
+    public init(store: ReportStore, grid: ClusterGrid = .standard) throws {
+        self.store = store
+        statusCodes = store.reference.statuses.map(\.code)
+        let markers = try store.markers()
+        index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers.lazy.map(ClusterEntry.init))
+    }
+
+    private func entry(_ report: Report) -> ClusterEntry? {
+        report.marker(statuses: store.reference).map(ClusterEntry.init)
+    }
+
+    // MARK: Writes
+
+    /// Stores new reports (all or none) and adds them to the index.
+    @discardableResult
+    public func insert(_ drafts: [ReportDraft], now: Date = Date()) throws -> [Report] {
+        try writes.withLock { _ in
+            let reports = try store.insert(drafts, now: now)
+            try index.apply(reports.compactMap(entry).map { .upsert($0) })
+            return reports
+        }
+    }
+
+    /// Replaces report `id` (a move, a status change, any edit) in the store and the index.
+    @discardableResult
+    public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
+        try writes.withLock { _ in
+            let report = try store.update(id: id, with: draft, now: now)
+            if let e = entry(report) { try index.upsert(e) }
+            return report
+        }
+    }
+
+    /// Deletes report `id` from the store and the index.
+    public func delete(id: Int64) throws {
+        try writes.withLock { _ in
+            try store.delete(id: id)
+            index.remove(id: id)
+        }
+    }
+
+    // MARK: Queries
+
+    /// The filter of a list of status codes (nil: all) and a creation-time interval; an
+    /// unknown code is an error on `status`.
+    public func filter(statuses: [String]?, created: ClosedRange<Int64>?) throws(ValidationError) -> ClusterFilter {
+        guard let statuses else { return ClusterFilter(created: created) }
+        var numbers: [Int] = []
+        for code in statuses {
+            guard let s = statusCodes.firstIndex(of: code) else {
+                throw ValidationError(field: "status", "unknown status \"\(code.prefix(40))\"; expected one of \(statusCodes.joined(separator: ", "))")
+            }
+            numbers.append(s)
+        }
+        return ClusterFilter(statusNumbers: numbers, created: created)
+    }
+
+    /// Clusters and lone reports at `zoom` in the box, with the lone reports read from the
+    /// store.
+    public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all) throws -> ClusterAnswer {
+        try answer(index.clusters(in: box, zoom: zoom, filter: filter))
+    }
+
+    /// What a cluster becomes one zoom deeper, with the lone reports read from the store.
+    public func children(of id: ClusterID, filter: ClusterFilter = .all) throws -> ClusterAnswer {
+        try answer(index.children(of: id, filter: filter))
+    }
+
+    /// A page of a cluster's reports, read from the store.
+    public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) throws -> (total: Int, reports: [Report]) {
+        let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
+        return (page.total, try store.reports(ids: page.members.map(\.id)))
+    }
+
+    private func answer(_ items: [ClusterItem]) throws -> ClusterAnswer {
+        let ids = items.compactMap { item -> Int64? in
+            if case .report(let member) = item { return member.id }
+            return nil
+        }
+        let reports = try store.reports(ids: ids)
+        return ClusterAnswer(items: items, reports: Dictionary(reports.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
+    }
+}
+
+extension ClusterEntry {
+    /// The index entry of a stored report's marker.
+    public init(_ m: ReportMarker) {
+        self.init(id: m.id, coordinate: m.coordinate, status: m.status, createdAt: m.createdAt)
+    }
+}
+
+/// Clusters and lone reports, with the lone reports' stored records by id (a report
+/// deleted between the two reads is missing from `reports`).
+public struct ClusterAnswer: Sendable {
+    public var items: [ClusterItem]
+    public var reports: [Int64: Report]
+}
