@@ -103,19 +103,7 @@ public final class ClusterIndex: @unchecked Sendable {
 
     /// The clusters and lone reports of a block of cells (the tile renderer's query).
     public func clusters(in block: CellBlock, filter: ClusterFilter = .all) -> [ClusterItem] {
-        let depth = grid.depth(zoom: block.zoom)
-        let last = UInt64(grid.cellsPerSide(zoom: block.zoom) - 1)
-        return lock.read {
-            var items: [ClusterItem] = []
-            for columns in block.columns {
-                let b = QuadTree.Block(
-                    depth: depth, x0: UInt64(clamping: columns.lowerBound), x1: min(UInt64(clamping: columns.upperBound), last),
-                    y0: UInt64(clamping: block.rows.lowerBound), y1: min(UInt64(clamping: block.rows.upperBound), last))
-                guard b.x0 <= b.x1, b.y0 <= b.y1 else { continue }
-                collect(b, zoom: block.zoom, filter: filter, into: &items)
-            }
-            return items
-        }
+        lock.read { clusters(tree, block, filter) }
     }
 
     /// The cluster `id` names, as ``clusters(in:zoom:filter:)`` would show it (also for a
@@ -123,16 +111,7 @@ public final class ClusterIndex: @unchecked Sendable {
     /// a cell without matching reports is ``ClusterNotFound``.
     public func cluster(_ id: ClusterID, filter: ClusterFilter = .all) throws -> Cluster {
         let cell = try grid.cell(of: id)
-        let key = cellKey(UInt64(cell.x), UInt64(cell.y))
-        return try lock.read {
-            let depth = grid.depth(zoom: cell.zoom)
-            var tally = QuadTree.Tally()
-            if let ref = tree.find(cellKey: key, depth: depth) {
-                tree.summarize(ref, filter: filter, cellKey: key, depth: depth, into: &tally)
-            }
-            guard tally.aggregate.count > 0 else { throw ClusterNotFound(id: id, cell: cell) }
-            return makeCluster(tally, cell: cell)
-        }
+        return try lock.read { try cluster(tree, id, cell, filter).cluster }
     }
 
     /// The lowest zoom at which the cluster's matching reports fall into more than one cell.
@@ -141,13 +120,17 @@ public final class ClusterIndex: @unchecked Sendable {
     }
 
     /// What the cluster becomes one zoom deeper: up to four clusters or lone reports; at
-    /// `maxZoom`, its reports.
+    /// `maxZoom`, its reports. One consistent read: no write falls between the two steps.
     public func children(of id: ClusterID, filter: ClusterFilter = .all) throws -> [ClusterItem] {
-        let cell = try cluster(id, filter: filter).cell
-        if cell.zoom == grid.maxZoom {
-            return try leaves(of: id, limit: .max, offset: 0, filter: filter).members.map { .report($0) }
+        let cell = try grid.cell(of: id)
+        return try lock.read {
+            let found = try cluster(tree, id, cell, filter)
+            if cell.zoom == grid.maxZoom {
+                return leaves(tree, found, limit: .max, offset: 0, filter).members.map { .report($0) }
+            }
+            let below = CellBlock(zoom: cell.zoom + 1, columns: [(2 * cell.x)...(2 * cell.x + 1)], rows: (2 * cell.y)...(2 * cell.y + 1))
+            return clusters(tree, below, filter)
         }
-        return clusters(in: CellBlock(zoom: cell.zoom + 1, columns: [(2 * cell.x)...(2 * cell.x + 1)], rows: (2 * cell.y)...(2 * cell.y + 1)), filter: filter)
     }
 
     /// The cluster's matching reports in Z-order (then id), `limit` of them after skipping
@@ -156,59 +139,77 @@ public final class ClusterIndex: @unchecked Sendable {
         guard limit >= 0 else { throw ValidationError(field: "limit", "must not be negative, got \(limit)") }
         guard offset >= 0 else { throw ValidationError(field: "offset", "must not be negative, got \(offset)") }
         let cell = try grid.cell(of: id)
-        let key = cellKey(UInt64(cell.x), UInt64(cell.y))
-        let depth = grid.depth(zoom: cell.zoom)
-        return try lock.read {
-            guard let ref = tree.find(cellKey: key, depth: depth) else { throw ClusterNotFound(id: id, cell: cell) }
-            var tally = QuadTree.Tally()
-            tree.summarize(ref, filter: filter, cellKey: key, depth: depth, into: &tally)
-            guard tally.aggregate.count > 0 else { throw ClusterNotFound(id: id, cell: cell) }
-            var members: [ClusterMember] = []
-            if limit > 0 {
-                var skip = offset
-                tree.forEachSlot(ref, cellKey: key, depth: depth, filter: filter, skip: &skip) { slot in
-                    members.append(Self.member(slot))
-                    return members.count < limit
-                }
-            }
-            return LeavesPage(total: Int(tally.aggregate.count), members: members)
-        }
+        return try lock.read { leaves(tree, try cluster(tree, id, cell, filter), limit: limit, offset: offset, filter) }
     }
 
-    private func collect(_ block: QuadTree.Block, zoom: Int, filter: ClusterFilter, into items: inout [ClusterItem]) {
-        let tree = self.tree
-        tree.visit(block, filter: filter) { key, tally, ref in
-            let (x, y) = Morton.cell(key)
-            let cell = Cell(zoom: zoom, x: Int(x), y: Int(y))
-            if tally.aggregate.count >= grid.minPoints {
-                items.append(.cluster(makeCluster(tally, cell: cell)))
-            } else {
-                var skip = 0
-                tree.forEachSlot(ref, cellKey: key, depth: block.depth, filter: filter, skip: &skip) { slot in
-                    items.append(.report(Self.member(slot)))
-                    return true
+    // The read paths proper, on a tree the caller holds the read lock for.
+
+    /// A cell found: its node, and its summary as a cluster.
+    private struct Found {
+        var ref: QuadTree.Ref
+        var key: UInt64
+        var depth: Int
+        var cluster: Cluster
+    }
+
+    private func cluster(_ tree: QuadTree, _ id: ClusterID, _ cell: Cell, _ filter: ClusterFilter) throws(ClusterNotFound) -> Found {
+        let key = cellKey(UInt64(cell.x), UInt64(cell.y))
+        let depth = grid.depth(zoom: cell.zoom)
+        var tally = QuadTree.Tally()
+        guard let ref = tree.find(cellKey: key, depth: depth) else { throw ClusterNotFound(id: id, cell: cell) }
+        tree.summarize(ref, filter: filter, cellKey: key, depth: depth, into: &tally)
+        guard tally.aggregate.count > 0 else { throw ClusterNotFound(id: id, cell: cell) }
+        return Found(ref: ref, key: key, depth: depth, cluster: makeCluster(tally, cell: cell))
+    }
+
+    private func leaves(_ tree: QuadTree, _ found: Found, limit: Int, offset: Int, _ filter: ClusterFilter) -> LeavesPage {
+        var members: [ClusterMember] = []
+        if limit > 0 {
+            var skip = offset
+            tree.forEachSlot(found.ref, cellKey: found.key, depth: found.depth, filter: filter, skip: &skip) { slot in
+                members.append(Self.member(slot))
+                return members.count < limit
+            }
+        }
+        return LeavesPage(total: found.cluster.count, members: members)
+    }
+
+    private func clusters(_ tree: QuadTree, _ block: CellBlock, _ filter: ClusterFilter) -> [ClusterItem] {
+        let depth = grid.depth(zoom: block.zoom)
+        let last = UInt64(grid.cellsPerSide(zoom: block.zoom) - 1)
+        var items: [ClusterItem] = []
+        for columns in block.columns {
+            let b = QuadTree.Block(
+                depth: depth, x0: UInt64(clamping: columns.lowerBound), x1: min(UInt64(clamping: columns.upperBound), last),
+                y0: UInt64(clamping: block.rows.lowerBound), y1: min(UInt64(clamping: block.rows.upperBound), last))
+            guard b.x0 <= b.x1, b.y0 <= b.y1 else { continue }
+            tree.visit(b, filter: filter) { key, tally, ref in
+                let (x, y) = Morton.cell(key)
+                let cell = Cell(zoom: block.zoom, x: Int(x), y: Int(y))
+                if tally.aggregate.count >= grid.minPoints {
+                    items.append(.cluster(makeCluster(tally, cell: cell)))
+                } else {
+                    var skip = 0
+                    tree.forEachSlot(ref, cellKey: key, depth: depth, filter: filter, skip: &skip) { slot in
+                        items.append(.report(Self.member(slot)))
+                        return true
+                    }
                 }
             }
         }
+        return items
     }
 
     private func makeCluster(_ tally: QuadTree.Tally, cell: Cell) -> Cluster {
         let a = tally.aggregate
         let n = Double(a.count)
-        let scale = FixedPoint.scale
         let shared = (a.minKey ^ a.maxKey).leadingZeroBitCount / 2
-        // The first and last fixed-point rows also hold the reports beyond the Mercator square
-        // (up to ±90°), clamped onto its edge: bounds that reach those rows reach the pole.
-        let north = a.minY == 0 ? 90 : WebMercator.latitude(y: Double(a.minY) / scale)
-        let south = a.maxY == .max ? -90 : WebMercator.latitude(y: (Double(a.maxY) + 1) / scale)
         return Cluster(
             id: grid.id(of: cell), cell: cell, count: Int(a.count),
-            x: (Double(a.sumX) / n + 0.5) / scale, y: (Double(a.sumY) / n + 0.5) / scale,
-            bounds: BoundingBox(
-                unchecked: WebMercator.longitude(x: Double(a.minX) / scale), south,
-                WebMercator.longitude(x: (Double(a.maxX) + 1) / scale), north),
+            x: (Double(a.sumX) / n + 0.5) / FixedPoint.scale, y: (Double(a.sumY) / n + 0.5) / FixedPoint.scale,
             expansionZoom: min(shared + 1 - grid.cellShift, grid.maxZoom + 1),
-            statusCounts: (0..<statusCount).map { Int(tally.statusCounts[$0]) })
+            statusCounts: StatusCounts(tally.statusCounts, count: statusCount),
+            box: (a.minX, a.minY, a.maxX, a.maxY))
     }
 
     static func member(_ slot: QuadTree.Slot) -> ClusterMember {

@@ -31,9 +31,9 @@ public struct ClusterFilter: Sendable, Hashable {
         self.created = created
     }
 
-    /// The filter of a list of status numbers.
+    /// The filter of a list of status numbers (numbers outside 0...63 match nothing).
     public init(statusNumbers: some Sequence<Int>, created: ClosedRange<Int64>? = nil) {
-        self.init(statuses: statusNumbers.reduce(0) { $0 | (1 << UInt64($1)) }, created: created)
+        self.init(statuses: statusNumbers.reduce(0) { (0..<64).contains($1) ? $0 | (1 << UInt64($1)) : $0 }, created: created)
     }
 
     /// Every report.
@@ -54,19 +54,67 @@ public struct Cluster: Sendable, Hashable {
     /// The mean of its members' normalized Web Mercator positions (to within 2⁻³²).
     public var x: Double
     public var y: Double
-    /// The smallest box holding its members (rounded outward by under 1 cm; reaching the
-    /// pole when members lie at the Mercator square's north or south edge or beyond it).
-    public var bounds: BoundingBox
     /// The lowest zoom at which its members fall into more than one cell;
     /// `maxZoom + 1` when they never do.
     public var expansionZoom: Int
-    /// Its members by status number (the array has one entry per status).
-    public var statusCounts: [Int]
+    /// Its members by status number (one entry per status).
+    public var statusCounts: StatusCounts
+    /// Its members' box in 32-bit fixed-point Mercator (``bounds`` in degrees).
+    var box: (minX: UInt32, minY: UInt32, maxX: UInt32, maxY: UInt32)
 
     /// The mean position in degrees.
     public var coordinate: Coordinate {
         Coordinate(longitude: WebMercator.longitude(x: x), latitude: WebMercator.latitude(y: y))
     }
+
+    /// The smallest box holding its members (rounded outward by under 1 cm; reaching the
+    /// pole when members lie at the Mercator square's north or south edge or beyond it,
+    /// where positions are clamped onto the edge).
+    public var bounds: BoundingBox {
+        let scale = FixedPoint.scale
+        let north = box.minY == 0 ? 90 : WebMercator.latitude(y: Double(box.minY) / scale)
+        let south = box.maxY == .max ? -90 : WebMercator.latitude(y: (Double(box.maxY) + 1) / scale)
+        return BoundingBox(
+            unchecked: WebMercator.longitude(x: Double(box.minX) / scale), south,
+            WebMercator.longitude(x: (Double(box.maxX) + 1) / scale), north)
+    }
+
+    public static func == (a: Cluster, b: Cluster) -> Bool {
+        a.id == b.id && a.cell == b.cell && a.count == b.count && a.x == b.x && a.y == b.y && a.expansionZoom == b.expansionZoom
+            && a.statusCounts == b.statusCounts && a.box == b.box
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(count)
+        hasher.combine(x)
+        hasher.combine(y)
+    }
+}
+
+/// Counts by status number, kept inline (no allocation per cluster).
+public struct StatusCounts: RandomAccessCollection, Sendable, Hashable, ExpressibleByArrayLiteral, CustomStringConvertible {
+    private var storage = SIMD16<UInt32>()
+    public let endIndex: Int
+
+    init(_ counts: SIMD16<UInt32>, count: Int) {
+        storage = counts
+        endIndex = count
+    }
+
+    public init(arrayLiteral elements: Int...) {
+        endIndex = elements.count
+        for (i, n) in elements.enumerated() { storage[i] = UInt32(n) }
+    }
+
+    public var startIndex: Int { 0 }
+    public subscript(position: Int) -> Int { Int(storage[position]) }
+
+    public static func == (a: StatusCounts, b: StatusCounts) -> Bool { a.elementsEqual(b) }
+    public func hash(into hasher: inout Hasher) {
+        for n in self { hasher.combine(n) }
+    }
+    public var description: String { Array(self).description }
 }
 
 /// One report as the index knows it.

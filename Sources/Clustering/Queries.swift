@@ -7,7 +7,7 @@ extension QuadTree {
     /// counts by status.
     struct Tally {
         var aggregate = Aggregate()
-        var statusCounts = InlineArray<16, UInt32>(repeating: 0)
+        var statusCounts = SIMD16<UInt32>()
 
         @inline(__always)
         mutating func add(_ slot: Slot) {

@@ -327,7 +327,7 @@ func clusterProblems(_ c: Cluster, zoom: Int, cell: CellXY, members: [RefReport]
     if c.expansionZoom != ez { p.append("\(tag): expansionZoom \(c.expansionZoom), expected \(ez)") }
     var counts = Array(repeating: 0, count: model.statusCount)
     for m in members { counts[m.entry.status] += 1 }
-    if c.statusCounts != counts { p.append("\(tag): statusCounts \(c.statusCounts), expected \(counts)") }
+    if Array(c.statusCounts) != counts { p.append("\(tag): statusCounts \(c.statusCounts), expected \(counts)") }
     p += boundsProblems(c.bounds, members: members, tag: tag)
     return p
 }
