@@ -1,6 +1,7 @@
 # PosterWatch: `make run` and `make test` do everything on a fresh Debian machine.
 #
-#   make run     install system packages, build, create the database from data/ when absent, show it
+#   make run     install system packages, build, create the database from data/ when absent, serve it
+#                on http://$(HOST):$(PORT)/ (HOST and PORT may be set: make run PORT=9000)
 #   make test    install system packages, build and run the test suite
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 
@@ -11,6 +12,8 @@ DB ?= var/posterwatch.sqlite
 SAMPLE := data/sample-reports.geojsonl
 BIN := .build/release/posterwatch
 BENCH_COUNT ?= 1000000
+HOST ?= 127.0.0.1
+PORT ?= 8080
 
 .PHONY: deps build run test bench sample clean
 
@@ -33,6 +36,7 @@ run: build
 		$(BIN) import $(SAMPLE) --db $(DB); \
 	fi
 	$(BIN) stats --db $(DB)
+	$(BIN) serve --db $(DB) --host $(HOST) --port $(PORT)
 
 test: deps
 	swift test

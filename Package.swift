@@ -8,6 +8,7 @@
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   ReportService the store and the cluster index kept in step; what the CLI and the server call
+//   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
@@ -27,6 +28,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -43,11 +47,18 @@ let package = Package(
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(name: "ReportService", dependencies: ["Clustering", "Geometry", "ReportModel", "ReportStore"]),
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
+        .target(
+            name: "Server",
+            dependencies: [
+                "Clustering", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator",
+                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -63,6 +74,12 @@ let package = Package(
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["ReportService", "Generator"]),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "Server", "ReportService", "Generator", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),

@@ -5,11 +5,11 @@ import Foundation
 /// parses its arguments, calls a library, and prints; errors reach standard error as
 /// one sentence naming the input and the rule, with exit code 1.
 @main
-struct PosterWatch: ParsableCommand {
+struct PosterWatch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "posterwatch",
-        abstract: "Reports of illegally placed posters: generate, import, query, cluster and search them.",
-        subcommands: [Generate.self, Import.self, Query.self, Clusters.self, Search.self, Stats.self])
+        abstract: "Reports of illegally placed posters: generate, import, query, cluster, search and serve them.",
+        subcommands: [Generate.self, Import.self, Query.self, Clusters.self, Search.self, Stats.self, Serve.self])
 }
 
 /// The database option every store command shares.

@@ -1,0 +1,73 @@
+import Clustering
+import HTTPTypes
+import Hummingbird
+import Logging
+import ReportService
+
+/// How the server runs.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// The `Cache-Control` of read responses (errors are `no-store`).
+    public var cacheControl = "public, max-age=0, must-revalidate"
+    public var logLevel: Logger.Level = .info
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate", logLevel: Logger.Level = .info) {
+        self.host = host
+        self.port = port
+        self.cacheControl = cacheControl
+        self.logLevel = logLevel
+    }
+}
+
+/// The HTTP API over a ``ReportService``: routes, and the middleware every answer passes
+/// through (request ids and access logs, CORS, JSON errors, ETags).
+///
+/// Handlers are thin: they read checked parameters (``QueryParameters``), call the
+/// service, and write GeoJSON or JSON. The request path for "clusters in this area" is
+/// `ClusterRoutes.swift` → `ReportService.clusters` → `ClusterIndex`.
+public func makeRouter(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<BasicRequestContext> {
+    let router = Router()
+    router.add(middleware: LogRequestsMiddleware(.info))
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag", "X-Request-Id"]))
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: ETagMiddleware(cacheControl: configuration.cacheControl))
+    router.get("/health") { _, _ in
+        try Responses.json(#"{"status":"ok","reports":\#(service.index.count)}"#)
+    }
+    ClusterRoutes(service: service).register(on: router)
+    ReportRoutes(service: service).register(on: router)
+    ReferenceRoutes(reference: service.store.reference).register(on: router)
+    return router
+}
+
+/// The application `posterwatch serve` runs.
+public func makeApplication(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> some ApplicationProtocol {
+    var logger = Logger(label: "posterwatch")
+    logger.logLevel = configuration.logLevel
+    return Application(
+        router: makeRouter(service: service, configuration: configuration),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
+        logger: logger)
+}
+
+/// Puts the request id (`hb.request.id` in the logs) on every response as `X-Request-Id`.
+struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            var response = try await next(request, context)
+            response.headers[.requestID] = context.id
+            return response
+        } catch {
+            var response = try (APIError.from(error) ?? APIError(.internalServerError, code: "internal", message: "internal error"))
+                .response(from: request, context: context)
+            response.headers[.requestID] = context.id
+            return response
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let requestID = Self("X-Request-Id")!
+}

@@ -1,0 +1,62 @@
+import Clustering
+import Hummingbird
+import Interchange
+import ReportService
+
+/// `/v1/clusters`: what the map shows for an area at a zoom, and what is inside a cluster.
+struct ClusterRoutes {
+    let service: ReportService
+
+    /// Largest page of a cluster's reports.
+    static let maxLeaves = 10_000
+
+    func register(on router: Router<BasicRequestContext>) {
+        // GET /v1/clusters?bbox=W,S,E,N&zoom=Z[&status=a,b][&datetime=…]
+        router.get("/v1/clusters") { request, _ in
+            let query = try QueryParameters(request, allowed: ["bbox", "zoom", "status", "datetime"])
+            let box = try query.required("bbox", query.bbox())
+            let zoom = try query.required("zoom", query.integer("zoom", in: 0...service.index.grid.maxZoom))
+            let answer = try service.clusters(in: box, zoom: zoom, filter: filter(query))
+            return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [
+                ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"), ("zoom", "\(zoom)"),
+            ]))
+        }
+        // GET /v1/clusters/{id}: one cluster as a Feature.
+        router.get("/v1/clusters/:id") { request, context in
+            let query = try QueryParameters(request, allowed: ["status", "datetime"])
+            let cluster = try service.index.cluster(try clusterID(context), filter: filter(query))
+            var out: [UInt8] = []
+            ClusterGeoJSON.appendFeature(cluster, statusCodes: service.statusCodes, to: &out)
+            return Responses.geoJSON(out)
+        }
+        // GET /v1/clusters/{id}/children: the clusters and reports one zoom deeper.
+        router.get("/v1/clusters/:id/children") { request, context in
+            let query = try QueryParameters(request, allowed: ["status", "datetime"])
+            let answer = try service.children(of: try clusterID(context), filter: filter(query))
+            return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes))
+        }
+        // GET /v1/clusters/{id}/leaves?limit=&offset=: the reports inside, paged.
+        router.get("/v1/clusters/:id/leaves") { request, context in
+            let query = try QueryParameters(request, allowed: ["limit", "offset", "status", "datetime"])
+            let limit = try query.integer("limit", in: 1...Self.maxLeaves, default: 100)!
+            let offset = try query.integer("offset", in: 0...Int(Int32.max), default: 0)!
+            let id = try clusterID(context)
+            let page = try service.leaves(of: id, limit: limit, offset: offset, filter: filter(query))
+            var members: [(String, String)] = [("numberMatched", "\(page.total)"), ("numberReturned", "\(page.reports.count)")]
+            if offset + page.reports.count < page.total {
+                var next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.reports.count)"
+                for name in ["status", "datetime"] { if let v = query[name] { next += "&\(name)=\(URLText.encode(v))" } }
+                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+            }
+            return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
+        }
+    }
+
+    private func clusterID(_ context: BasicRequestContext) throws -> ClusterID {
+        try ClusterID(parsing: Substring(context.parameters.get("id") ?? ""))
+    }
+
+    private func filter(_ query: QueryParameters) throws -> ClusterFilter {
+        try service.filter(statuses: query.statuses(), created: query.created())
+    }
+}

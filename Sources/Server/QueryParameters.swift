@@ -1,0 +1,53 @@
+import Geometry
+import Hummingbird
+import Interchange
+
+/// The query string of a request, checked: every parameter must be one the endpoint
+/// takes, and given once. Values are read by typed accessors that name the parameter and
+/// the rule when a value is wrong.
+struct QueryParameters {
+    private var values: [String: String] = [:]
+
+    init(_ request: Request, allowed: [String]) throws(ValidationError) {
+        for (name, value) in request.uri.queryParameters {
+            let name = String(name)
+            guard allowed.contains(name) else {
+                let takes = allowed.isEmpty ? "this endpoint takes no parameters" : "this endpoint takes \(allowed.joined(separator: ", "))"
+                throw ValidationError(field: String(name.prefix(40)), "unknown parameter; \(takes)")
+            }
+            guard values[name] == nil else { throw ValidationError(field: name, "is given more than once") }
+            values[name] = String(value)
+        }
+    }
+
+    subscript(name: String) -> String? { values[name] }
+
+    /// An integer in `range`, or `fallback` when absent.
+    func integer(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil) throws(ValidationError) -> Int? {
+        guard let text = values[name] else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ValidationError(field: name, "must be an integer from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(40))\"")
+        }
+        return value
+    }
+
+    func required<T>(_ name: String, _ value: T?) throws(ValidationError) -> T {
+        guard let value else { throw ValidationError(field: name, "is required") }
+        return value
+    }
+
+    /// `bbox=W,S,E,N` in degrees.
+    func bbox() throws(ValidationError) -> BoundingBox? {
+        try values["bbox"].map { text throws(ValidationError) in try BoundingBox(parsing: text) }
+    }
+
+    /// `status=a,b`: a list of codes.
+    func statuses() -> [String]? {
+        values["status"].map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) } }
+    }
+
+    /// `datetime=…` as OGC API – Features writes it, in milliseconds.
+    func created() throws(ValidationError) -> ClosedRange<Int64>? {
+        try values["datetime"].map { text throws(ValidationError) in try DateTimeInterval(parsing: text).milliseconds }
+    }
+}

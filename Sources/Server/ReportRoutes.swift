@@ -1,0 +1,76 @@
+import Geometry
+import Hummingbird
+import Interchange
+import ReportModel
+import ReportService
+
+/// `/v1/reports` and `/v1/search`: reports by area (cursor paging), by id, and by phone
+/// fragment or id.
+struct ReportRoutes {
+    let service: ReportService
+
+    static let maxPage = 10_000
+    static let maxSearch = 1_000
+
+    func register(on router: Router<BasicRequestContext>) {
+        // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
+        router.get("/v1/reports") { request, _ in
+            let query = try QueryParameters(request, allowed: ["bbox", "limit", "after"])
+            let box = try query.bbox() ?? .world
+            let limit = min(try query.integer("limit", in: 1...Int.max, default: 100)!, Self.maxPage)
+            let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
+            let page = try service.store.page(in: box, after: after, limit: limit)
+            let matched = try service.store.count(in: box)
+            var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(page.count)")]
+            if page.count == limit, let last = page.last {
+                var next = "/v1/reports?limit=\(limit)&after=\(last.id)"
+                if let bbox = query["bbox"] { next += "&bbox=\(URLText.encode(bbox))" }
+                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+            }
+            return Responses.geoJSON(Responses.featureCollection(page, members: members))
+        }
+        // GET /v1/reports/{id}
+        router.get("/v1/reports/:id") { request, context in
+            _ = try QueryParameters(request, allowed: [])
+            let text = context.parameters.get("id") ?? ""
+            guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
+                throw ValidationError(field: "id", "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
+            }
+            guard let report = try service.store.report(id: id) else {
+                throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
+            }
+            return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])
+        }
+        // GET /v1/search?q=…&limit=…: exact id first, then newest.
+        router.get("/v1/search") { request, _ in
+            let query = try QueryParameters(request, allowed: ["q", "limit"])
+            let q = try query.required("q", query["q"])
+            let limit = try query.integer("limit", in: 1...Self.maxSearch, default: 50)!
+            let found = try service.store.search(q, limit: limit)
+            let matched = try service.store.searchCount(q)
+            return Responses.geoJSON(Responses.featureCollection(found, members: [
+                ("query", GeoJSON.string(q)), ("numberMatched", "\(matched)"), ("numberReturned", "\(found.count)"),
+            ]))
+        }
+    }
+}
+
+extension Responses {
+    /// Reports as a FeatureCollection, `members` before `features`.
+    static func featureCollection(_ reports: [Report], members: [ReportWriter.Member]) -> [UInt8] {
+        var writer = ReportWriter(format: .geojson)
+        writer.begin(members: members)
+        for report in reports { writer.write(report) }
+        writer.end()
+        return writer.takeOutput()
+    }
+}
+
+/// Percent-encoding for values put back into links.
+enum URLText {
+    static func encode(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~,:"))) ?? value
+    }
+}
+
+import Foundation

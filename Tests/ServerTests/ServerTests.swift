@@ -1,0 +1,252 @@
+import Foundation
+import HTTPTypes
+import Generator
+import Geometry
+import Hummingbird
+import HummingbirdTesting
+import ReportModel
+import ReportService
+import ReportStore
+import Server
+import Testing
+
+/// A service over 400 generated Kyiv reports in a temporary database.
+final class Fixture: Sendable {
+    let directory: URL
+    let service: ReportService
+    let reports: [Report]
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-server-\(UUID().uuidString)")
+        let store = try ReportStore(path: directory.appendingPathComponent("test.sqlite").path)
+        let reference = store.reference
+        let drafts = ReportGenerator(count: 400, seed: 21, distribution: .kyiv, reference: reference).map { r in
+            ReportDraft(
+                id: nil, coordinate: r.coordinate, address: r.address, city: r.city, district: r.district, objectType: r.objectType,
+                balanceHolder: r.balanceHolder, violator: r.violator, phones: r.phones, comment: r.comment, status: r.status,
+                createdAt: r.createdAt, updatedAt: r.updatedAt)
+        }
+        reports = try store.insert(drafts)
+        service = try ReportService(store: store)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = Application(router: makeRouter(service: service))
+        try await app.test(.router, body)
+    }
+}
+
+struct Answer {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var json: [String: Any]
+
+    var features: [[String: Any]] { json["features"] as? [[String: Any]] ?? [] }
+    var error: [String: Any]? { json["error"] as? [String: Any] }
+}
+
+extension TestClientProtocol {
+    func get(_ uri: String, headers: HTTPFields = [:]) async throws -> Answer {
+        try await execute(uri: uri, method: .get, headers: headers) { response in
+            let body = Data(buffer: response.body)
+            let json = body.isEmpty ? [:] : (try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? ["array": try JSONSerialization.jsonObject(with: body)])
+            return Answer(status: response.status, headers: response.headers, json: json)
+        }
+    }
+}
+
+/// Reports counted by an answer of clusters: cluster counts plus lone reports.
+func counted(_ features: [[String: Any]]) -> Int {
+    features.reduce(0) { n, f in
+        let p = f["properties"] as! [String: Any]
+        return n + (p["cluster"] as? Bool == true ? p["count"] as! Int : 1)
+    }
+}
+
+@Suite("The HTTP API")
+struct ServerTests {
+    @Test("health says ok and how many reports are indexed")
+    func health() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let answer = try await client.get("/health")
+            #expect(answer.status == .ok)
+            #expect(answer.json["status"] as? String == "ok")
+            #expect(answer.json["reports"] as? Int == 400)
+            #expect(answer.headers[HTTPField.Name("X-Request-Id")!] != nil)
+        }
+    }
+
+    @Test("clusters of a tile count every report in it once, at every zoom")
+    func clusters() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            for zoom in [8, 11, 13, 15, 18] {
+                let n = Double(1 << zoom)
+                let x = Int(WebMercator.x(longitude: 30.52) * n), y = Int(WebMercator.y(latitude: 50.45) * n)
+                let tile = try TileID(z: zoom, x: x, y: y)
+                let inTile = fixture.reports.filter { r in
+                    Int(WebMercator.x(longitude: r.coordinate.longitude) * n) == x && Int(WebMercator.y(latitude: r.coordinate.latitude) * n) == y
+                }
+                let b = tile.bounds
+                let answer = try await client.get("/v1/clusters?bbox=\(b.west),\(b.south),\(b.east),\(b.north)&zoom=\(zoom)")
+                #expect(answer.status == .ok)
+                #expect(answer.headers[.contentType] == "application/geo+json")
+                #expect(counted(answer.features) == inTile.count, "zoom \(zoom)")
+                for f in answer.features {
+                    let p = f["properties"] as! [String: Any]
+                    if p["cluster"] as? Bool == true {
+                        #expect((p["expansion_zoom"] as! Int) > zoom)
+                        #expect((p["statuses"] as! [String: Int]).values.reduce(0, +) == p["count"] as! Int)
+                        #expect((f["bbox"] as! [Double]).count == 4)
+                    } else {
+                        #expect(p["phones"] != nil && p["address"] != nil)
+                    }
+                }
+            }
+            let open = try await client.get("/v1/clusters?bbox=-180,-90,180,90&zoom=3&status=new,verifying")
+            #expect(counted(open.features) == fixture.reports.filter { ["new", "verifying"].contains($0.status) }.count)
+        }
+    }
+
+    @Test("a cluster's leaves page through every member once, and its children add up to it")
+    func leavesAndChildren() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let top = try await client.get("/v1/clusters?bbox=-180,-90,180,90&zoom=9")
+            func count(_ f: [String: Any]) -> Int { (f["properties"] as! [String: Any])["count"] as? Int ?? 1 }
+            let biggest = top.features.filter { ($0["properties"] as! [String: Any])["cluster"] as? Bool == true }
+                .max { count($0) < count($1) }!
+            let id = biggest["id"] as! Int
+            let count = (biggest["properties"] as! [String: Any])["count"] as! Int
+            var seen: [Int] = []
+            var next: String? = "/v1/clusters/\(id)/leaves?limit=7"
+            while let uri = next {
+                let page = try await client.get(uri)
+                #expect(page.status == .ok)
+                #expect(page.json["numberMatched"] as? Int == count)
+                seen += page.features.map { $0["id"] as! Int }
+                next = (page.json["links"] as? [[String: Any]])?.first { $0["rel"] as? String == "next" }?["href"] as? String
+            }
+            #expect(seen.count == count && Set(seen).count == count)
+            let children = try await client.get("/v1/clusters/\(id)/children")
+            #expect(counted(children.features) == count)
+            let one = try await client.get("/v1/clusters/\(id)")
+            #expect((one.json["properties"] as? [String: Any])?["count"] as? Int == count)
+        }
+    }
+
+    @Test("reports in an area page through next links, each once")
+    func reportPaging() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            var ids: [Int] = []
+            var next: String? = "/v1/reports?bbox=30.2,50.2,30.9,50.7&limit=37"
+            while let uri = next {
+                let page = try await client.get(uri)
+                #expect(page.status == .ok)
+                ids += page.features.map { $0["id"] as! Int }
+                next = (page.json["links"] as? [[String: Any]])?.first?["href"] as? String
+            }
+            let expected = fixture.reports.filter { (30.2...30.9).contains($0.coordinate.longitude) && (50.2...50.7).contains($0.coordinate.latitude) }
+            #expect(ids == expected.map { Int($0.id) }.sorted())
+            let one = try await client.get("/v1/reports/17")
+            #expect(one.json["id"] as? Int == 17)
+        }
+    }
+
+    @Test("search finds by phone fragment and by id; nothing found is a 200 with no features")
+    func search() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let phone = fixture.reports[41].phones[0]
+            let fragment = String(phone.suffix(7))
+            let found = try await client.get("/v1/search?q=\(fragment)")
+            #expect(found.status == .ok)
+            #expect(found.features.contains { $0["id"] as? Int == Int(fixture.reports[41].id) })
+            let byID = try await client.get("/v1/search?q=%2342&limit=1")
+            #expect(byID.features.first?["id"] as? Int == 42)
+            let none = try await client.get("/v1/search?q=000000000000")
+            #expect(none.status == .ok)
+            #expect(none.features.isEmpty && none.json["numberMatched"] as? Int == 0)
+        }
+    }
+
+    @Test("reference data for the app's forms")
+    func reference() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let districts = try await client.get("/v1/districts").json["array"] as! [[String: Any]]
+            #expect(districts.count == 10 && districts.allSatisfy { $0["name_uk"] != nil && $0["name_en"] != nil })
+            let types = try await client.get("/v1/object-types").json["array"] as! [[String: Any]]
+            #expect(types.count == 8 && types.allSatisfy { !($0["balance_holders"] as! [Any]).isEmpty })
+            let statuses = try await client.get("/v1/statuses").json["array"] as! [[String: Any]]
+            #expect(statuses.map { $0["code"] as! String }.contains("phone_blocked"))
+        }
+    }
+
+    @Test("a strong ETag, and 304 when the client has it")
+    func etag() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let first = try await client.get("/v1/clusters?bbox=30,50,31,51&zoom=10")
+            let tag = try #require(first.headers[.eTag])
+            #expect(tag.hasPrefix("\"") && first.headers[.cacheControl] != nil)
+            let again = try await client.get("/v1/clusters?bbox=30,50,31,51&zoom=10", headers: [.ifNoneMatch: tag])
+            #expect(again.status == .notModified)
+            let other = try await client.get("/v1/clusters?bbox=30,50,31,51&zoom=11", headers: [.ifNoneMatch: tag])
+            #expect(other.status == .ok)
+        }
+    }
+
+    @Test("bad input is a 4xx with a JSON error naming the field and the rule", arguments: [
+        ("/v1/clusters?zoom=3", 400, "bbox", "is required"),
+        ("/v1/clusters?bbox=1,2,3&zoom=3", 400, "bbox", "four numbers"),
+        ("/v1/clusters?bbox=0,0,1,1&zoom=21", 400, "zoom", "from 0 to 20"),
+        ("/v1/clusters?bbox=0,0,1,1&zoom=x", 400, "zoom", "integer"),
+        ("/v1/clusters?bbox=0,0,1,1&zoom=3&colour=red", 400, "colour", "unknown parameter"),
+        ("/v1/clusters?bbox=0,0,1,1&zoom=3&zoom=4", 400, "zoom", "more than once"),
+        ("/v1/clusters?bbox=0,0,1,1&zoom=3&status=lost", 400, "status", "unknown status"),
+        ("/v1/clusters?bbox=0,0,1,1&zoom=3&datetime=yesterday", 400, "datetime", "RFC 3339"),
+        ("/v1/clusters/abc/leaves", 400, "id", "cluster id"),
+        ("/v1/clusters/3/children", 400, "id", "not a cluster id"),
+        ("/v1/clusters/16/leaves?limit=0", 400, "limit", "from 1"),
+        ("/v1/reports/abc", 400, "id", "report number"),
+        ("/v1/reports/99999", 404, "id", "does not exist"),
+        ("/v1/reports?limit=-1", 400, "limit", "integer"),
+        ("/v1/search", 400, "q", "is required"),
+        ("/v1/search?q=abc", 400, "q", "digit"),
+        ("/v1/nothing-here", 404, nil, "no such endpoint"),
+    ])
+    func errors(uri: String, status: Int, field: String?, message: String) async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let answer = try await client.get(uri)
+            #expect(answer.status.code == status, "\(uri)")
+            let error = try #require(answer.error, "\(uri): \(answer.json)")
+            #expect(error["field"] as? String == field, "\(uri)")
+            #expect((error["message"] as? String ?? "").contains(message), "\(uri): \(error)")
+            #expect(error["code"] is String)
+        }
+    }
+
+    @Test("no query string, however odd, makes the server fail")
+    func neverFails() async throws {
+        let fixture = try Fixture()
+        var rng = SplitMix64(state: 99)
+        let pieces = ["bbox=", "zoom=", "status=", "datetime=", "limit=", "offset=", "after=", "q=", "%", "%zz", "&", "=", ",", "-1", "1e308",
+                      "nan", "180", "-90", "99999999999999999999", "..", "/", "%00", "new", "2026-01-01T00:00:00Z", "x"]
+        let paths = ["/v1/clusters", "/v1/clusters/16", "/v1/clusters/16/leaves", "/v1/clusters/16/children", "/v1/reports", "/v1/reports/1", "/v1/search"]
+        let uris = (0..<300).map { _ in
+            paths[rng.below(paths.count)] + "?" + (0..<rng.below(8)).map { _ in pieces[rng.below(pieces.count)] }.joined()
+        }
+        try await fixture.test { client in
+            for uri in uris {
+                let answer = try await client.get(uri)
+                #expect(answer.status.code < 500, "\(uri)")
+            }
+        }
+    }
+}
