@@ -13,14 +13,14 @@ extension Bench {
     /// without it the same reports come from the generator.
     func measureClustering(_ store: ReportStore?, reference: ReferenceData, _ report: inout Report) throws {
         func generated(_ distribution: Distribution, seed: UInt64) -> [ClusterEntry] {
-            ReportGenerator(count: count, seed: seed, distribution: distribution, reference: reference).map { ClusterEntry($0.marker(statuses: reference)!) }
+            ReportGenerator(count: count, seed: seed, distribution: distribution, reference: reference).map { ClusterEntry($0, reference: reference)! }
         }
         var kyiv: [ClusterEntry]
         if let store {
-            var markers: [ReportMarker] = []
-            let loadSeconds = try time { markers = try store.markers() }
+            var markers: [ClusterEntry] = []
+            let loadSeconds = try time { markers = try store.markers(ClusterEntry.init) }
             report.note("Cluster index start-up: reading the \(fmt(markers.count)) markers (id, position, status, time) from SQLite took \(f2(loadSeconds)) s.")
-            kyiv = markers.map(ClusterEntry.init)
+            kyiv = markers
         } else {
             kyiv = generated(.kyiv, seed: 42)
         }

@@ -29,12 +29,11 @@ public final class ReportService: Sendable {
     public init(store: ReportStore, grid: ClusterGrid = .standard) throws {
         self.store = store
         statusCodes = store.reference.statuses.map(\.code)
-        let markers = try store.markers()
-        index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers.lazy.map(ClusterEntry.init))
+        index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: store.markers(ClusterEntry.init))
     }
 
     private func entry(_ report: Report) -> ClusterEntry? {
-        report.marker(statuses: store.reference).map(ClusterEntry.init)
+        ClusterEntry(report, reference: store.reference)
     }
 
     // MARK: Writes
@@ -111,9 +110,10 @@ public final class ReportService: Sendable {
 }
 
 extension ClusterEntry {
-    /// The index entry of a stored report's marker.
-    public init(_ m: ReportMarker) {
-        self.init(id: m.id, coordinate: m.coordinate, status: m.status, createdAt: m.createdAt)
+    /// The index entry of a report, its status numbered by `reference` (nil for an unknown status).
+    public init?(_ report: Report, reference: ReferenceData) {
+        guard let status = report.statusNumber(in: reference) else { return nil }
+        self.init(id: report.id, coordinate: report.coordinate, status: status, createdAt: report.createdMilliseconds)
     }
 }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 /// Runs the built `posterwatch` binary, as a user would, and checks what it prints.
@@ -109,6 +112,34 @@ struct CLITests {
         #expect(stats.status == 0)
         #expect(stats.stdout.contains("300 reports"))
         #expect(stats.stdout.contains("by district"))
+    }
+
+    @Test("serve answers over HTTP on the port it is given")
+    func serve() async throws {
+        let cli = try CLI()
+        #expect(try cli.run("generate", "--count", "50", "--seed", "4", "--out", "r.geojsonl").status == 0)
+        #expect(try cli.run("import", "r.geojsonl", "--db", "t.sqlite").status == 0)
+        let port = Int.random(in: 20_000...40_000)
+        let server = Process()
+        server.executableURL = CLI.binary
+        server.arguments = ["serve", "--db", "t.sqlite", "--port", "\(port)"]
+        server.currentDirectoryURL = cli.directory
+        server.standardOutput = Pipe()
+        server.standardError = Pipe()
+        try server.run()
+        defer { server.terminate() }
+        var health: [String: Any]?
+        for _ in 0..<100 where health == nil {
+            if let (data, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!) {
+                health = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(health?["reports"] as? Int == 50)
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/v1/clusters?bbox=-180,-90,180,90&zoom=0")!)
+        let features = try cli.json(String(decoding: data, as: UTF8.self))["features"] as! [[String: Any]]
+        #expect(((features.first?["properties"] as? [String: Any])?["count"] as? Int) == 50)
     }
 
     @Test("an import with invalid records lists each and imports nothing, unless told to skip them")
