@@ -5,7 +5,7 @@
 #   make test    install system packages, build and run the test suite
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 
-APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev pkg-config
+APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DB ?= var/posterwatch.sqlite

@@ -10,10 +10,11 @@
 //   ReportService the store and the cluster index kept in step; what the CLI and the server call
 //   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
+//   Reprojection  WGS84 longitude/latitude to other CRSs through PROJ (EPSG codes, OGC CRS URIs)
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
-//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection)
+//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CZlib: gzip for the server
 import PackageDescription
 
 let package = Package(
@@ -35,6 +36,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CProj", pkgConfig: "proj", providers: [.apt(["libproj-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         .target(name: "Geometry"),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
@@ -47,10 +49,11 @@ let package = Package(
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(name: "ReportService", dependencies: ["Clustering", "Geometry", "ReportModel", "ReportStore"]),
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
+        .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
             dependencies: [
-                "Clustering", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore",
+                "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
@@ -77,10 +80,11 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Server", "ReportService", "Generator", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "Server", "ReportService", "Interchange", "Generator", .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
+        .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),

@@ -85,6 +85,12 @@ enum ByteOutput {
     /// Degrees rounded to 6 decimals (≈ 11 cm), trailing zeros dropped: `30.5234`, `-0.5`,
     /// `30`. Non-finite values, which no valid report has, are written as `null`.
     static func appendDegrees(_ value: Double, to out: inout [UInt8]) {
+        appendDecimal(value, decimals: 6, to: &out)
+    }
+
+    /// A number rounded to `decimals` (0...9) decimals, trailing zeros dropped; `null` when
+    /// not finite.
+    static func appendDecimal(_ value: Double, decimals: Int, to out: inout [UInt8]) {
         guard value.isFinite else {
             append("null", to: &out)
             return
@@ -93,14 +99,16 @@ enum ByteOutput {
             out.append(contentsOf: "\(value)".utf8)
             return
         }
-        let micro = Int64((value * 1_000_000).rounded())
-        if micro < 0 { out.append(UInt8(ascii: "-")) }
-        let magnitude = micro.magnitude
-        appendInteger(Int64(magnitude / 1_000_000), to: &out)
-        var fraction = magnitude % 1_000_000
+        var unit: Int64 = 1
+        for _ in 0..<decimals { unit *= 10 }
+        let scaled = Int64((value * Double(unit)).rounded())
+        if scaled < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = scaled.magnitude
+        appendInteger(Int64(magnitude / UInt64(unit)), to: &out)
+        var fraction = magnitude % UInt64(unit)
         guard fraction != 0 else { return }
         out.append(UInt8(ascii: "."))
-        var width = 6
+        var width = decimals
         while fraction % 10 == 0 {
             fraction /= 10
             width -= 1

@@ -23,14 +23,13 @@ public enum GeoJSON {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends ``feature(_:)`` as UTF-8, the fast path of ``ReportWriter``.
-    public static func appendFeature(_ report: Report, to out: inout [UInt8]) {
+    /// Appends ``feature(_:)`` as UTF-8, the fast path of ``ReportWriter``; with
+    /// `projected`, the geometry is in that CRS.
+    public static func appendFeature(_ report: Report, projected: ProjectedCoordinates? = nil, to out: inout [UInt8]) {
         ByteOutput.append(#"{"type":"Feature","id":"#, to: &out)
         ByteOutput.appendInteger(report.id, to: &out)
         ByteOutput.append(#","geometry":{"type":"Point","coordinates":["#, to: &out)
-        ByteOutput.appendDegrees(report.coordinate.longitude, to: &out)
-        out.append(UInt8(ascii: ","))
-        ByteOutput.appendDegrees(report.coordinate.latitude, to: &out)
+        appendPosition(report.coordinate, projected: projected, separator: UInt8(ascii: ","), to: &out)
         ByteOutput.append(#"]},"properties":{"address":"#, to: &out)
         ByteOutput.appendJSONString(report.address, to: &out)
         ByteOutput.append(#","city":"#, to: &out)
@@ -73,6 +72,20 @@ public enum GeoJSON {
         var bytes: [UInt8] = []
         ByteOutput.appendDegrees(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The two numbers of a position: degrees (longitude first), or the projected x and y.
+    static func appendPosition(_ c: Coordinate, projected: ProjectedCoordinates?, separator: UInt8, to out: inout [UInt8]) {
+        guard let projected else {
+            ByteOutput.appendDegrees(c.longitude, to: &out)
+            out.append(separator)
+            ByteOutput.appendDegrees(c.latitude, to: &out)
+            return
+        }
+        let p = projected.project(c)
+        ByteOutput.appendDecimal(p.x, decimals: projected.decimals, to: &out)
+        out.append(separator)
+        ByteOutput.appendDecimal(p.y, decimals: projected.decimals, to: &out)
     }
 
     private static func appendOptional(_ value: String?, to out: inout [UInt8]) {
@@ -119,14 +132,15 @@ public enum CSV {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends ``row(_:)`` as UTF-8.
-    public static func appendRow(_ report: Report, to out: inout [UInt8]) {
+    /// The header row when positions are projected: `x` and `y` instead of `longitude` and `latitude`.
+    public static var projectedHeader: String { (["id", "x", "y"] + columns.dropFirst(3)).joined(separator: ",") + "\r\n" }
+
+    /// Appends ``row(_:)`` as UTF-8; with `projected`, the position is in that CRS.
+    public static func appendRow(_ report: Report, projected: ProjectedCoordinates? = nil, to out: inout [UInt8]) {
         let comma = UInt8(ascii: ",")
         ByteOutput.appendInteger(report.id, to: &out)
         out.append(comma)
-        ByteOutput.appendDegrees(report.coordinate.longitude, to: &out)
-        out.append(comma)
-        ByteOutput.appendDegrees(report.coordinate.latitude, to: &out)
+        GeoJSON.appendPosition(report.coordinate, projected: projected, separator: comma, to: &out)
         out.append(comma)
         ByteOutput.appendCSVField(report.address, to: &out)
         out.append(comma)
@@ -151,5 +165,21 @@ public enum CSV {
         RFC3339.append(report.updatedAt, to: &out)
         out.append(0x0D)
         out.append(0x0A)
+    }
+}
+
+/// Positions written in another CRS than WGS84 longitude/latitude: how to compute them,
+/// to how many decimals, and the CRS's name for a FeatureCollection's `crs` member (the
+/// 2008 GeoJSON form, which GDAL and QGIS read; RFC 7946 itself knows only WGS84).
+public struct ProjectedCoordinates: Sendable {
+    public var project: @Sendable (Coordinate) -> (x: Double, y: Double)
+    public var decimals: Int
+    /// E.g. `urn:ogc:def:crs:EPSG::3857`.
+    public var crsName: String
+
+    public init(decimals: Int, crsName: String, project: @escaping @Sendable (Coordinate) -> (x: Double, y: Double)) {
+        self.project = project
+        self.decimals = min(max(decimals, 0), 9)
+        self.crsName = crsName
     }
 }

@@ -27,14 +27,17 @@ public struct ReportWriter: Sendable {
     public typealias Member = (name: String, json: String)
 
     public let format: InterchangeFormat
+    /// Positions in another CRS, or nil for WGS84 longitude/latitude.
+    public let projected: ProjectedCoordinates?
     /// How many reports were written.
     public private(set) var count = 0
     private var output: [UInt8] = []
     private var begun = false
     private var ended = false
 
-    public init(format: InterchangeFormat) {
+    public init(format: InterchangeFormat, projected: ProjectedCoordinates? = nil) {
         self.format = format
+        self.projected = projected
         output.reserveCapacity(1 << 16)
     }
 
@@ -47,12 +50,17 @@ public struct ReportWriter: Sendable {
         switch format {
         case .geojson:
             ByteOutput.append(#"{"type":"FeatureCollection""#, to: &output)
+            if let projected {
+                ByteOutput.append(#","crs":{"type":"name","properties":{"name":"#, to: &output)
+                ByteOutput.appendJSONString(projected.crsName, to: &output)
+                ByteOutput.append("}}", to: &output)
+            }
             appendMembers(members)
             ByteOutput.append(#","features":["#, to: &output)
         case .geojsonseq:
             break
         case .csv:
-            output.append(contentsOf: CSV.header.utf8)
+            output.append(contentsOf: (projected == nil ? CSV.header : CSV.projectedHeader).utf8)
         }
     }
 
@@ -64,12 +72,12 @@ public struct ReportWriter: Sendable {
         case .geojson:
             output.append(count == 0 ? 0x0A : UInt8(ascii: ","))
             if count > 0 { output.append(0x0A) }
-            GeoJSON.appendFeature(report, to: &output)
+            GeoJSON.appendFeature(report, projected: projected, to: &output)
         case .geojsonseq:
-            GeoJSON.appendFeature(report, to: &output)
+            GeoJSON.appendFeature(report, projected: projected, to: &output)
             output.append(0x0A)
         case .csv:
-            CSV.appendRow(report, to: &output)
+            CSV.appendRow(report, projected: projected, to: &output)
         }
         count += 1
     }

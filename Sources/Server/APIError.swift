@@ -17,6 +17,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public var message: String
     /// The parameter at fault, when there is one.
     public var field: String?
+    /// The `Allow` header of a 405.
+    var allow: String?
 
     public init(_ status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
         self.status = status
@@ -28,9 +30,9 @@ public struct APIError: HTTPResponseError, Sendable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var body = #"{"error":{"code":"# + GeoJSON.string(code) + #","message":"# + GeoJSON.string(message)
         body += #","field":"# + (field.map(GeoJSON.string) ?? "null") + "}}\n"
-        return Response(
-            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        if let allow { headers[.allow] = allow }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     /// The answer for any error a handler throws.

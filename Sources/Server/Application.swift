@@ -21,23 +21,26 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// The HTTP API over a ``ReportService``: routes, and the middleware every answer passes
-/// through (request ids and access logs, CORS, JSON errors, ETags).
+/// through (request ids and access logs, CORS, JSON errors, methods, ETags and gzip).
 ///
 /// Handlers are thin: they read checked parameters (``QueryParameters``), call the
 /// service, and write GeoJSON or JSON. The request path for "clusters in this area" is
 /// `ClusterRoutes.swift` → `ReportService.clusters` → `ClusterIndex`.
 public func makeRouter(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<BasicRequestContext> {
-    let router = Router()
+    let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: LogRequestsMiddleware(.info))
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag", "X-Request-Id"]))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: ETagMiddleware(cacheControl: configuration.cacheControl))
-    router.get("/health") { _, _ in
-        try Responses.json(#"{"status":"ok","reports":\#(service.index.count)}"#)
+    router.add(middleware: MethodMiddleware())
+    router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
+    router.get(RouterPath(Endpoint.health.routerPath)) { request, _ in
+        _ = try QueryParameters(request, endpoint: .health)
+        return try Responses.json(#"{"status":"ok","reports":\#(service.index.count)}"#)
     }
     ClusterRoutes(service: service).register(on: router)
     ReportRoutes(service: service).register(on: router)
+    ExportRoutes(service: service).register(on: router)
     ReferenceRoutes(reference: service.store.reference).register(on: router)
     return router
 }

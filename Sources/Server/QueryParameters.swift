@@ -8,7 +8,8 @@ import Interchange
 struct QueryParameters {
     private var values: [String: String] = [:]
 
-    init(_ request: Request, allowed: [String]) throws(ValidationError) {
+    init(_ request: Request, endpoint: Endpoint) throws(ValidationError) {
+        let allowed = endpoint.queryNames
         for (name, value) in request.uri.queryParameters {
             let name = String(name)
             guard allowed.contains(name) else {

@@ -3,7 +3,7 @@ import Hummingbird
 import ReportModel
 
 /// `/v1/districts`, `/v1/object-types`, `/v1/statuses`: the vocabularies the app's forms
-/// offer, with Ukrainian and English names.
+/// offer, with Ukrainian and English names; and `/openapi.json`. Fixed bodies, built once.
 struct ReferenceRoutes {
     let reference: ReferenceData
 
@@ -15,17 +15,18 @@ struct ReferenceRoutes {
             var code, nameUk, nameEn: String
             var balanceHolders: [ReferenceData.BalanceHolder]
         }
-        let bodies: [(String, Data)] = [
-            ("/v1/districts", try! encoder.encode(reference.districts)),
-            ("/v1/object-types", try! encoder.encode(reference.objectTypes.map { t in
+        let bodies: [(Endpoint, Data)] = [
+            (.districts, try! encoder.encode(reference.districts)),
+            (.objectTypes, try! encoder.encode(reference.objectTypes.map { t in
                 ObjectType(code: t.code, nameUk: t.nameUk, nameEn: t.nameEn, balanceHolders: reference.holders(for: t.code))
             })),
-            ("/v1/statuses", try! encoder.encode(reference.statuses)),
+            (.statuses, try! encoder.encode(reference.statuses)),
+            (.openAPI, Data(OpenAPI.document.utf8)),
         ]
-        for (path, body) in bodies {
-            router.get(RouterPath(path)) { request, _ in
-                _ = try QueryParameters(request, allowed: [])
-                return Responses.body(Array(body) + [0x0A], type: "application/json")
+        for (endpoint, body) in bodies {
+            router.get(RouterPath(endpoint.routerPath)) { request, _ in
+                _ = try QueryParameters(request, endpoint: endpoint)
+                return Responses.body(Array(body) + (body.last == 0x0A ? [] : [0x0A]), type: "application/json")
             }
         }
     }

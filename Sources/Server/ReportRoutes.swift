@@ -3,6 +3,7 @@ import Hummingbird
 import Interchange
 import ReportModel
 import ReportService
+import ReportStore
 
 /// `/v1/reports` and `/v1/search`: reports by area (cursor paging), by id, and by phone
 /// fragment or id.
@@ -14,24 +15,26 @@ struct ReportRoutes {
 
     func register(on router: Router<BasicRequestContext>) {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
-        router.get("/v1/reports") { request, _ in
-            let query = try QueryParameters(request, allowed: ["bbox", "limit", "after"])
-            let box = try query.bbox() ?? .world
+        router.get(RouterPath(Endpoint.reports.routerPath)) { request, _ in
+            let query = try QueryParameters(request, endpoint: .reports)
+            let filter = try reportFilter(query)
             let limit = min(try query.integer("limit", in: 1...Int.max, default: 100)!, Self.maxPage)
             let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
-            let page = try service.store.page(in: box, after: after, limit: limit)
-            let matched = try service.store.count(in: box)
+            let page = filter.isBoxOnly
+                ? try service.store.page(in: filter.box ?? .world, after: after, limit: limit)
+                : try service.store.reports(matching: filter, after: after ?? 0, limit: limit)
+            let matched = try service.store.count(matching: filter)
             var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(page.count)")]
             if page.count == limit, let last = page.last {
                 var next = "/v1/reports?limit=\(limit)&after=\(last.id)"
-                if let bbox = query["bbox"] { next += "&bbox=\(URLText.encode(bbox))" }
+                for name in ["bbox", "status", "datetime"] { if let v = query[name] { next += "&\(name)=\(URLText.encode(v))" } }
                 members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
             }
             return Responses.geoJSON(Responses.featureCollection(page, members: members))
         }
         // GET /v1/reports/{id}
-        router.get("/v1/reports/:id") { request, context in
-            _ = try QueryParameters(request, allowed: [])
+        router.get(RouterPath(Endpoint.report.routerPath)) { request, context in
+            _ = try QueryParameters(request, endpoint: .report)
             let text = context.parameters.get("id") ?? ""
             guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
                 throw ValidationError(field: "id", "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
@@ -42,8 +45,8 @@ struct ReportRoutes {
             return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
-        router.get("/v1/search") { request, _ in
-            let query = try QueryParameters(request, allowed: ["q", "limit"])
+        router.get(RouterPath(Endpoint.search.routerPath)) { request, _ in
+            let query = try QueryParameters(request, endpoint: .search)
             let q = try query.required("q", query["q"])
             let limit = try query.integer("limit", in: 1...Self.maxSearch, default: 50)!
             let found = try service.store.search(q, limit: limit)
@@ -52,6 +55,15 @@ struct ReportRoutes {
                 ("query", GeoJSON.string(q)), ("numberMatched", "\(matched)"), ("numberReturned", "\(found.count)"),
             ]))
         }
+    }
+}
+
+extension ReportRoutes {
+    /// The area, statuses (checked against the reference data) and times of a query.
+    func reportFilter(_ query: QueryParameters) throws -> ReportFilter {
+        let statuses = query.statuses()
+        _ = try service.filter(statuses: statuses, created: nil)
+        return ReportFilter(box: try query.bbox(), statuses: statuses, created: try query.created())
     }
 }
 

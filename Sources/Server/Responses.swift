@@ -14,10 +14,13 @@ enum Responses {
     static func geoJSON(_ bytes: [UInt8]) -> Response { body(bytes, type: "application/geo+json") }
 }
 
-/// A strong `ETag` on every successful read whose body is built whole (a 64-bit FNV-1a
-/// hash of it; streamed bodies pass untouched), `304 Not Modified` when `If-None-Match`
-/// names it, and the configured `Cache-Control`.
-struct ETagMiddleware<Context: RequestContext>: RouterMiddleware {
+/// What every successful read gets on its way out, when its body is built whole
+/// (streamed bodies pass untouched):
+/// - a strong `ETag` (a 64-bit FNV-1a hash of the body; `-gz` appended for the gzip
+///   variant, as a strong tag names one representation) and the configured `Cache-Control`;
+/// - `304 Not Modified` when `If-None-Match` names that tag;
+/// - gzip when the client accepts it and the body is over 1 KiB (`Vary: Accept-Encoding`).
+struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     let cacheControl: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -25,14 +28,42 @@ struct ETagMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.method == .get || request.method == .head, response.status == .ok, response.body.contentLength != nil else { return response }
         let collector = BodyCollector()
         try await response.body.write(BodyCollector.Writer(into: collector))
-        let tag = "\"" + String(collector.hash, radix: 16) + "\""
+        let gzip = collector.buffer.readableBytes > 1024 && Gzip.accepted(by: request.headers[.acceptEncoding])
+        let tag = "\"" + String(collector.hash, radix: 16) + (gzip ? "-gz" : "") + "\""
         response.headers[.eTag] = tag
         response.headers[.cacheControl] = cacheControl
+        response.headers[.vary] = "Accept-Encoding"
         if let wanted = request.headers[.ifNoneMatch], wanted.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
+            response.headers[.contentLength] = nil
             return Response(status: .notModified, headers: response.headers)
         }
-        response.body = ResponseBody(byteBuffer: collector.buffer)
+        if gzip, let compressed = collector.buffer.withUnsafeReadableBytes({ Gzip.compress($0) }) {
+            response.headers[.contentEncoding] = "gzip"
+            response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: compressed))
+        } else {
+            response.body = ResponseBody(byteBuffer: collector.buffer)
+        }
         return response
+    }
+}
+
+/// The API reads: GET, HEAD (the router answers it as GET without the body) and CORS preflights.
+/// Any other method is a 405 with `Allow`; a request line longer than 8 KiB is a 414.
+struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var maxURILength: Int { 8_192 }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.uri.description.utf8.count <= Self.maxURILength else {
+            throw APIError(.uriTooLong, code: "too_long", message: "the request URI is longer than \(Self.maxURILength) bytes", field: nil)
+        }
+        switch request.method {
+        case .get, .head, .options:
+            return try await next(request, context)
+        default:
+            var error = APIError(.methodNotAllowed, code: "method_not_allowed", message: "\(request.method) is not allowed here; this API answers GET and HEAD")
+            error.allow = "GET, HEAD, OPTIONS"
+            throw error
+        }
     }
 }
 

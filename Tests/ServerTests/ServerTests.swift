@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Interchange
 import Generator
 import Geometry
 import Hummingbird
@@ -7,7 +8,7 @@ import HummingbirdTesting
 import ReportModel
 import ReportService
 import ReportStore
-import Server
+@testable import Server
 import Testing
 
 /// A service over 400 generated Kyiv reports in a temporary database.
@@ -157,6 +158,71 @@ struct ServerTests {
         }
     }
 
+    @Test("reports filtered by status and time page through next links, each once")
+    func filteredReportPaging() async throws {
+        let fixture = try Fixture()
+        let from = fixture.reports.map(\.createdAt).sorted()[100]
+        let expected = fixture.reports.filter { ["new", "confirmed"].contains($0.status) && $0.createdAt >= from }.map { Int($0.id) }
+        try await fixture.test { client in
+            var ids: [Int] = []
+            var next: String? = "/v1/reports?status=new,confirmed&datetime=\(URLText.encode(RFC3339.string(from: from)))/..&limit=9"
+            while let uri = next {
+                let page = try await client.get(uri)
+                #expect(page.status == .ok, "\(uri): \(page.json)")
+                #expect(page.json["numberMatched"] as? Int == expected.count)
+                ids += page.features.map { $0["id"] as! Int }
+                next = (page.json["links"] as? [[String: Any]])?.first?["href"] as? String
+            }
+            #expect(ids == expected)
+        }
+    }
+
+    @Test("export streams every matching report in each format")
+    func export() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let all = try await client.execute(uri: "/v1/export", method: .get) { ($0.headers, Data(buffer: $0.body)) }
+            #expect(all.0[.contentType] == "application/geo+json")
+            let collection = try JSONSerialization.jsonObject(with: all.1) as! [String: Any]
+            let features = collection["features"] as! [[String: Any]]
+            #expect(features.map { $0["id"] as! Int } == fixture.reports.map { Int($0.id) })
+            for (f, r) in zip(features, fixture.reports) {
+                let c = (f["geometry"] as! [String: Any])["coordinates"] as! [Double]
+                #expect(abs(c[0] - r.coordinate.longitude) <= 5e-7 && abs(c[1] - r.coordinate.latitude) <= 5e-7)
+            }
+            let lines = try await client.execute(uri: "/v1/export?format=geojsonseq&status=new", method: .get) { String(buffer: $0.body) }
+            #expect(lines.split(separator: "\n").count == fixture.reports.filter { $0.status == "new" }.count)
+            let csv = try await client.execute(uri: "/v1/export?format=csv&bbox=30.4,50.4,30.6,50.5", method: .get) { String(buffer: $0.body) }
+            let rows = csv.split(separator: "\r\n")
+            #expect(rows.first?.hasPrefix("id,longitude,latitude,") == true)
+            #expect(rows.count - 1 == fixture.reports.filter { (30.4...30.6).contains($0.coordinate.longitude) && (50.4...50.5).contains($0.coordinate.latitude) }.count)
+        }
+    }
+
+    @Test("export reprojects through PROJ and names the CRS")
+    func exportCRS() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let (headers, body) = try await client.execute(uri: "/v1/export?crs=EPSG:3857", method: .get) { ($0.headers, Data(buffer: $0.body)) }
+            #expect(headers[HTTPField.Name("Content-Crs")!] == "<http://www.opengis.net/def/crs/EPSG/0/3857>")
+            let collection = try JSONSerialization.jsonObject(with: body) as! [String: Any]
+            #expect(((collection["crs"] as? [String: Any])?["properties"] as? [String: Any])?["name"] as? String == "urn:ogc:def:crs:EPSG::3857")
+            let features = collection["features"] as! [[String: Any]]
+            #expect(features.count == fixture.reports.count)
+            let r = 6_378_137.0
+            for (f, report) in zip(features, fixture.reports) {
+                let c = (f["geometry"] as! [String: Any])["coordinates"] as! [Double]
+                let x = r * report.coordinate.longitude * .pi / 180
+                let y = r * log(tan(.pi / 4 + report.coordinate.latitude * .pi / 360))
+                #expect(abs(c[0] - x) < 0.001 && abs(c[1] - y) < 0.001, "\(c) vs \(x), \(y)")
+            }
+            let csv = try await client.execute(uri: "/v1/export?format=csv&crs=EPSG:32636", method: .get) { String(buffer: $0.body) }
+            #expect(csv.hasPrefix("id,x,y,"))
+            let wgs = try await client.execute(uri: "/v1/export?crs=OGC:CRS84", method: .get) { $0.headers[HTTPField.Name("Content-Crs")!] }
+            #expect(wgs == "<http://www.opengis.net/def/crs/OGC/1.3/CRS84>")
+        }
+    }
+
     @Test("search finds by phone fragment and by id; nothing found is a 200 with no features")
     func search() async throws {
         let fixture = try Fixture()
@@ -201,6 +267,72 @@ struct ServerTests {
         }
     }
 
+    @Test("gzip for clients that accept it, with its own ETag; HEAD without a body")
+    func gzipAndHead() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let uri = "/v1/reports?limit=50"
+            let (plain, plainTag) = try await client.execute(uri: uri, method: .get) { (Data(buffer: $0.body), $0.headers[.eTag]) }
+            let (zipped, encoding, zippedTag) = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "br;q=1, gzip;q=0.8"]) {
+                (Data(buffer: $0.body), $0.headers[.contentEncoding], $0.headers[.eTag])
+            }
+            #expect(encoding == "gzip")
+            #expect(zipped.count < plain.count / 2)
+            #expect(zipped.prefix(2) == Data([0x1F, 0x8B]))
+            #expect(plainTag != nil && zippedTag != nil && plainTag != zippedTag)
+            let refused = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip;q=0"]) { $0.headers[.contentEncoding] }
+            #expect(refused == nil)
+            let notModified = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip", .ifNoneMatch: zippedTag!]) { $0.status }
+            #expect(notModified == .notModified)
+            let head = try await client.execute(uri: uri, method: .head) { ($0.status, $0.body.readableBytes, $0.headers[.eTag]) }
+            #expect(head.0 == .ok, "\(head.0)")
+            #expect(head.1 == 0)
+            #expect(head.2 == plainTag)
+        }
+    }
+
+    @Test("other methods are a 405 with Allow; an overlong URI is a 414")
+    func methodsAndLimits() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            for method in [HTTPRequest.Method.post, .put, .delete, .patch] {
+                let (status, allow) = try await client.execute(uri: "/v1/clusters", method: method) { ($0.status, $0.headers[.allow]) }
+                #expect(status == .methodNotAllowed && allow == "GET, HEAD, OPTIONS")
+            }
+            let long = try await client.get("/v1/search?q=" + String(repeating: "1", count: 9_000))
+            #expect(long.status == .uriTooLong && long.error?["code"] as? String == "too_long")
+        }
+    }
+
+    @Test("/openapi.json documents every route, and every route takes exactly the parameters documented")
+    func openAPI() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let document = try await client.get("/openapi.json").json
+            #expect(document["openapi"] as? String == "3.1.0")
+            let paths = try #require(document["paths"] as? [String: [String: Any]])
+            #expect(Set(paths.keys) == Set(Endpoint.all.map(\.path)))
+            let someCluster = try await client.get("/v1/clusters?bbox=-180,-90,180,90&zoom=2").features.first!["id"] as! Int
+            for (path, item) in paths {
+                let get = try #require(item["get"] as? [String: Any], "\(path)")
+                let parameters = get["parameters"] as! [[String: Any]]
+                let concrete = path.replacingOccurrences(of: "{id}", with: path.hasPrefix("/v1/clusters") ? "\(someCluster)" : "1")
+                let bare = try await client.get(concrete)
+                #expect(![404, 405].contains(bare.status.code), "\(path) is documented but not served")
+                for p in parameters where p["in"] as? String == "query" {
+                    let schema = p["schema"] as! [String: Any]
+                    let value = (schema["example"] as? String).map { URLText.encode($0) } ?? "\(schema["default"] as? Int ?? 1)"
+                    let name = p["name"] as! String
+                    let answer = try await client.get(concrete + "?\(name)=\(value)")
+                    let message = answer.error?["message"] as? String ?? ""
+                    #expect(!message.contains("unknown parameter"), "\(path): \(name) documented but refused")
+                }
+                let undocumented = try await client.get(concrete + "?undocumented=1")
+                #expect(undocumented.error?["field"] as? String == "undocumented", "\(path) takes a parameter it does not document")
+            }
+        }
+    }
+
     @Test("bad input is a 4xx with a JSON error naming the field and the rule", arguments: [
         ("/v1/clusters?zoom=3", 400, "bbox", "is required"),
         ("/v1/clusters?bbox=1,2,3&zoom=3", 400, "bbox", "four numbers"),
@@ -217,6 +349,10 @@ struct ServerTests {
         ("/v1/reports/99999", 404, "id", "does not exist"),
         ("/v1/reports?limit=-1", 400, "limit", "integer"),
         ("/v1/search", 400, "q", "is required"),
+        ("/v1/export?format=shp", 400, "format", "geojson, geojsonseq or csv"),
+        ("/v1/export?crs=EPSG:999999", 400, "crs", "999999"),
+        ("/v1/export?crs=WGS84", 400, "crs", "must be EPSG:NNNN"),
+        ("/v1/reports?status=lost", 400, "status", "unknown status"),
         ("/v1/search?q=abc", 400, "q", "digit"),
         ("/v1/nothing-here", 404, nil, "no such endpoint"),
     ])

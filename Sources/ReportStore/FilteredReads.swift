@@ -1,0 +1,65 @@
+import GRDB
+import Geometry
+import ReportModel
+
+/// Which reports a listing or an export takes: an area, statuses and creation times.
+public struct ReportFilter: Sendable, Hashable {
+    /// The area (edges included; may cross the antimeridian); nil: everywhere.
+    public var box: BoundingBox?
+    /// Status codes; nil: any status.
+    public var statuses: [String]?
+    /// Creation times in ms since 1970, ends included; nil: any time.
+    public var created: ClosedRange<Int64>?
+
+    public init(box: BoundingBox? = nil, statuses: [String]? = nil, created: ClosedRange<Int64>? = nil) {
+        self.box = box
+        self.statuses = statuses
+        self.created = created
+    }
+
+    /// Whether only the area narrows it (the box paths of `BoxQueries.swift` answer those).
+    public var isBoxOnly: Bool { statuses == nil && created == nil }
+}
+
+/// Reports by a ``ReportFilter``, in id order, read with the filter in SQL (bound
+/// parameters only) along the id index: a scan of the table from the cursor, cheap per
+/// row, that suits exports (which read everything anyway, a page at a time, each page in
+/// its own short transaction) and filtered listings.
+extension ReportStore {
+    /// Up to `limit` matching reports with ids above `after`, in id order.
+    public func reports(matching filter: ReportFilter, after: Int64 = 0, limit: Int) throws -> [Report] {
+        guard limit > 0 else { return [] }
+        return try pool.read { db in
+            var arguments = Self.filterArguments(filter)
+            arguments += ["after": after, "limit": limit]
+            return try ReportRow.fetchAll(
+                db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id > :after AND \(Self.filterWhere) ORDER BY id LIMIT :limit",
+                arguments: arguments)
+        }
+    }
+
+    /// How many reports match.
+    public func count(matching filter: ReportFilter) throws -> Int {
+        if filter.isBoxOnly { return try count(in: filter.box ?? .world) }
+        return try pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM report WHERE \(Self.filterWhere)", arguments: Self.filterArguments(filter)) ?? 0
+        }
+    }
+
+    /// The filter's conditions. Arguments: ``filterArguments(_:)``.
+    static let filterWhere = """
+        (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses))) \
+        AND created_at BETWEEN :createdFrom AND :createdTo \
+        AND latitude BETWEEN :south AND :north \
+        AND (CASE WHEN :west <= :east THEN longitude BETWEEN :west AND :east ELSE (longitude >= :west OR longitude <= :east) END)
+        """
+
+    static func filterArguments(_ filter: ReportFilter) -> StatementArguments {
+        let box = filter.box ?? .world
+        let statuses = filter.statuses.map { "[" + $0.map { code in "\"" + code.filter { $0.isLetter || $0 == "_" } + "\"" }.joined(separator: ",") + "]" }
+        return [
+            "statuses": statuses, "createdFrom": filter.created?.lowerBound ?? .min, "createdTo": filter.created?.upperBound ?? .max,
+            "south": box.south, "north": box.north, "west": box.west, "east": box.east,
+        ]
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// Every endpoint of the API: its path, what it answers and the parameters it takes.
+///
+/// Routes are registered from this table, ``QueryParameters`` refuses any parameter an
+/// endpoint does not list here, and `/openapi.json` is written from it: the document
+/// cannot drift from the server.
+struct Endpoint: Sendable {
+    /// The path in OpenAPI form, e.g. `/v1/clusters/{id}/leaves`.
+    var path: String
+    var summary: String
+    var parameters: [Parameter]
+    /// The media type of a successful answer.
+    var answers: String
+    var answerDescription: String
+
+    /// The path as Hummingbird's router writes it (`{id}` → `:id`).
+    var routerPath: String {
+        path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
+    }
+
+    /// The names of its query parameters.
+    var queryNames: [String] { parameters.filter { $0.location == .query }.map(\.name) }
+
+    struct Parameter: Sendable {
+        enum Location: String, Sendable { case query, path }
+        var name: String
+        var location: Location = .query
+        var required = false
+        var description: String
+        /// The JSON Schema of the value.
+        var schema: [String: JSONValue]
+    }
+}
+
+extension Endpoint {
+    // Parameters several endpoints share.
+    static let bbox = Parameter(
+        name: "bbox", description: "The area: west,south,east,north in degrees (WGS84). A west edge east of the east edge crosses the antimeridian.",
+        schema: ["type": "string", "pattern": "^[^,]+,[^,]+,[^,]+,[^,]+$", "example": "30.2,50.3,30.8,50.6"])
+    static let status = Parameter(
+        name: "status", description: "Count only reports with these status codes (see /v1/statuses), comma-separated.",
+        schema: ["type": "string", "example": "new,verifying"])
+    static let datetime = Parameter(
+        name: "datetime", description: "Count only reports created at this RFC 3339 instant or in this interval (`start/end`, `..` for an open end), ends included.",
+        schema: ["type": "string", "example": "2026-01-01T00:00:00Z/.."])
+    static let clusterID = Parameter(
+        name: "id", location: .path, required: true, description: "A cluster id, as /v1/clusters gives it (it encodes the zoom and the cell).",
+        schema: ["type": "integer", "minimum": 1, "maximum": 9_007_199_254_740_991])
+    static func limit(default value: Int, max: Int) -> Parameter {
+        Parameter(name: "limit", description: "How many features to return at most.", schema: ["type": "integer", "minimum": 1, "maximum": .int(max), "default": .int(value)])
+    }
+
+    static let health = Endpoint(
+        path: "/health", summary: "Whether the service is up, and how many reports it holds.", parameters: [],
+        answers: "application/json", answerDescription: "`{\"status\":\"ok\",\"reports\":N}`")
+    static let openAPI = Endpoint(
+        path: "/openapi.json", summary: "This document.", parameters: [], answers: "application/json", answerDescription: "An OpenAPI 3.1 document.")
+    static let clusters = Endpoint(
+        path: "/v1/clusters", summary: "The clusters and lone reports of an area at a zoom: what the map shows.",
+        parameters: [
+            { var p = bbox; p.required = true; return p }(),
+            Parameter(name: "zoom", required: true, description: "The map zoom.", schema: ["type": "integer", "minimum": 0, "maximum": 20]),
+            status, datetime,
+        ],
+        answers: "application/geo+json",
+        answerDescription: "A FeatureCollection. Clusters carry `cluster: true`, `cluster_id`, `count`, `count_abbrev`, `expansion_zoom`, `statuses` and a `bbox`; lone reports carry their own properties.")
+    static let cluster = Endpoint(
+        path: "/v1/clusters/{id}", summary: "One cluster.", parameters: [clusterID, status, datetime],
+        answers: "application/geo+json", answerDescription: "A cluster Feature.")
+    static let children = Endpoint(
+        path: "/v1/clusters/{id}/children", summary: "What a cluster becomes one zoom deeper.", parameters: [clusterID, status, datetime],
+        answers: "application/geo+json", answerDescription: "A FeatureCollection of clusters and lone reports.")
+    static let leaves = Endpoint(
+        path: "/v1/clusters/{id}/leaves", summary: "The reports inside a cluster, paged.",
+        parameters: [
+            clusterID, limit(default: 100, max: 10_000),
+            Parameter(name: "offset", description: "How many reports to skip.", schema: ["type": "integer", "minimum": 0, "default": 0]),
+            status, datetime,
+        ],
+        answers: "application/geo+json", answerDescription: "A FeatureCollection of reports with `numberMatched`, `numberReturned` and a `next` link until the last page.")
+    static let reports = Endpoint(
+        path: "/v1/reports", summary: "The reports of an area in id order, paged by cursor.",
+        parameters: [
+            bbox, status, datetime,
+            { var p = limit(default: 100, max: 10_000); p.description += " Larger values are clamped to 10000."; p.schema["maximum"] = nil; return p }(),
+            Parameter(name: "after", description: "The cursor: only reports with ids above this one (the `next` link sets it).", schema: ["type": "integer", "minimum": 0]),
+        ],
+        answers: "application/geo+json", answerDescription: "A FeatureCollection with `numberMatched`, `numberReturned` and a `next` link until the last page.")
+    static let export = Endpoint(
+        path: "/v1/export", summary: "The whole matching data set, streamed in id order (bounded memory, however large).",
+        parameters: [
+            Parameter(name: "format", description: "geojson (a FeatureCollection), geojsonseq (one Feature per line) or csv.",
+                      schema: ["type": "string", "enum": ["geojson", "geojsonseq", "csv"], "default": "geojson"]),
+            bbox, status, datetime,
+            Parameter(name: "crs", description: "Reproject the coordinates (through PROJ), e.g. EPSG:3857, EPSG:6384 (UCS-2000 / Ukraine TM zone 10), EPSG:32636; the answer names it in `Content-Crs`. Without it: WGS84 longitude, latitude.",
+                      schema: ["type": "string", "example": "EPSG:3857"]),
+        ],
+        answers: "application/geo+json", answerDescription: "The reports in the chosen format (`application/geo+json`, `application/geo+json-seq` or `text/csv`), as an attachment.")
+    static let report = Endpoint(
+        path: "/v1/reports/{id}", summary: "One report.",
+        parameters: [Parameter(name: "id", location: .path, required: true, description: "The report number.", schema: ["type": "integer", "minimum": 1, "maximum": 2_147_483_647])],
+        answers: "application/geo+json", answerDescription: "A Feature.")
+    static let search = Endpoint(
+        path: "/v1/search", summary: "Reports by a fragment of a phone number, or by report id.",
+        parameters: [
+            Parameter(name: "q", required: true, description: "Digits in any written form: `067 12`, `+38(067)…`, `#1234`.", schema: ["type": "string", "example": "067 12"]),
+            limit(default: 50, max: 1_000),
+        ],
+        answers: "application/geo+json", answerDescription: "A FeatureCollection, the exact id first, then newest; `numberMatched` says how many matched in all.")
+    static let districts = Endpoint(
+        path: "/v1/districts", summary: "The districts of Kyiv.", parameters: [], answers: "application/json", answerDescription: "An array of `{code, name_uk, name_en, center}`.")
+    static let objectTypes = Endpoint(
+        path: "/v1/object-types", summary: "What posters are glued to, with the balance holders that fit each.", parameters: [],
+        answers: "application/json", answerDescription: "An array of `{code, name_uk, name_en, balance_holders}`.")
+    static let statuses = Endpoint(
+        path: "/v1/statuses", summary: "The statuses of a report; `open` ones still need work.", parameters: [],
+        answers: "application/json", answerDescription: "An array of `{code, name_uk, name_en, open}`.")
+
+    /// The whole API, in the order the document lists it.
+    static let all: [Endpoint] = [clusters, cluster, children, leaves, reports, report, export, search, districts, objectTypes, statuses, health, openAPI]
+}
+
+/// A JSON value, for documents built in code.
+enum JSONValue: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    case string(String), int(Int), bool(Bool), array([JSONValue]), object([(String, JSONValue)])
+
+    init(stringLiteral value: String) { self = .string(value) }
+    init(integerLiteral value: Int) { self = .int(value) }
+    init(booleanLiteral value: Bool) { self = .bool(value) }
+    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(elements) }
+
+    /// Compact JSON, members in the order given.
+    var text: String {
+        switch self {
+        case .string(let s): return Interchange.GeoJSON.string(s)
+        case .int(let n): return String(n)
+        case .bool(let b): return b ? "true" : "false"
+        case .array(let items): return "[" + items.map(\.text).joined(separator: ",") + "]"
+        case .object(let members): return "{" + members.map { Interchange.GeoJSON.string($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+enum OpenAPI {
+    /// The OpenAPI 3.1 document of ``Endpoint/all``.
+    static let document: String = {
+        let error: JSONValue = [
+            "type": "object",
+            "properties": ["error": [
+                "type": "object", "required": ["code", "message", "field"],
+                "properties": ["code": ["type": "string"], "message": ["type": "string"], "field": ["type": ["string", "null"]]],
+            ]],
+        ]
+        var paths: [(String, JSONValue)] = []
+        for e in Endpoint.all {
+            let parameters: [JSONValue] = e.parameters.map { p in
+                ["name": .string(p.name), "in": .string(p.location.rawValue), "required": .bool(p.required), "description": .string(p.description),
+                 "schema": .object(p.schema.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })]
+            }
+            let get: JSONValue = [
+                "summary": .string(e.summary),
+                "parameters": .array(parameters),
+                "responses": [
+                    "200": ["description": .string(e.answerDescription), "content": .object([(e.answers, .object([]))])],
+                    "304": ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."],
+                    "4XX": ["description": "Bad input or nothing there: the parameter and the rule are named.",
+                            "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]]],
+                ],
+            ]
+            paths.append((e.path, ["get": get]))
+        }
+        let document: JSONValue = [
+            "openapi": "3.1.0",
+            "info": ["title": "PosterWatch", "version": "1", "description": "Reports of illegally placed posters: clusters for maps, search by phone fragment, reports by area."],
+            "paths": .object(paths),
+            "components": ["schemas": ["Error": error]],
+        ]
+        return document.text + "\n"
+    }()
+}
+
+import Interchange

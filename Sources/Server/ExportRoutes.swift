@@ -1,0 +1,90 @@
+import Geometry
+import HTTPTypes
+import Hummingbird
+import Interchange
+import ReportService
+import ReportStore
+import Reprojection
+
+/// `/v1/export`: the whole matching data set for GIS tools, streamed a page at a time.
+///
+/// Reports are read 2,000 at a time (each page its own short read transaction, by id
+/// cursor) and written as they come, so memory stays bounded whatever the size. With
+/// `crs`, positions are reprojected through PROJ and the CRS is named in `Content-Crs`
+/// (and, for a FeatureCollection, in a `crs` member that GDAL and QGIS read).
+struct ExportRoutes {
+    let service: ReportService
+
+    static let pageSize = 2_000
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get(RouterPath(Endpoint.export.routerPath)) { request, _ in
+            let query = try QueryParameters(request, endpoint: .export)
+            let format = try Self.format(query["format"])
+            let filter = try ReportRoutes(service: service).reportFilter(query)
+            var headers: HTTPFields = [
+                .contentType: format.mediaType,
+                .contentDisposition: "attachment; filename=\"posterwatch-reports.\(format.fileExtension)\"",
+            ]
+            var projected: ProjectedCoordinates?
+            if let text = query["crs"] {
+                let crs = try CRS(parsing: text)
+                headers[.contentCRS] = "<\(crs.uri)>"
+                if !crs.isWGS84LonLat {
+                    let reprojector = try Reprojector(to: crs)
+                    projected = ProjectedCoordinates(decimals: reprojector.decimals, crsName: "urn:ogc:def:crs:\(crs.identifier.replacingOccurrences(of: ":", with: "::"))") {
+                        reprojector.project($0)
+                    }
+                }
+            }
+            let store = service.store
+            let body = ResponseBody { [projected] writer in
+                var out = ReportWriter(format: format, projected: projected)
+                out.begin()
+                var cursor: Int64 = 0
+                while true {
+                    let page = try store.reports(matching: filter, after: cursor, limit: Self.pageSize)
+                    out.write(contentsOf: page)
+                    if page.count < Self.pageSize { break }
+                    cursor = page.last!.id
+                    try await writer.write(ByteBuffer(bytes: out.takeOutput()))
+                }
+                out.end()
+                try await writer.write(ByteBuffer(bytes: out.takeOutput()))
+                try await writer.finish(nil)
+            }
+            return Response(status: .ok, headers: headers, body: body)
+        }
+    }
+
+    static func format(_ text: String?) throws(ValidationError) -> InterchangeFormat {
+        switch text ?? "geojson" {
+        case "geojson": .geojson
+        case "geojsonseq": .geojsonseq
+        case "csv": .csv
+        case let other: throw ValidationError(field: "format", "must be geojson, geojsonseq or csv, got \"\(other.prefix(40))\"")
+        }
+    }
+}
+
+extension InterchangeFormat {
+    var mediaType: String {
+        switch self {
+        case .geojson: "application/geo+json"
+        case .geojsonseq: "application/geo+json-seq"
+        case .csv: "text/csv; charset=utf-8"
+        }
+    }
+
+    var fileExtension: String {
+        switch self {
+        case .geojson: "geojson"
+        case .geojsonseq: "geojsonl"
+        case .csv: "csv"
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let contentCRS = Self("Content-Crs")!
+}
