@@ -6,6 +6,8 @@
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 
 APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config
+# The end-to-end test reads the server's exports back with GDAL.
+TEST_APT_PACKAGES := gdal-bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DB ?= var/posterwatch.sqlite
@@ -15,12 +17,18 @@ BENCH_COUNT ?= 1000000
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: deps build run test bench sample clean
+.PHONY: deps test-deps install build run test bench sample clean
 
 # Installs only what is missing, so a prepared machine does not touch apt at all.
 deps:
+	@$(MAKE) --no-print-directory install PACKAGES="$(APT_PACKAGES)"
+
+test-deps: deps
+	@$(MAKE) --no-print-directory install PACKAGES="$(TEST_APT_PACKAGES)"
+
+install:
 	@missing=""; \
-	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing system packages:$$missing"; \
 		$(SUDO) apt-get update -qq && \
@@ -38,7 +46,7 @@ run: build
 	$(BIN) stats --db $(DB)
 	$(BIN) serve --db $(DB) --host $(HOST) --port $(PORT)
 
-test: deps
+test: test-deps
 	swift test
 
 bench: deps

@@ -41,6 +41,7 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     ClusterRoutes(service: service).register(on: router)
     ReportRoutes(service: service).register(on: router)
     ExportRoutes(service: service).register(on: router)
+    OGCRoutes(service: service).register(on: router)
     ReferenceRoutes(reference: service.store.reference).register(on: router)
     return router
 }

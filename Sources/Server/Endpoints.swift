@@ -117,8 +117,37 @@ extension Endpoint {
         path: "/v1/statuses", summary: "The statuses of a report; `open` ones still need work.", parameters: [],
         answers: "application/json", answerDescription: "An array of `{code, name_uk, name_en, open}`.")
 
+    // OGC API – Features.
+    static let collectionID = Parameter(
+        name: "collectionId", location: .path, required: true, description: "The collection: `reports`.", schema: ["type": "string", "enum": ["reports"]])
+    static let f = Parameter(name: "f", description: "The format: only GeoJSON is offered.", schema: ["type": "string", "enum": ["json", "geojson"]])
+    static let ogcLanding = Endpoint(
+        path: "/ogc", summary: "OGC API – Features landing page.", parameters: [], answers: "application/json", answerDescription: "Links to the API definition, conformance and collections.")
+    static let ogcConformance = Endpoint(
+        path: "/ogc/conformance", summary: "The OGC API – Features conformance classes met.", parameters: [], answers: "application/json", answerDescription: "`{conformsTo: [...]}`.")
+    static let ogcCollections = Endpoint(
+        path: "/ogc/collections", summary: "The collections (one: reports).", parameters: [], answers: "application/json", answerDescription: "`{collections, links}`.")
+    static let ogcCollection = Endpoint(
+        path: "/ogc/collections/{collectionId}", summary: "The reports collection: extent and links.", parameters: [collectionID],
+        answers: "application/json", answerDescription: "A collection description.")
+    static let ogcItems = Endpoint(
+        path: "/ogc/collections/{collectionId}/items", summary: "The reports, paged by `next` links.",
+        parameters: [
+            collectionID, bbox, datetime, status,
+            { var p = limit(default: 10, max: 10_000); p.description += " Larger values are clamped to 10000."; p.schema["maximum"] = nil; return p }(),
+            Parameter(name: "after", description: "The cursor the `next` link sets.", schema: ["type": "integer", "minimum": 0]), f,
+        ],
+        answers: "application/geo+json", answerDescription: "A FeatureCollection with `numberMatched`, `numberReturned`, `timeStamp` and `links`.")
+    static let ogcItem = Endpoint(
+        path: "/ogc/collections/{collectionId}/items/{featureId}", summary: "One report.",
+        parameters: [collectionID, Parameter(name: "featureId", location: .path, required: true, description: "The report number.", schema: ["type": "integer", "minimum": 1]), f],
+        answers: "application/geo+json", answerDescription: "A Feature.")
+
     /// The whole API, in the order the document lists it.
-    static let all: [Endpoint] = [clusters, cluster, children, leaves, reports, report, export, search, districts, objectTypes, statuses, health, openAPI]
+    static let all: [Endpoint] = [
+        clusters, cluster, children, leaves, reports, report, export, search, districts, objectTypes, statuses,
+        ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, health, openAPI,
+    ]
 }
 
 /// A JSON value, for documents built in code.

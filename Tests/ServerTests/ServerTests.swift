@@ -223,6 +223,35 @@ struct ServerTests {
         }
     }
 
+    @Test("OGC API – Features: landing page, conformance, the collection, items paged by next links, one item")
+    func ogc() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let landing = try await client.get("/ogc")
+            let rels = (landing.json["links"] as! [[String: Any]]).map { $0["rel"] as! String }
+            #expect(Set(rels).isSuperset(of: ["self", "service-desc", "conformance", "data"]))
+            let conformance = try await client.get("/ogc/conformance").json["conformsTo"] as! [String]
+            #expect(conformance.contains("http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core"))
+            let collections = try await client.get("/ogc/collections").json["collections"] as! [[String: Any]]
+            #expect(collections.map { $0["id"] as! String } == ["reports"])
+            let collection = try await client.get("/ogc/collections/reports").json
+            let extent = ((collection["extent"] as! [String: Any])["spatial"] as! [String: Any])["bbox"] as! [[Double]]
+            #expect(extent[0].count == 4 && (30...31).contains(extent[0][0]))
+            var ids: [Int] = []
+            var next: String? = "/ogc/collections/reports/items?limit=33&bbox=30.3,50.3,30.7,50.6"
+            while let uri = next {
+                let page = try await client.get(uri)
+                #expect(page.status == .ok && page.json["numberReturned"] as? Int == page.features.count)
+                ids += page.features.map { $0["id"] as! Int }
+                next = (page.json["links"] as! [[String: Any]]).first { $0["rel"] as? String == "next" }?["href"] as? String
+            }
+            #expect(ids == fixture.reports.filter { (30.3...30.7).contains($0.coordinate.longitude) && (50.3...50.6).contains($0.coordinate.latitude) }.map { Int($0.id) })
+            #expect(try await client.get("/ogc/collections/reports/items/5").json["id"] as? Int == 5)
+            #expect(try await client.get("/ogc/collections/posters/items").status == .notFound)
+            #expect(try await client.get("/ogc/collections/reports/items?f=xml").error?["field"] as? String == "f")
+        }
+    }
+
     @Test("search finds by phone fragment and by id; nothing found is a 200 with no features")
     func search() async throws {
         let fixture = try Fixture()
@@ -317,6 +346,7 @@ struct ServerTests {
                 let get = try #require(item["get"] as? [String: Any], "\(path)")
                 let parameters = get["parameters"] as! [[String: Any]]
                 let concrete = path.replacingOccurrences(of: "{id}", with: path.hasPrefix("/v1/clusters") ? "\(someCluster)" : "1")
+                    .replacingOccurrences(of: "{collectionId}", with: "reports").replacingOccurrences(of: "{featureId}", with: "1")
                 let bare = try await client.get(concrete)
                 #expect(![404, 405].contains(bare.status.code), "\(path) is documented but not served")
                 for p in parameters where p["in"] as? String == "query" {
