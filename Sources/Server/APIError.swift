@@ -35,6 +35,9 @@ public struct APIError: HTTPResponseError, Sendable {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
+    /// A failure of ours; the details are in the log under the request id.
+    static let `internal` = APIError(.internalServerError, code: "internal", message: "the server failed to answer; the request id is in the log")
+
     /// The answer for any error a handler throws.
     static func from(_ error: any Error) -> APIError? {
         switch error {
@@ -65,7 +68,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             if let answer = APIError.from(error) { throw answer }
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            throw APIError(.internalServerError, code: "internal", message: "the server failed to answer; the request id is in the log")
+            throw APIError.internal
         }
     }
 }

@@ -30,7 +30,7 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: LogRequestsMiddleware(.info))
     router.add(middleware: RequestIDMiddleware())
-    router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .ifNoneMatch], allowMethods: [.get, .head, .options], exposedHeaders: ["ETag", "X-Request-Id"]))
+    router.add(middleware: OpenCORSMiddleware())
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
@@ -64,11 +64,35 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             response.headers[.requestID] = context.id
             return response
         } catch {
-            var response = try (APIError.from(error) ?? APIError(.internalServerError, code: "internal", message: "internal error"))
-                .response(from: request, context: context)
+            var response = try (APIError.from(error) ?? APIError.internal).response(from: request, context: context)
             response.headers[.requestID] = context.id
             return response
         }
+    }
+}
+
+/// CORS for a public read-only API: any origin may read every answer, errors included,
+/// and the headers a client needs (`ETag`, `X-Request-Id`, `Content-Crs`); preflights are
+/// answered here. (Hummingbird's CORS middleware exposes headers only on preflights and
+/// wraps errors, which would hide our JSON error bodies.)
+struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.headers[.origin] != nil else { return try await next(request, context) }
+        if request.method == .options {
+            return Response(status: .noContent, headers: [
+                .accessControlAllowOrigin: "*", .accessControlAllowMethods: "GET, HEAD, OPTIONS",
+                .accessControlAllowHeaders: "Accept, Accept-Encoding, If-None-Match, Content-Type", .accessControlMaxAge: "86400",
+            ])
+        }
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = try (APIError.from(error) ?? APIError.internal).response(from: request, context: context)
+        }
+        response.headers[.accessControlAllowOrigin] = "*"
+        response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, Content-Crs"
+        return response
     }
 }
 

@@ -320,6 +320,25 @@ struct ServerTests {
         }
     }
 
+    @Test("CORS: browsers on other origins may read the answers and their ETag")
+    func cors() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let headers = try await client.execute(uri: "/v1/statuses", method: .get, headers: [.origin: "https://map.example"]) { $0.headers }
+            #expect(headers[.accessControlAllowOrigin] == "*")
+            #expect(headers[.accessControlExposeHeaders]?.contains("ETag") == true)
+            let preflight = try await client.execute(
+                uri: "/v1/clusters", method: .options,
+                headers: [.origin: "https://map.example", .accessControlRequestMethod: "GET"]) { ($0.status, $0.headers) }
+            #expect(preflight.0.code < 300 && preflight.1[.accessControlAllowMethods]?.contains("GET") == true)
+            // Errors keep their status and JSON body for cross-origin clients too.
+            let (status, allowed, body) = try await client.execute(uri: "/v1/clusters?zoom=99", method: .get, headers: [.origin: "https://map.example"]) {
+                ($0.status, $0.headers[.accessControlAllowOrigin], String(buffer: $0.body))
+            }
+            #expect(status == .badRequest && allowed == "*" && body.contains("\"field\":\"bbox\""))
+        }
+    }
+
     @Test("other methods are a 405 with Allow; an overlong URI is a 414")
     func methodsAndLimits() async throws {
         let fixture = try Fixture()
