@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator",
+                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

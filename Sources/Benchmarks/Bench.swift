@@ -11,7 +11,7 @@ import ReportStore
 /// next to the plain scans they replace. Prints a Markdown table and writes it to a file
 /// with the machine, the data set and the command.
 @main
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "posterwatch-bench", abstract: "Measure the report store and the cluster index.")
 
     @Option(help: "How many kyiv reports to generate and import.")
@@ -34,7 +34,7 @@ struct Bench: ParsableCommand {
         guard repeats >= 5 else { throw ValidationError("--repeats must be at least 5, got \(repeats).") }
     }
 
-    func run() throws {
+    func run() async throws {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
@@ -82,6 +82,7 @@ struct Bench: ParsableCommand {
 
         try measureViewports(store, &report)
         try measureSearch(store, &report)
+        try await measureExport(store, &report)
         try measureClustering(store, reference: reference, &report)
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \

@@ -101,9 +101,11 @@ public final class ClusterIndex: @unchecked Sendable {
         return clusters(in: grid.cells(in: box, zoom: zoom), filter: filter)
     }
 
-    /// The clusters and lone reports of a block of cells (the tile renderer's query).
+    /// The clusters and lone reports of a block of cells (the tile renderer's query); none
+    /// for a zoom outside 0...maxZoom.
     public func clusters(in block: CellBlock, filter: ClusterFilter = .all) -> [ClusterItem] {
-        lock.read { clusters(tree, block, filter) }
+        guard (0...grid.maxZoom).contains(block.zoom) else { return [] }
+        return lock.read { clusters(tree, block, filter) }
     }
 
     /// The cluster `id` names, as ``clusters(in:zoom:filter:)`` would show it (also for a

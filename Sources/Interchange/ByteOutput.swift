@@ -95,12 +95,13 @@ enum ByteOutput {
             append("null", to: &out)
             return
         }
-        guard abs(value) < 1e12 else {
+        let decimals = min(max(decimals, 0), 9)
+        var unit: Int64 = 1
+        for _ in 0..<decimals { unit *= 10 }
+        guard abs(value) * Double(unit) < 9e18 else {
             out.append(contentsOf: "\(value)".utf8)
             return
         }
-        var unit: Int64 = 1
-        for _ in 0..<decimals { unit *= 10 }
         let scaled = Int64((value * Double(unit)).rounded())
         if scaled < 0 { out.append(UInt8(ascii: "-")) }
         let magnitude = scaled.magnitude

@@ -13,7 +13,7 @@ import ReportModel
 /// ```swift
 /// ClusterGeoJSON.featureCollection(items, reports: byID, statusCodes: codes)
 /// // {"type":"FeatureCollection","features":[
-/// // {"type":"Feature","id":5764607523034234880,"bbox":[…],"geometry":{…},"properties":{"cluster":true,…}},
+/// // {"type":"Feature","id":23279946,"bbox":[…],"geometry":{…},"properties":{"cluster":true,…}},
 /// // {"type":"Feature","id":17,"geometry":{…},"properties":{"address":…}}]}
 /// ```
 public enum ClusterGeoJSON {

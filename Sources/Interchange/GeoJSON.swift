@@ -28,9 +28,12 @@ public enum GeoJSON {
     public static func appendFeature(_ report: Report, projected: ProjectedCoordinates? = nil, to out: inout [UInt8]) {
         ByteOutput.append(#"{"type":"Feature","id":"#, to: &out)
         ByteOutput.appendInteger(report.id, to: &out)
-        ByteOutput.append(#","geometry":{"type":"Point","coordinates":["#, to: &out)
-        appendPosition(report.coordinate, projected: projected, separator: UInt8(ascii: ","), to: &out)
-        ByteOutput.append(#"]},"properties":{"address":"#, to: &out)
+        if appendPosition(report.coordinate, projected: projected, before: #","geometry":{"type":"Point","coordinates":["#, separator: UInt8(ascii: ","), to: &out) {
+            ByteOutput.append(#"]},"properties":{"address":"#, to: &out)
+        } else {
+            // No position in that CRS: a Feature without geometry (RFC 7946 §3.2).
+            ByteOutput.append(#","geometry":null,"properties":{"address":"#, to: &out)
+        }
         ByteOutput.appendJSONString(report.address, to: &out)
         ByteOutput.append(#","city":"#, to: &out)
         ByteOutput.appendJSONString(report.city, to: &out)
@@ -74,18 +77,27 @@ public enum GeoJSON {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The two numbers of a position: degrees (longitude first), or the projected x and y.
-    static func appendPosition(_ c: Coordinate, projected: ProjectedCoordinates?, separator: UInt8, to out: inout [UInt8]) {
+    /// `before`, then the two numbers of a position: degrees (longitude first), or the
+    /// projected x and y. Writes nothing and returns false when the CRS has no position
+    /// for `c` (PROJ answers NaN or infinity there).
+    @discardableResult
+    static func appendPosition(
+        _ c: Coordinate, projected: ProjectedCoordinates?, before: StaticString = "", separator: UInt8, to out: inout [UInt8]
+    ) -> Bool {
         guard let projected else {
+            ByteOutput.append(before, to: &out)
             ByteOutput.appendDegrees(c.longitude, to: &out)
             out.append(separator)
             ByteOutput.appendDegrees(c.latitude, to: &out)
-            return
+            return true
         }
         let p = projected.project(c)
+        guard p.x.isFinite, p.y.isFinite else { return false }
+        ByteOutput.append(before, to: &out)
         ByteOutput.appendDecimal(p.x, decimals: projected.decimals, to: &out)
         out.append(separator)
         ByteOutput.appendDecimal(p.y, decimals: projected.decimals, to: &out)
+        return true
     }
 
     private static func appendOptional(_ value: String?, to out: inout [UInt8]) {
@@ -140,7 +152,8 @@ public enum CSV {
         let comma = UInt8(ascii: ",")
         ByteOutput.appendInteger(report.id, to: &out)
         out.append(comma)
-        GeoJSON.appendPosition(report.coordinate, projected: projected, separator: comma, to: &out)
+        // An unprojectable position leaves both fields empty.
+        if !GeoJSON.appendPosition(report.coordinate, projected: projected, separator: comma, to: &out) { out.append(comma) }
         out.append(comma)
         ByteOutput.appendCSVField(report.address, to: &out)
         out.append(comma)

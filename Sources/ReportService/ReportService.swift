@@ -8,10 +8,12 @@ import Synchronization
 /// The reports as the service answers for them: the SQLite store and the cluster index,
 /// kept in step.
 ///
-/// The index is built from the store when the service starts. Every write goes through
-/// here: it is committed to the store, then applied to the index, both under one lock,
-/// so writes reach the index in the order they reached the database, and the next query
-/// after a write returns sees it.
+/// The index is built from the store when the service starts. Writes made through the
+/// service are committed to the store, then applied to the index, both under one lock,
+/// so they reach the index in the order they reached the database, and the next query
+/// after a write returns sees it. Writes made to the database by other processes (e.g.
+/// `posterwatch import` into a database being served) are not seen until the service
+/// is restarted.
 ///
 /// ```swift
 /// let service = try ReportService(store: ReportStore(path: "var/posterwatch.sqlite"))
@@ -53,7 +55,7 @@ public final class ReportService: Sendable {
     public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
         try writes.withLock { _ in
             let report = try store.update(id: id, with: draft, now: now)
-            if let e = entry(report) { try index.upsert(e) }
+            try index.apply([entry(report).map { .upsert($0) } ?? .remove(id: id)])
             return report
         }
     }
@@ -84,19 +86,29 @@ public final class ReportService: Sendable {
 
     /// Clusters and lone reports at `zoom` in the box, with the lone reports read from the
     /// store.
-    public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all) throws -> ClusterAnswer {
-        try answer(index.clusters(in: box, zoom: zoom, filter: filter))
+    /// With `maxCells`, a box covering more cells than that at `zoom` is an error on `bbox`.
+    public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all, maxCells: Int = .max) throws -> ClusterAnswer {
+        try index.grid.checkZoom(zoom)
+        let block = index.grid.cells(in: box, zoom: zoom)
+        let cells = block.columns.reduce(0) { $0 + $1.count } * block.rows.count
+        guard cells <= maxCells else {
+            throw ValidationError(field: "bbox", "covers \(cells) cells at zoom \(zoom); at most \(maxCells) may be asked at once (a smaller box or a lower zoom)")
+        }
+        return try answer(index.clusters(in: block, filter: filter))
     }
 
-    /// What a cluster becomes one zoom deeper, with the lone reports read from the store.
-    public func children(of id: ClusterID, filter: ClusterFilter = .all) throws -> ClusterAnswer {
-        try answer(index.children(of: id, filter: filter))
+    /// What a cluster becomes one zoom deeper, with the lone reports read from the store;
+    /// at the deepest zoom, its first `limit` reports.
+    public func children(of id: ClusterID, filter: ClusterFilter = .all, limit: Int = .max) throws -> ClusterAnswer {
+        try answer(Array(index.children(of: id, filter: filter).prefix(limit)))
     }
 
     /// A page of a cluster's reports, read from the store.
-    public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) throws -> (total: Int, reports: [Report]) {
+    /// `listed` counts the index's members of the page (a report deleted meanwhile is
+    /// listed but not returned), so the next page starts at `offset + listed`.
+    public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) throws -> (total: Int, listed: Int, reports: [Report]) {
         let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
-        return (page.total, try store.reports(ids: page.members.map(\.id)))
+        return (page.total, page.members.count, try store.reports(ids: page.members.map(\.id)))
     }
 
     private func answer(_ items: [ClusterItem]) throws -> ClusterAnswer {

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Geometry
 import ReportModel
@@ -29,11 +30,13 @@ extension ReportStore {
     /// Up to `limit` matching reports with ids above `after`, in id order.
     public func reports(matching filter: ReportFilter, after: Int64 = 0, limit: Int) throws -> [Report] {
         guard limit > 0 else { return [] }
+        // The id index, always: left to itself SQLite takes the time index for the
+        // (often unbounded) time range and sorts the whole table for every page.
         return try pool.read { db in
             var arguments = Self.filterArguments(filter)
             arguments += ["after": after, "limit": limit]
             return try ReportRow.fetchAll(
-                db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id > :after AND \(Self.filterWhere) ORDER BY id LIMIT :limit",
+                db, sql: "SELECT \(ReportRow.columns) FROM report INDEXED BY report_id WHERE id > :after AND \(Self.filterWhere) ORDER BY id LIMIT :limit",
                 arguments: arguments)
         }
     }
@@ -56,7 +59,7 @@ extension ReportStore {
 
     static func filterArguments(_ filter: ReportFilter) -> StatementArguments {
         let box = filter.box ?? .world
-        let statuses = filter.statuses.map { "[" + $0.map { code in "\"" + code.filter { $0.isLetter || $0 == "_" } + "\"" }.joined(separator: ",") + "]" }
+        let statuses = filter.statuses.map { String(decoding: try! JSONEncoder().encode($0), as: UTF8.self) }
         return [
             "statuses": statuses, "createdFrom": filter.created?.lowerBound ?? .min, "createdTo": filter.created?.upperBound ?? .max,
             "south": box.south, "north": box.north, "west": box.west, "east": box.east,

@@ -53,7 +53,7 @@ public final class Reprojector: Sendable {
     /// Throws a ``ValidationError`` on field `crs` when PROJ does not know the code
     /// (`unknown CRS EPSG:12345`), when it names a CRS that is not 2D-projectable
     /// (geocentric, vertical, compound, …) or when PROJ has no operation to it.
-    public init(to target: CRS) throws(ValidationError) {
+    public init(to target: CRS) throws {
         self.target = target
         guard let code = target.epsgCode, !target.isWGS84LonLat else {
             name = target.epsgCode == nil ? "WGS 84 (CRS84)" : "WGS 84"
@@ -63,14 +63,14 @@ public final class Reprojector: Sendable {
             return
         }
         guard let context = proj_context_create() else {
-            throw ValidationError(field: "crs", "PROJ could not create a context for \(target)")
+            throw ReprojectionUnavailable(reason: "PROJ could not create a context for \(target)")
         }
         // From here on `owner` frees the context (and the operation once it is set).
         var owner = Transform(context: context, operation: nil)
         proj_log_level(context, PJ_LOG_NONE)  // errors are reported as ValidationErrors, not on stderr
         proj_context_set_enable_network(context, 0)
         guard proj_context_get_database_path(context) != nil else {
-            throw ValidationError(field: "crs", "PROJ cannot open its database proj.db (install proj-data or set PROJ_DATA), so \(target) cannot be used")
+            throw ReprojectionUnavailable(reason: "PROJ cannot open its database proj.db (install proj-data or set PROJ_DATA), so \(target) cannot be used")
         }
         let made = try Self.operation(in: context, to: code, target: target)
         owner.operation = made.operation
@@ -184,4 +184,11 @@ private struct Transform: ~Copyable {
         if let operation { proj_destroy(operation) }
         if let context { proj_context_destroy(context) }
     }
+}
+
+/// PROJ itself cannot work on this machine (no context, no database): a fault of the
+/// deployment, not of the request, so the server answers it with a 500 and logs why.
+public struct ReprojectionUnavailable: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
 }

@@ -50,7 +50,8 @@ public struct APIError: HTTPResponseError, Sendable {
             case .notFound: "not_found"
             case .methodNotAllowed: "method_not_allowed"
             case .contentTooLarge: "too_large"
-            default: "bad_request"
+            case .uriTooLong: "too_long"
+            default: e.status.code >= 500 ? "internal" : "bad_request"
             }
             let message = e.body ?? (e.status == .notFound ? "no such endpoint" : e.status.reasonPhrase)
             return APIError(e.status, code: code, message: message)

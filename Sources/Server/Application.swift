@@ -11,12 +11,19 @@ public struct ServerConfiguration: Sendable {
     /// The `Cache-Control` of read responses (errors are `no-store`).
     public var cacheControl = "public, max-age=0, must-revalidate"
     public var logLevel: Logger.Level = .info
+    /// The URL clients reach the server at (e.g. `https://posterwatch.example` behind a TLS
+    /// proxy), for absolute links; nil: `http://` and the request's `Host`.
+    public var publicURL: String?
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate", logLevel: Logger.Level = .info) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate",
+        logLevel: Logger.Level = .info, publicURL: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.cacheControl = cacheControl
         self.logLevel = logLevel
+        self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 }
 
@@ -41,7 +48,7 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     ClusterRoutes(service: service).register(on: router)
     ReportRoutes(service: service).register(on: router)
     ExportRoutes(service: service).register(on: router)
-    OGCRoutes(service: service).register(on: router)
+    OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.store.reference).register(on: router)
     return router
 }

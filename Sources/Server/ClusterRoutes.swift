@@ -7,8 +7,11 @@ import ReportService
 struct ClusterRoutes {
     let service: ReportService
 
-    /// Largest page of a cluster's reports.
+    /// Largest page of a cluster's reports, and most reports `children` lists at the deepest zoom.
     static let maxLeaves = 10_000
+    /// The most cells one request may cover, so that none can ask for a million lone
+    /// reports (a continent at zoom 20); a 4K screen of 32-px cells is about 8,200.
+    static let maxCells = 16_384
 
     func register(on router: Router<BasicRequestContext>) {
         // GET /v1/clusters?bbox=W,S,E,N&zoom=Z[&status=a,b][&datetime=…]
@@ -16,7 +19,7 @@ struct ClusterRoutes {
             let query = try QueryParameters(request, endpoint: .clusters)
             let box = try query.required("bbox", query.bbox())
             let zoom = try query.required("zoom", query.integer("zoom", in: 0...service.index.grid.maxZoom))
-            let answer = try service.clusters(in: box, zoom: zoom, filter: filter(query))
+            let answer = try service.clusters(in: box, zoom: zoom, filter: filter(query), maxCells: Self.maxCells)
             return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [
                 ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"), ("zoom", "\(zoom)"),
             ]))
@@ -32,7 +35,7 @@ struct ClusterRoutes {
         // GET /v1/clusters/{id}/children: the clusters and reports one zoom deeper.
         router.get(RouterPath(Endpoint.children.routerPath)) { request, context in
             let query = try QueryParameters(request, endpoint: .children)
-            let answer = try service.children(of: try clusterID(context), filter: filter(query))
+            let answer = try service.children(of: try clusterID(context), filter: filter(query), limit: Self.maxLeaves)
             return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes))
         }
         // GET /v1/clusters/{id}/leaves?limit=&offset=: the reports inside, paged.
@@ -43,8 +46,8 @@ struct ClusterRoutes {
             let id = try clusterID(context)
             let page = try service.leaves(of: id, limit: limit, offset: offset, filter: filter(query))
             var members: [(String, String)] = [("numberMatched", "\(page.total)"), ("numberReturned", "\(page.reports.count)")]
-            if offset + page.reports.count < page.total {
-                var next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.reports.count)"
+            if offset + page.listed < page.total {
+                var next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.listed)"
                 for name in ["status", "datetime"] { if let v = query[name] { next += "&\(name)=\(URLText.encode(v))" } }
                 members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
             }

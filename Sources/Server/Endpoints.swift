@@ -75,7 +75,7 @@ extension Endpoint {
         path: "/v1/clusters/{id}/leaves", summary: "The reports inside a cluster, paged.",
         parameters: [
             clusterID, limit(default: 100, max: 10_000),
-            Parameter(name: "offset", description: "How many reports to skip.", schema: ["type": "integer", "minimum": 0, "default": 0]),
+            Parameter(name: "offset", description: "How many reports to skip.", schema: ["type": "integer", "minimum": 0, "maximum": 2_147_483_647, "default": 0]),
             status, datetime,
         ],
         answers: "application/geo+json", answerDescription: "A FeatureCollection of reports with `numberMatched`, `numberReturned` and a `next` link until the last page.")

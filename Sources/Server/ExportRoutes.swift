@@ -57,15 +57,6 @@ struct ExportRoutes {
         }
     }
 
-    /// `f` of OGC API requests: only GeoJSON is offered.
-    static func checkFormat(_ text: String?, field: String) throws(ValidationError) -> String {
-        guard let text else { return "json" }
-        guard ["json", "geojson", "application/geo+json", "application/json"].contains(text) else {
-            throw ValidationError(field: field, "only GeoJSON is offered (json, geojson or application/geo+json), got \"\(text.prefix(40))\"")
-        }
-        return text
-    }
-
     static func format(_ text: String?) throws(ValidationError) -> InterchangeFormat {
         switch text ?? "geojson" {
         case "geojson": .geojson

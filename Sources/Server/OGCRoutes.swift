@@ -12,6 +12,8 @@ import ReportStore
 /// collection, `reports`, by following `next` links (an id cursor, stable under inserts).
 struct OGCRoutes {
     let service: ReportService
+    /// The server's public URL without a trailing slash, when configured.
+    let publicURL: String?
 
     static let collectionID = "reports"
     static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -19,7 +21,7 @@ struct OGCRoutes {
     func register(on router: Router<BasicRequestContext>) {
         router.get(RouterPath(Endpoint.ogcLanding.routerPath)) { request, _ in
             _ = try QueryParameters(request, endpoint: .ogcLanding)
-            let base = Self.base(request)
+            let base = base(request)
             return try Self.json([
                 "title": "PosterWatch", "description": "Reports of illegally placed posters, as OGC API – Features.",
                 "links": [
@@ -40,7 +42,7 @@ struct OGCRoutes {
         }
         router.get(RouterPath(Endpoint.ogcCollections.routerPath)) { request, _ in
             _ = try QueryParameters(request, endpoint: .ogcCollections)
-            let base = Self.base(request)
+            let base = base(request)
             return try Self.json([
                 "collections": [try collection(base)],
                 "links": [Self.link(base + "/ogc/collections", "self", "application/json", "the collections")],
@@ -49,46 +51,33 @@ struct OGCRoutes {
         router.get(RouterPath(Endpoint.ogcCollection.routerPath)) { request, context in
             _ = try QueryParameters(request, endpoint: .ogcCollection)
             try Self.checkCollection(context)
-            return try Self.json(try collection(Self.base(request)))
+            return try Self.json(try collection(base(request)))
         }
         router.get(RouterPath(Endpoint.ogcItems.routerPath)) { request, context in
             let query = try QueryParameters(request, endpoint: .ogcItems)
             try Self.checkCollection(context)
-            _ = try ExportRoutes.checkFormat(query["f"], field: "f")
-            let filter = try ReportRoutes(service: service).reportFilter(query)
-            let limit = min(try query.integer("limit", in: 1...Int.max, default: 10)!, ReportRoutes.maxPage)
-            let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
-            let page = filter.isBoxOnly
-                ? try service.store.page(in: filter.box ?? .world, after: after, limit: limit)
-                : try service.store.reports(matching: filter, after: after ?? 0, limit: limit)
-            let matched = try service.store.count(matching: filter)
-            let base = Self.base(request) + "/ogc/collections/reports/items"
-            var kept = ""
-            for name in ["bbox", "datetime", "status"] { if let v = query[name] { kept += "&\(name)=\(URLText.encode(v))" } }
+            try Self.checkFormat(query["f"])
+            let page = try ReportRoutes(service: service).page(query, defaultLimit: 10)
+            let base = base(request)
+            let items = base + "/ogc/collections/reports/items"
             var links: [Any] = [
-                Self.link(base + "?limit=\(limit)" + (after.map { "&after=\($0)" } ?? "") + kept, "self", "application/geo+json", "this page"),
-                Self.link(Self.base(request) + "/ogc/collections/reports", "collection", "application/json", "the collection"),
+                Self.link(items + "?limit=\(page.limit)" + (query["after"].map { "&after=\(URLText.encode($0))" } ?? "") + page.kept, "self", "application/geo+json", "this page"),
+                Self.link(base + "/ogc/collections/reports", "collection", "application/json", "the collection"),
             ]
-            if page.count == limit, let last = page.last {
-                links.append(Self.link(base + "?limit=\(limit)&after=\(last.id)" + kept, "next", "application/geo+json", "the next page"))
+            if let after = page.nextAfter {
+                links.append(Self.link(items + "?limit=\(page.limit)&after=\(after)" + page.kept, "next", "application/geo+json", "the next page"))
             }
             let linksJSON = String(decoding: try JSONSerialization.data(withJSONObject: links, options: [.withoutEscapingSlashes]), as: UTF8.self)
-            return Responses.geoJSON(Responses.featureCollection(page, members: [
-                ("numberMatched", "\(matched)"), ("numberReturned", "\(page.count)"),
-                ("timeStamp", GeoJSON.string(RFC3339.string(from: Date()))), ("links", linksJSON),
+            // No timeStamp: it would change the body, and so the ETag, every second.
+            return Responses.geoJSON(Responses.featureCollection(page.reports, members: [
+                ("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)"), ("links", linksJSON),
             ]))
         }
         router.get(RouterPath(Endpoint.ogcItem.routerPath)) { request, context in
-            _ = try QueryParameters(request, endpoint: .ogcItem)
+            let query = try QueryParameters(request, endpoint: .ogcItem)
             try Self.checkCollection(context)
-            let text = context.parameters.get("featureId") ?? ""
-            guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
-                throw ValidationError(field: "featureId", "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
-            }
-            guard let report = try service.store.report(id: id) else {
-                throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "featureId")
-            }
-            return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])
+            try Self.checkFormat(query["f"])
+            return try ReportRoutes(service: service).feature(context, parameter: "featureId")
         }
     }
 
@@ -119,10 +108,19 @@ struct OGCRoutes {
         }
     }
 
-    /// `http://host` from the request's `Host`, so links work for the client that asked.
-    static func base(_ request: Request) -> String {
+    /// Where links point: the configured public URL (e.g. `https://posterwatch.example`
+    /// behind a TLS proxy), else `http://` and the request's `Host`, so that links work for
+    /// the client that asked (GDAL wants absolute links); relative without either.
+    func base(_ request: Request) -> String {
+        if let publicURL { return publicURL }
         guard let host = request.head.authority, !host.isEmpty else { return "" }
         return "http://\(host)"
+    }
+
+    /// `f` of OGC API requests: only GeoJSON is offered.
+    static func checkFormat(_ text: String?) throws(ValidationError) {
+        guard let text, !["json", "geojson"].contains(text) else { return }
+        throw ValidationError(field: "f", "only GeoJSON is offered (json or geojson), got \"\(text.prefix(40))\"")
     }
 
     static func link(_ href: String, _ rel: String, _ type: String, _ title: String) -> [String: Any] {

@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 import Hummingbird
 import Interchange
@@ -23,9 +24,13 @@ struct QueryParameters {
 
     subscript(name: String) -> String? { values[name] }
 
-    /// An integer in `range`, or `fallback` when absent.
-    func integer(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil) throws(ValidationError) -> Int? {
+    /// An integer in `range`, or `fallback` when absent. With `clampedTo`, larger values
+    /// (however many digits) become that value instead of an error.
+    func integer(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil, clampedTo cap: Int? = nil) throws(ValidationError) -> Int? {
         guard let text = values[name] else { return fallback }
+        if let cap, !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), Int(text).map({ $0 > cap }) ?? true {
+            return cap
+        }
         guard let value = Int(text), range.contains(value) else {
             throw ValidationError(field: name, "must be an integer from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(40))\"")
         }
@@ -42,9 +47,9 @@ struct QueryParameters {
         try values["bbox"].map { text throws(ValidationError) in try BoundingBox(parsing: text) }
     }
 
-    /// `status=a,b`: a list of codes.
+    /// `status=a,b`: a list of codes (spaces around them ignored).
     func statuses() -> [String]? {
-        values["status"].map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0) } }
+        values["status"].map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } }
     }
 
     /// `datetime=…` as OGC API – Features writes it, in milliseconds.

@@ -17,32 +17,18 @@ struct ReportRoutes {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
         router.get(RouterPath(Endpoint.reports.routerPath)) { request, _ in
             let query = try QueryParameters(request, endpoint: .reports)
-            let filter = try reportFilter(query)
-            let limit = min(try query.integer("limit", in: 1...Int.max, default: 100)!, Self.maxPage)
-            let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
-            let page = filter.isBoxOnly
-                ? try service.store.page(in: filter.box ?? .world, after: after, limit: limit)
-                : try service.store.reports(matching: filter, after: after ?? 0, limit: limit)
-            let matched = try service.store.count(matching: filter)
-            var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(page.count)")]
-            if page.count == limit, let last = page.last {
-                var next = "/v1/reports?limit=\(limit)&after=\(last.id)"
-                for name in ["bbox", "status", "datetime"] { if let v = query[name] { next += "&\(name)=\(URLText.encode(v))" } }
+            let page = try self.page(query, defaultLimit: 100)
+            var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
+            if let after = page.nextAfter {
+                let next = "/v1/reports?limit=\(page.limit)&after=\(after)" + page.kept
                 members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
             }
-            return Responses.geoJSON(Responses.featureCollection(page, members: members))
+            return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
         }
         // GET /v1/reports/{id}
         router.get(RouterPath(Endpoint.report.routerPath)) { request, context in
             _ = try QueryParameters(request, endpoint: .report)
-            let text = context.parameters.get("id") ?? ""
-            guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
-                throw ValidationError(field: "id", "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
-            }
-            guard let report = try service.store.report(id: id) else {
-                throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
-            }
-            return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])
+            return try feature(context, parameter: "id")
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
         router.get(RouterPath(Endpoint.search.routerPath)) { request, _ in
@@ -62,8 +48,52 @@ extension ReportRoutes {
     /// The area, statuses (checked against the reference data) and times of a query.
     func reportFilter(_ query: QueryParameters) throws -> ReportFilter {
         let statuses = query.statuses()
-        _ = try service.filter(statuses: statuses, created: nil)
+        if let statuses {
+            for code in statuses where !service.statusCodes.contains(code) {
+                throw ValidationError(field: "status", "unknown status \"\(code.prefix(40))\"; expected one of \(service.statusCodes.joined(separator: ", "))")
+            }
+        }
         return ReportFilter(box: try query.bbox(), statuses: statuses, created: try query.created())
+    }
+
+    /// A page of a cursor-paged listing (`/v1/reports`, OGC items).
+    struct Page {
+        var reports: [Report]
+        var matched: Int
+        var limit: Int
+        /// The cursor of the next page; nil on the last one.
+        var nextAfter: Int64?
+        /// The filter's parameters, `&name=value` each, to carry into links.
+        var kept: String
+    }
+
+    /// Reads `bbox`, `status`, `datetime`, `limit` (clamped to ``maxPage``) and `after`,
+    /// and answers them: the box-only paths of the store when only a box narrows the
+    /// listing, the filtered scan otherwise.
+    func page(_ query: QueryParameters, defaultLimit: Int) throws -> Page {
+        let filter = try reportFilter(query)
+        let limit = try query.integer("limit", in: 1...Self.maxPage, default: defaultLimit, clampedTo: Self.maxPage)!
+        let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
+        let reports = filter.isBoxOnly
+            ? try service.store.page(in: filter.box ?? .world, after: after, limit: limit)
+            : try service.store.reports(matching: filter, after: after ?? 0, limit: limit)
+        var kept = ""
+        for name in ["bbox", "status", "datetime"] { if let v = query[name] { kept += "&\(name)=\(URLText.encode(v))" } }
+        return Page(
+            reports: reports, matched: try service.store.count(matching: filter), limit: limit,
+            nextAfter: reports.count == limit ? reports.last?.id : nil, kept: kept)
+    }
+
+    /// The report a path parameter names, as a Feature.
+    func feature(_ context: BasicRequestContext, parameter: String) throws -> Response {
+        let text = context.parameters.get(parameter) ?? ""
+        guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
+            throw ValidationError(field: parameter, "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
+        }
+        guard let report = try service.store.report(id: id) else {
+            throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: parameter)
+        }
+        return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])
     }
 }
 

@@ -33,7 +33,7 @@ struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.eTag] = tag
         response.headers[.cacheControl] = cacheControl
         response.headers[.vary] = "Accept-Encoding"
-        if let wanted = request.headers[.ifNoneMatch], wanted.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
+        if let wanted = request.headers[.ifNoneMatch], Self.matches(wanted, tag) {
             response.headers[.contentLength] = nil
             return Response(status: .notModified, headers: response.headers)
         }
@@ -44,6 +44,16 @@ struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             response.body = ResponseBody(byteBuffer: collector.buffer)
         }
         return response
+    }
+
+    /// Whether an `If-None-Match` value names `tag`: `*`, or one of its entity tags under
+    /// the weak comparison RFC 9110 prescribes for it (`W/` ignored).
+    static func matches(_ header: String, _ tag: String) -> Bool {
+        header.split(separator: ",").contains { item in
+            var t = item.trimmingCharacters(in: .whitespaces)
+            if t.hasPrefix("W/") { t.removeFirst(2) }
+            return t == "*" || t == tag
+        }
     }
 }
 

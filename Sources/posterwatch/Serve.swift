@@ -8,7 +8,7 @@ import Server
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the HTTP API (clusters, reports, search, reference data) over the database.",
-        discussion: "The cluster index is built from the database at start-up; writes made through the server keep it current.")
+        discussion: "The cluster index is built from the database at start-up. Restart the server after writing to its database by other means (e.g. posterwatch import).")
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
@@ -18,6 +18,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The Cache-Control header of read responses.", valueName: "value"))
     var cacheControl = "public, max-age=0, must-revalidate"
+
+    @Option(help: ArgumentHelp("The URL clients reach the server at, for absolute links (e.g. behind a TLS proxy).", valueName: "url"))
+    var publicURL: String?
 
     @OptionGroup var store: StoreOptions
 
@@ -29,7 +32,7 @@ struct Serve: AsyncParsableCommand {
         let started = Date()
         let service = try ReportService(store: ReportStore(path: store.db))
         Console.error("indexed \(Format.count(service.index.count)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
-        let app = makeApplication(service: service, configuration: ServerConfiguration(host: host, port: port, cacheControl: cacheControl))
+        let app = makeApplication(service: service, configuration: ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL))
         try await app.runService()
     }
 }

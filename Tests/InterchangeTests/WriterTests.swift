@@ -106,6 +106,28 @@ import Testing
         #expect(String(decoding: chunks.joined(), as: UTF8.self) == ReportWriter.encode(reports, format: .geojson))
     }
 
+    @Test func projectedPositionsHaveTheirDecimalsAndUnprojectableOnesNoGeometry() throws {
+        let shifted = ProjectedCoordinates(decimals: 3, crsName: "urn:ogc:def:crs:EPSG::3857") { c in
+            c.latitude >= 51 ? (.nan, .nan) : (c.longitude * 1000 + 0.12345, c.latitude * 1000)
+        }
+        var writer = ReportWriter(format: .geojson, projected: shifted)
+        writer.write(tricky)
+        writer.write(plain)  // latitude 51: projects to NaN in this CRS
+        writer.end()
+        let collection = try JSONSerialization.jsonObject(with: Data(writer.takeOutput())) as! [String: Any]
+        #expect(((collection["crs"] as? [String: Any])?["properties"] as? [String: Any])?["name"] as? String == "urn:ogc:def:crs:EPSG::3857")
+        let features = collection["features"] as! [[String: Any]]
+        #expect((features[0]["geometry"] as? [String: Any])?["coordinates"] as? [Double] == [30523.523, 50450.1])
+        #expect(features[1]["geometry"] is NSNull)
+        var csv = ReportWriter(format: .csv, projected: shifted)
+        csv.write(tricky)
+        csv.write(plain)
+        let rows = String(decoding: csv.takeOutput(), as: UTF8.self).split(separator: "\r\n")
+        #expect(rows[0].hasPrefix("id,x,y,address,"))
+        #expect(rows[1].hasPrefix("42,30523.523,50450.1,"))
+        #expect(rows[2].hasPrefix("7,,,1 Main St,London,"))
+    }
+
     @Test func datesAreUTCWithMillisecondsOnlyWhenNeeded() {
         #expect(RFC3339.string(from: march1) == "2025-03-01T10:20:30Z")
         #expect(RFC3339.string(from: march1.addingTimeInterval(0.5)) == "2025-03-01T10:20:30.500Z")

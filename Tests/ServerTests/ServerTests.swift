@@ -116,7 +116,7 @@ struct ServerTests {
     func leavesAndChildren() async throws {
         let fixture = try Fixture()
         try await fixture.test { client in
-            let top = try await client.get("/v1/clusters?bbox=-180,-90,180,90&zoom=9")
+            let top = try await client.get("/v1/clusters?bbox=29.5,49.5,31.5,51.5&zoom=9")
             func count(_ f: [String: Any]) -> Int { (f["properties"] as! [String: Any])["count"] as? Int ?? 1 }
             let biggest = top.features.filter { ($0["properties"] as! [String: Any])["cluster"] as? Bool == true }
                 .max { count($0) < count($1) }!
@@ -174,6 +174,20 @@ struct ServerTests {
                 next = (page.json["links"] as? [[String: Any]])?.first?["href"] as? String
             }
             #expect(ids == expected)
+        }
+    }
+
+    @Test("limits past the maximum are clamped, however many digits; status lists may have spaces")
+    func clamping() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            for limit in ["10001", "99999999999999999999"] {
+                let page = try await client.get("/v1/reports?limit=\(limit)")
+                #expect(page.status == .ok && page.features.count == 400, "limit=\(limit)")
+            }
+            let spaced = try await client.get("/v1/clusters?bbox=-180,-90,180,90&zoom=2&status=new,%20verifying")
+            #expect(spaced.status == .ok)
+            #expect(counted(spaced.features) == fixture.reports.filter { ["new", "verifying"].contains($0.status) }.count)
         }
     }
 
@@ -293,6 +307,8 @@ struct ServerTests {
             #expect(again.status == .notModified)
             let other = try await client.get("/v1/clusters?bbox=30,50,31,51&zoom=11", headers: [.ifNoneMatch: tag])
             #expect(other.status == .ok)
+            let listed = try await client.get("/v1/clusters?bbox=30,50,31,51&zoom=10", headers: [.ifNoneMatch: "\"0\", W/\(tag)"])
+            #expect(listed.status == .notModified)
         }
     }
 
@@ -398,6 +414,7 @@ struct ServerTests {
         ("/v1/reports/99999", 404, "id", "does not exist"),
         ("/v1/reports?limit=-1", 400, "limit", "integer"),
         ("/v1/search", 400, "q", "is required"),
+        ("/v1/clusters?bbox=-180,-85,180,85&zoom=20", 400, "bbox", "at most 16384"),
         ("/v1/export?format=shp", 400, "format", "geojson, geojsonseq or csv"),
         ("/v1/export?crs=EPSG:999999", 400, "crs", "999999"),
         ("/v1/export?crs=WGS84", 400, "crs", "must be EPSG:NNNN"),
