@@ -47,6 +47,33 @@ struct CLI {
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    /// Starts `posterwatch serve` over `db` on a free port and waits until it answers.
+    func serve(db: String) async throws -> (process: Process, base: String) {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        close(probe)
+        let server = Process()
+        server.executableURL = Self.binary
+        server.arguments = ["serve", "--db", db, "--port", "\(port)"]
+        server.currentDirectoryURL = directory
+        server.standardOutput = Pipe()
+        server.standardError = Pipe()
+        try server.run()
+        let base = "http://127.0.0.1:\(port)"
+        for _ in 0..<100 {
+            if (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil { return (server, base) }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        server.terminate()
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "posterwatch serve did not answer on port \(port)"])
+    }
+
     func json(_ text: String) throws -> [String: Any] {
         try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
     }
@@ -119,25 +146,12 @@ struct CLITests {
         let cli = try CLI()
         #expect(try cli.run("generate", "--count", "50", "--seed", "4", "--out", "r.geojsonl").status == 0)
         #expect(try cli.run("import", "r.geojsonl", "--db", "t.sqlite").status == 0)
-        let port = Int.random(in: 20_000...40_000)
-        let server = Process()
-        server.executableURL = CLI.binary
-        server.arguments = ["serve", "--db", "t.sqlite", "--port", "\(port)"]
-        server.currentDirectoryURL = cli.directory
-        server.standardOutput = Pipe()
-        server.standardError = Pipe()
-        try server.run()
-        defer { server.terminate() }
-        var health: [String: Any]?
-        for _ in 0..<100 where health == nil {
-            if let (data, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!) {
-                health = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-            } else {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        let server = try await cli.serve(db: "t.sqlite")
+        defer { server.process.terminate() }
+        let (healthData, _) = try await URLSession.shared.data(from: URL(string: server.base + "/health")!)
+        let health = try JSONSerialization.jsonObject(with: healthData) as? [String: Any]
         #expect(health?["reports"] as? Int == 50)
-        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/v1/clusters?bbox=-180,-90,180,90&zoom=0")!)
+        let (data, _) = try await URLSession.shared.data(from: URL(string: server.base + "/v1/clusters?bbox=-180,-90,180,90&zoom=0")!)
         let features = try cli.json(String(decoding: data, as: UTF8.self))["features"] as! [[String: Any]]
         #expect(((features.first?["properties"] as? [String: Any])?["count"] as? Int) == 50)
     }

@@ -54,21 +54,9 @@ struct GDALTests {
         }
         #expect(expected.count == 240)
 
-        let port = Int.random(in: 40_001...60_000)
-        let server = Process()
-        server.executableURL = CLI.binary
-        server.arguments = ["serve", "--db", "t.sqlite", "--port", "\(port)"]
-        server.currentDirectoryURL = cli.directory
-        server.standardOutput = Pipe()
-        server.standardError = Pipe()
-        try server.run()
-        defer { server.terminate() }
-        let base = "http://127.0.0.1:\(port)"
-        var up = false
-        for _ in 0..<100 where !up {
-            if (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil { up = true } else { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(up)
+        let server = try await cli.serve(db: "t.sqlite")
+        defer { server.process.terminate() }
+        let base = server.base
 
         func same(_ read: [Int: (Double, Double)], _ label: String, tolerance: Double = 1e-6) {
             #expect(read.count == expected.count, "\(label): \(read.count) features read")
