@@ -41,8 +41,7 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
-    router.get(RouterPath(Endpoint.health.routerPath)) { request, _ in
-        _ = try QueryParameters(request, endpoint: .health)
+    router.read(.health) { request, _, _ in
         return try Responses.json(#"{"status":"ok","reports":\#(service.index.count)}"#)
     }
     ClusterRoutes(service: service).register(on: router)

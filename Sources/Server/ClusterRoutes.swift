@@ -15,8 +15,7 @@ struct ClusterRoutes {
 
     func register(on router: Router<BasicRequestContext>) {
         // GET /v1/clusters?bbox=W,S,E,N&zoom=Z[&status=a,b][&datetime=…]
-        router.get(RouterPath(Endpoint.clusters.routerPath)) { request, _ in
-            let query = try QueryParameters(request, endpoint: .clusters)
+        router.read(.clusters) { request, query, _ in
             let box = try query.required("bbox", query.bbox())
             let zoom = try query.required("zoom", query.integer("zoom", in: 0...service.index.grid.maxZoom))
             let answer = try service.clusters(in: box, zoom: zoom, filter: filter(query), maxCells: Self.maxCells)
@@ -25,22 +24,19 @@ struct ClusterRoutes {
             ]))
         }
         // GET /v1/clusters/{id}: one cluster as a Feature.
-        router.get(RouterPath(Endpoint.cluster.routerPath)) { request, context in
-            let query = try QueryParameters(request, endpoint: .cluster)
+        router.read(.cluster) { request, query, context in
             let cluster = try service.index.cluster(try clusterID(context), filter: filter(query))
             var out: [UInt8] = []
             ClusterGeoJSON.appendFeature(cluster, statusCodes: service.statusCodes, to: &out)
             return Responses.geoJSON(out)
         }
         // GET /v1/clusters/{id}/children: the clusters and reports one zoom deeper.
-        router.get(RouterPath(Endpoint.children.routerPath)) { request, context in
-            let query = try QueryParameters(request, endpoint: .children)
+        router.read(.children) { request, query, context in
             let answer = try service.children(of: try clusterID(context), filter: filter(query), limit: Self.maxLeaves)
             return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes))
         }
         // GET /v1/clusters/{id}/leaves?limit=&offset=: the reports inside, paged.
-        router.get(RouterPath(Endpoint.leaves.routerPath)) { request, context in
-            let query = try QueryParameters(request, endpoint: .leaves)
+        router.read(.leaves) { request, query, context in
             let limit = try query.integer("limit", in: 1...Self.maxLeaves, default: 100)!
             let offset = try query.integer("offset", in: 0...Int(Int32.max), default: 0)!
             let id = try clusterID(context)

@@ -43,7 +43,8 @@ struct ExportRoutes {
                 out.begin()
                 var cursor: Int64 = 0
                 while true {
-                    let page = try store.reports(matching: filter, after: cursor, limit: Self.pageSize)
+                    let after = cursor
+                    let page = try await Blocking.run { try store.reports(matching: filter, after: after, limit: Self.pageSize) }
                     out.write(contentsOf: page)
                     if page.count < Self.pageSize { break }
                     cursor = page.last!.id

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Geometry
 import HTTPTypes
 import Hummingbird
@@ -14,13 +15,19 @@ struct OGCRoutes {
     let service: ReportService
     /// The server's public URL without a trailing slash, when configured.
     let publicURL: String?
+    /// The collection's extent: a scan of the table, so computed at most once a minute.
+    private let extent = Cached<StoreStatistics>(seconds: 60)
+
+    init(service: ReportService, publicURL: String?) {
+        self.service = service
+        self.publicURL = publicURL
+    }
 
     static let collectionID = "reports"
     static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get(RouterPath(Endpoint.ogcLanding.routerPath)) { request, _ in
-            _ = try QueryParameters(request, endpoint: .ogcLanding)
+        router.read(.ogcLanding) { request, _, _ in
             let base = base(request)
             return try Self.json([
                 "title": "PosterWatch", "description": "Reports of illegally placed posters, as OGC API – Features.",
@@ -32,29 +39,25 @@ struct OGCRoutes {
                 ],
             ])
         }
-        router.get(RouterPath(Endpoint.ogcConformance.routerPath)) { request, _ in
-            _ = try QueryParameters(request, endpoint: .ogcConformance)
+        router.read(.ogcConformance) { request, _, _ in
             return try Self.json(["conformsTo": [
                 "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
                 "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
                 "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
             ]])
         }
-        router.get(RouterPath(Endpoint.ogcCollections.routerPath)) { request, _ in
-            _ = try QueryParameters(request, endpoint: .ogcCollections)
+        router.read(.ogcCollections) { request, _, _ in
             let base = base(request)
             return try Self.json([
                 "collections": [try collection(base)],
                 "links": [Self.link(base + "/ogc/collections", "self", "application/json", "the collections")],
             ])
         }
-        router.get(RouterPath(Endpoint.ogcCollection.routerPath)) { request, context in
-            _ = try QueryParameters(request, endpoint: .ogcCollection)
+        router.read(.ogcCollection) { request, _, context in
             try Self.checkCollection(context)
             return try Self.json(try collection(base(request)))
         }
-        router.get(RouterPath(Endpoint.ogcItems.routerPath)) { request, context in
-            let query = try QueryParameters(request, endpoint: .ogcItems)
+        router.read(.ogcItems) { request, query, context in
             try Self.checkCollection(context)
             try Self.checkFormat(query["f"])
             let page = try ReportRoutes(service: service).page(query, defaultLimit: 10)
@@ -73,8 +76,7 @@ struct OGCRoutes {
                 ("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)"), ("links", linksJSON),
             ]))
         }
-        router.get(RouterPath(Endpoint.ogcItem.routerPath)) { request, context in
-            let query = try QueryParameters(request, endpoint: .ogcItem)
+        router.read(.ogcItem) { request, query, context in
             try Self.checkCollection(context)
             try Self.checkFormat(query["f"])
             return try ReportRoutes(service: service).feature(context, parameter: "featureId")
@@ -82,7 +84,7 @@ struct OGCRoutes {
     }
 
     private func collection(_ base: String) throws -> [String: Any] {
-        let stats = try service.store.statistics()
+        let stats = try extent.value { try service.store.statistics() }
         let box = stats.extent ?? .world
         let times: [Any] = [stats.created.map { RFC3339.string(from: $0.lowerBound) } as Any? ?? NSNull(),
                             stats.created.map { RFC3339.string(from: $0.upperBound) } as Any? ?? NSNull()]
@@ -129,5 +131,21 @@ struct OGCRoutes {
 
     static func json(_ object: [String: Any]) throws -> Response {
         Responses.body(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) + [0x0A], type: "application/json")
+    }
+}
+
+/// A value computed again only when it is older than `seconds`.
+final class Cached<Value: Sendable>: Sendable {
+    private let seconds: Double
+    private let state = Mutex<(value: Value, at: ContinuousClock.Instant)?>(nil)
+
+    init(seconds: Double) { self.seconds = seconds }
+
+    func value(_ compute: () throws -> Value) throws -> Value {
+        let now = ContinuousClock.now
+        if let cached = state.withLock({ $0 }), now - cached.at < .seconds(seconds) { return cached.value }
+        let fresh = try compute()
+        state.withLock { $0 = (fresh, now) }
+        return fresh
     }
 }

@@ -57,3 +57,27 @@ struct QueryParameters {
         try values["datetime"].map { text throws(ValidationError) in try DateTimeInterval(parsing: text).milliseconds }
     }
 }
+
+extension Router<BasicRequestContext> {
+    /// Registers a read endpoint of the table in `Endpoints.swift`: GET (and HEAD) on its
+    /// path; the query string is checked against the parameters it lists; the handler,
+    /// which may wait on SQLite, runs on a thread of its own rather than on one of the few
+    /// threads that serve every request.
+    func read(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, BasicRequestContext) throws -> Response) {
+        get(RouterPath(endpoint.routerPath)) { request, context in
+            let query = try QueryParameters(request, endpoint: endpoint)
+            return try await Blocking.run { try handler(request, query, context) }
+        }
+    }
+}
+
+/// Synchronous work (SQLite reads) moved off Swift's cooperative thread pool.
+enum Blocking {
+    static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}

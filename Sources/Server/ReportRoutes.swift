@@ -15,8 +15,7 @@ struct ReportRoutes {
 
     func register(on router: Router<BasicRequestContext>) {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
-        router.get(RouterPath(Endpoint.reports.routerPath)) { request, _ in
-            let query = try QueryParameters(request, endpoint: .reports)
+        router.read(.reports) { request, query, _ in
             let page = try self.page(query, defaultLimit: 100)
             var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
             if let after = page.nextAfter {
@@ -26,13 +25,11 @@ struct ReportRoutes {
             return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
         }
         // GET /v1/reports/{id}
-        router.get(RouterPath(Endpoint.report.routerPath)) { request, context in
-            _ = try QueryParameters(request, endpoint: .report)
+        router.read(.report) { request, _, context in
             return try feature(context, parameter: "id")
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
-        router.get(RouterPath(Endpoint.search.routerPath)) { request, _ in
-            let query = try QueryParameters(request, endpoint: .search)
+        router.read(.search) { request, query, _ in
             let q = try query.required("q", query["q"])
             let limit = try query.integer("limit", in: 1...Self.maxSearch, default: 50)!
             let found = try service.store.search(q, limit: limit)
