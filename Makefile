@@ -6,8 +6,10 @@
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 
 APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config
-# The end-to-end test reads the server's exports back with GDAL.
+# The end-to-end test reads the server's exports back with GDAL; the benchmark loads
+# the server with wrk and fetches exports with curl.
 TEST_APT_PACKAGES := gdal-bin
+BENCH_APT_PACKAGES := wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DB ?= var/posterwatch.sqlite
@@ -50,6 +52,7 @@ test: test-deps
 	swift test
 
 bench: deps
+	@$(MAKE) --no-print-directory install PACKAGES="$(BENCH_APT_PACKAGES)"
 	swift build -c release --product posterwatch-bench
 	.build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md
 

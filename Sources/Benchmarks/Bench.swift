@@ -29,6 +29,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the cluster index (on generated reports; no import).")
     var onlyClustering = false
 
+    @Flag(help: "Measure only the HTTP section, on the database a previous run imported.")
+    var onlyHTTP = false
+
     func validate() throws {
         guard count >= 1_000 else { throw ValidationError("--count must be at least 1000, got \(count).") }
         guard repeats >= 5 else { throw ValidationError("--repeats must be at least 5, got \(repeats).") }
@@ -38,6 +41,11 @@ struct Bench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
+        if onlyHTTP {
+            try await measureHTTP(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
+            return
+        }
         if onlyClustering {
             try measureClustering(nil, reference: reference, &report)
             print(report.markdown(machine: machineDescription(), dataset: "\(fmt(count)) generated `kyiv` (seed 42) and `world` (seed 43) reports"))
@@ -82,7 +90,7 @@ struct Bench: AsyncParsableCommand {
 
         try measureViewports(store, &report)
         try measureSearch(store, &report)
-        try await measureExport(store, &report)
+        try await measureHTTP(store, &report)
         try measureClustering(store, reference: reference, &report)
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \

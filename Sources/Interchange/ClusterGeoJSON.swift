@@ -32,6 +32,12 @@ public enum ClusterGeoJSON {
             out.append(contentsOf: member.json.utf8)
         }
         ByteOutput.append(#","features":["#, to: &out)
+        // Each status's `"code":` once, not once per cluster.
+        let keys = statusCodes.map { code -> [UInt8] in
+            var key: [UInt8] = []
+            ByteOutput.appendJSONString(code, to: &key)
+            return key + [UInt8(ascii: ":")]
+        }
         var first = true
         for item in items {
             let start = out.count
@@ -39,7 +45,7 @@ public enum ClusterGeoJSON {
             out.append(0x0A)
             switch item {
             case .cluster(let cluster):
-                appendFeature(cluster, statusCodes: statusCodes, to: &out)
+                appendFeature(cluster, statusKeys: keys, to: &out)
             case .report(let member):
                 guard let report = reports[member.id] else {
                     out.removeSubrange(start...)
@@ -55,14 +61,26 @@ public enum ClusterGeoJSON {
 
     /// Appends one cluster Feature.
     public static func appendFeature(_ cluster: Cluster, statusCodes: [String], to out: inout [UInt8]) {
+        appendFeature(cluster, statusKeys: statusCodes.map { code in
+            var key: [UInt8] = []
+            ByteOutput.appendJSONString(code, to: &key)
+            return key + [UInt8(ascii: ":")]
+        }, to: &out)
+    }
+
+    /// Appends one cluster Feature; `statusKeys[s]` is status `s`'s `"code":` as JSON.
+    static func appendFeature(_ cluster: Cluster, statusKeys: [[UInt8]], to out: inout [UInt8]) {
         let position = cluster.coordinate, box = cluster.bounds
         ByteOutput.append(#"{"type":"Feature","id":"#, to: &out)
         ByteOutput.appendInteger(Int64(cluster.id.rawValue), to: &out)
         ByteOutput.append(#","bbox":["#, to: &out)
-        for (k, edge) in [box.west, box.south, box.east, box.north].enumerated() {
-            if k > 0 { out.append(UInt8(ascii: ",")) }
-            ByteOutput.appendDegrees(edge, to: &out)
-        }
+        ByteOutput.appendDegrees(box.west, to: &out)
+        out.append(UInt8(ascii: ","))
+        ByteOutput.appendDegrees(box.south, to: &out)
+        out.append(UInt8(ascii: ","))
+        ByteOutput.appendDegrees(box.east, to: &out)
+        out.append(UInt8(ascii: ","))
+        ByteOutput.appendDegrees(box.north, to: &out)
         ByteOutput.append(#"],"geometry":{"type":"Point","coordinates":["#, to: &out)
         ByteOutput.appendDegrees(position.longitude, to: &out)
         out.append(UInt8(ascii: ","))
@@ -72,16 +90,21 @@ public enum ClusterGeoJSON {
         ByteOutput.append(#","count":"#, to: &out)
         ByteOutput.appendInteger(Int64(cluster.count), to: &out)
         ByteOutput.append(#","count_abbrev":"#, to: &out)
-        ByteOutput.appendJSONString(abbreviated(cluster.count), to: &out)
+        if cluster.count < 1_000 {
+            out.append(UInt8(ascii: "\""))
+            ByteOutput.appendInteger(Int64(cluster.count), to: &out)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            ByteOutput.appendJSONString(abbreviated(cluster.count), to: &out)
+        }
         ByteOutput.append(#","expansion_zoom":"#, to: &out)
         ByteOutput.appendInteger(Int64(cluster.expansionZoom), to: &out)
         ByteOutput.append(#","statuses":{"#, to: &out)
         var firstStatus = true
-        for (s, n) in cluster.statusCounts.enumerated() where n > 0 && s < statusCodes.count {
+        for s in 0..<min(cluster.statusCounts.count, statusKeys.count) where cluster.statusCounts[s] > 0 {
             if !firstStatus { out.append(UInt8(ascii: ",")) }
-            ByteOutput.appendJSONString(statusCodes[s], to: &out)
-            out.append(UInt8(ascii: ":"))
-            ByteOutput.appendInteger(Int64(n), to: &out)
+            out.append(contentsOf: statusKeys[s])
+            ByteOutput.appendInteger(Int64(cluster.statusCounts[s]), to: &out)
             firstStatus = false
         }
         ByteOutput.append("}}}", to: &out)

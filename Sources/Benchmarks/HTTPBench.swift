@@ -1,0 +1,134 @@
+import Foundation
+import Generator
+import Geometry
+import ReportService
+import ReportStore
+import Server
+
+/// The HTTP section of `make bench`, against the real server in this process on
+/// loopback: request rates and latencies under load (wrk, 64 connections), and the whole
+/// data set through `/v1/export` fetched by curl, with resident memory sampled meanwhile.
+extension Bench {
+    func measureHTTP(_ store: ReportStore, _ report: inout Report) async throws {
+        let service = try ReportService(store: store)
+        let port = 18_000 + Int.random(in: 0..<1_000)
+        let app = makeApplication(service: service, configuration: ServerConfiguration(port: port, logLevel: .warning))
+        let server = Task { try await app.runService() }
+        defer { server.cancel() }
+        for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try measureLoad(store, port: port, &report)
+        try await measureExport(store, port: port, &report)
+    }
+
+    /// wrk with 64 connections for 10 s per row, each row cycling through `repeats` requests.
+    func measureLoad(_ store: ReportStore, port: Int, _ report: inout Report) throws {
+        report.section(
+            "HTTP under load: wrk, 2 threads, 64 connections, 10 s per row, on loopback (server and wrk share the 2 cores)",
+            header: ["requests", "requests/s", "p50 (ms)", "p99 (ms)"])
+        func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
+        var rng = SplitMix64(state: 23)
+        let total = try store.count()
+        var fragments: [String] = []
+        while fragments.count < repeats {
+            guard let r = try store.report(id: Int64(rng.below(total) + 1)) else { continue }
+            let start = 3 + rng.below(5)
+            fragments.append(String(Array(r.phones[0])[start..<(start + 4)]))
+        }
+        let rows: [(String, [String])] = [
+            ("`/v1/clusters`, z10 viewports", kyivViewports(zoom: 10, seed: 31).map { "/v1/clusters?bbox=\(box($0))&zoom=10" }),
+            ("`/v1/clusters`, z14 viewports", kyivViewports(zoom: 14, seed: 32).map { "/v1/clusters?bbox=\(box($0))&zoom=14" }),
+            ("`/v1/reports`, first page of 100, z14 viewports", kyivViewports(zoom: 14, seed: 33).map { "/v1/reports?bbox=\(box($0))&limit=100" }),
+            ("`/v1/search`, 4-digit fragments, first 50", fragments.map { "/v1/search?q=\($0)" }),
+        ]
+        for (label, paths) in rows {
+            let result = try wrk(port: port, paths: paths)
+            report.row([label, fmt(Int(result.rate)), f2(result.p50), f2(result.p99)])
+            if label.hasPrefix("`/v1/clusters`") {
+                report.goal(
+                    "HTTP \(label.replacingOccurrences(of: "`", with: "")): ≥ 5,000 requests/s, p99 ≤ 25 ms",
+                    "\(fmt(Int(result.rate)))/s, p99 \(f2(result.p99)) ms", result.rate >= 5_000 && result.p99 <= 25)
+            }
+        }
+    }
+
+    /// Runs wrk against the paths (cycled by a Lua script); requests/s, p50 and p99 in ms.
+    func wrk(port: Int, paths: [String]) throws -> (rate: Double, p50: Double, p99: Double) {
+        let script = "\(work)/wrk-paths.lua"
+        let list = paths.map { "\"" + $0 + "\"" }.joined(separator: ",\n")
+        try "local paths = {\(list)}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  return wrk.format(\"GET\", paths[(i % #paths) + 1])\nend\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+        process.arguments = ["-t2", "-c64", "-d10s", "--latency", "-s", script, "http://127.0.0.1:\(port)"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        func milliseconds(_ token: Substring) -> Double {
+            for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)] where token.hasSuffix(suffix) {
+                return (Double(token.dropLast(suffix.count)) ?? .nan) * factor
+            }
+            return .nan
+        }
+        var rate = Double.nan, p50 = Double.nan, p99 = Double.nan
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if line.hasPrefix("Requests/sec:"), let last = fields.last { rate = Double(last) ?? .nan }
+            if fields.first == "50%", fields.count > 1 { p50 = milliseconds(fields[1]) }
+            if fields.first == "99%", fields.count > 1 { p99 = milliseconds(fields[1]) }
+        }
+        if text.contains("Non-2xx") { Console.error("wrk saw non-2xx answers:\n\(text)") }
+        return (rate, p50, p99)
+    }
+
+    func measureExport(_ store: ReportStore, port: Int, _ report: inout Report) async throws {
+        report.section(
+            "Export of all \(fmt(try store.count())) reports through `GET /v1/export` (curl to /dev/null)",
+            header: ["request", "seconds", "reports/s", "MB sent", "resident memory before → peak (MB)"])
+        for query in ["format=geojson", "format=csv", "format=geojsonseq&crs=EPSG:6384"] {
+            let before = residentMB()
+            let sampler = Task.detached {
+                var peak = 0.0
+                while !Task.isCancelled {
+                    peak = max(peak, residentMB())
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return peak
+            }
+            var result = (status: Int32(0), bytes: 0)
+            let seconds = try time { result = try curl("http://127.0.0.1:\(port)/v1/export?\(query)") }
+            sampler.cancel()
+            let peak = max(await sampler.value, residentMB())
+            precondition(result.status == 0, "curl failed on \(query)")
+            let count = try store.count()
+            let rate = Double(count) / seconds
+            report.row(["`\(query)`", f2(seconds), fmt(Int(rate)), f1(Double(result.bytes) / 1e6), "\(f1(before)) → \(f1(peak))"])
+            report.goal("export, \(query): ≥ 200,000 features/s", "\(fmt(Int(rate)))/s", rate >= 200_000)
+        }
+        report.note("Pages of 2,000 reports are read and written in turn, so the server's memory stays flat however large the export.")
+    }
+}
+
+/// Fetches a URL with curl into /dev/null; curl's exit status and the bytes received.
+func curl(_ url: String) throws -> (status: Int32, bytes: Int) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "-o", "/dev/null", "-w", "%{size_download}", url]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, Int(text) ?? 0)
+}
+
+/// This process's resident memory (VmRSS) in MB.
+func residentMB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kB / 1024
+}
