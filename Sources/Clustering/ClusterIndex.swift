@@ -144,6 +144,24 @@ public final class ClusterIndex: @unchecked Sendable {
         return try lock.read { leaves(tree, try cluster(tree, id, cell, filter), limit: limit, offset: offset, filter) }
     }
 
+    /// How many matching reports lie in the box (edges included), exactly: counts come
+    /// from the aggregates of cells wholly inside the box; reports within a fixed-point
+    /// unit (under 1 cm) of an edge, where the index's rounded positions cannot decide,
+    /// are handed to `confirm`, which answers how many of those ids are inside by their
+    /// exact positions (e.g. from the store).
+    public func count(in box: BoundingBox, filter: ClusterFilter = .all, confirm: ([Int64]) throws -> Int) rethrows -> Int {
+        var uncertain: [UInt32] = []
+        let certain = lock.read {
+            box.parts.reduce(0) { n, part in
+                let fixed = QuadTree.FixedBox(
+                    west: FixedPoint.quantize(WebMercator.x(longitude: part.west)), east: FixedPoint.quantize(WebMercator.x(longitude: part.east)),
+                    north: FixedPoint.quantize(WebMercator.y(latitude: part.north)), south: FixedPoint.quantize(WebMercator.y(latitude: part.south)))
+                return n + tree.count(in: fixed, filter: filter, uncertain: &uncertain)
+            }
+        }
+        return certain + (uncertain.isEmpty ? 0 : try confirm(uncertain.map(Int64.init)))
+    }
+
     // The read paths proper, on a tree the caller holds the read lock for.
 
     /// A cell found: its node, and its summary as a cluster.

@@ -161,3 +161,53 @@ extension QuadTree {
 func cellKey(_ x: UInt64, _ y: UInt64) -> UInt64 {
     Morton.code(x: UInt32(truncatingIfNeeded: x), y: UInt32(truncatingIfNeeded: y))
 }
+
+extension QuadTree {
+    /// A box in fixed-point Mercator: the unit each edge falls in (`floor(v · 2^32)`).
+    /// Reports in a unit strictly between the edge units are inside the box, those in a
+    /// unit beyond them outside; only those in an edge unit (under 1 cm wide) are uncertain.
+    struct FixedBox {
+        var west: UInt32, east: UInt32, north: UInt32, south: UInt32
+    }
+
+    /// Counts the matching reports certainly inside `box` and collects the ids of those on
+    /// its edge units, whose exact positions decide.
+    func count(in box: FixedBox, filter: ClusterFilter, uncertain: inout [UInt32]) -> Int {
+        count(root, depth: 0, cx: 0, cy: 0, box: box, filter: filter, uncertain: &uncertain)
+    }
+
+    private func count(_ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, box: FixedBox, filter: ClusterFilter, uncertain: inout [UInt32]) -> Int {
+        if ref < 0 {
+            var n = 0
+            for i in leaves[Int(~ref)] {
+                let slot = slots[Int(i)]
+                guard filter.matches(status: slot.status, createdAt: slot.createdAt),
+                      slot.x >= box.west, slot.x <= box.east, slot.y >= box.north, slot.y <= box.south else { continue }
+                if slot.x > box.west, slot.x < box.east, slot.y > box.north, slot.y < box.south {
+                    n += 1
+                } else {
+                    uncertain.append(slot.id)
+                }
+            }
+            return n
+        }
+        // The node's cell in fixed-point units.
+        let shift = UInt64(32 - depth)
+        let x0 = cx << shift, x1 = ((cx + 1) << shift) - 1, y0 = cy << shift, y1 = ((cy + 1) << shift) - 1
+        if x0 > UInt64(box.west), x1 < UInt64(box.east), y0 > UInt64(box.north), y1 < UInt64(box.south) {
+            var tally = Tally()
+            summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
+            return Int(tally.aggregate.count)
+        }
+        var n = 0
+        let node = Int(ref)
+        for q in 0..<4 where children[node * 4 + q] != Self.none {
+            let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
+            let s = UInt64(32 - depth - 1)
+            guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
+                  y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
+            n += count(children[node * 4 + q], depth: depth + 1, cx: x, cy: y, box: box, filter: filter, uncertain: &uncertain)
+        }
+        return n
+    }
+}

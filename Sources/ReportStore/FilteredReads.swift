@@ -41,6 +41,19 @@ extension ReportStore {
         }
     }
 
+    /// How many of the reports with these ids match (e.g. those a map index could not place
+    /// exactly on either side of a box's edge).
+    public func count(matching filter: ReportFilter, ids: [Int64]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try pool.read { db in
+            var arguments = Self.filterArguments(filter)
+            arguments += ["ids": "[" + ids.map(String.init).joined(separator: ",") + "]"]
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM report WHERE id IN (SELECT value FROM json_each(:ids)) AND \(Self.filterWhere)",
+                arguments: arguments) ?? 0
+        }
+    }
+
     /// How many reports match.
     public func count(matching filter: ReportFilter) throws -> Int {
         if filter.isBoxOnly { return try count(in: filter.box ?? .world) }

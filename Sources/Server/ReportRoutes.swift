@@ -77,7 +77,7 @@ extension ReportRoutes {
         var kept = ""
         for name in ["bbox", "status", "datetime"] { if let v = query[name] { kept += "&\(name)=\(URLText.encode(v))" } }
         return Page(
-            reports: reports, matched: try service.store.count(matching: filter), limit: limit,
+            reports: reports, matched: try service.count(filter), limit: limit,
             nextAfter: reports.count == limit ? reports.last?.id : nil, kept: kept)
     }
 
