@@ -10,6 +10,7 @@
 //   ReportService the store and the cluster index kept in step; what the CLI and the server call
 //   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
+//   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
 //   Reprojection  WGS84 longitude/latitude to other CRSs through PROJ (EPSG codes, OGC CRS URIs)
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
@@ -49,6 +50,7 @@ let package = Package(
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(name: "ReportService", dependencies: ["Clustering", "Geometry", "ReportModel", "ReportStore"]),
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
+        .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
@@ -84,6 +86,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
+        .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),
