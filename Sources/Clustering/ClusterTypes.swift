@@ -92,6 +92,21 @@ public struct Cluster: Sendable, Hashable {
     }
 }
 
+extension Cluster {
+    /// A count as a map label, as supercluster writes `point_count_abbreviated`: `999`,
+    /// `1.2k` (one decimal from 1,000), `34k` (whole thousands from 10,000), `1.2M`, `34M`.
+    public static func abbreviated(_ count: Int) -> String {
+        func short(_ value: Int, _ unit: Int, _ suffix: String) -> String {
+            if value >= 10 * unit { return "\((value + unit / 2) / unit)\(suffix)" }
+            let tenths = (value + unit / 20) / (unit / 10)
+            return tenths % 10 == 0 ? "\(tenths / 10)\(suffix)" : "\(tenths / 10).\(tenths % 10)\(suffix)"
+        }
+        if count >= 999_500 { return short(count, 1_000_000, "M") }
+        if count >= 1_000 { return short(count, 1_000, "k") }
+        return String(count)
+    }
+}
+
 /// Counts by status number, kept inline (no allocation per cluster).
 public struct StatusCounts: RandomAccessCollection, Sendable, Hashable, ExpressibleByArrayLiteral, CustomStringConvertible {
     private var storage = SIMD16<UInt32>()

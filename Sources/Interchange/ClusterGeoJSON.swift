@@ -95,7 +95,7 @@ public enum ClusterGeoJSON {
             ByteOutput.appendInteger(Int64(cluster.count), to: &out)
             out.append(UInt8(ascii: "\""))
         } else {
-            ByteOutput.appendJSONString(abbreviated(cluster.count), to: &out)
+            ByteOutput.appendJSONString(Cluster.abbreviated(cluster.count), to: &out)
         }
         ByteOutput.append(#","expansion_zoom":"#, to: &out)
         ByteOutput.appendInteger(Int64(cluster.expansionZoom), to: &out)
@@ -108,18 +108,5 @@ public enum ClusterGeoJSON {
             firstStatus = false
         }
         ByteOutput.append("}}}", to: &out)
-    }
-
-    /// A count as a map label, as supercluster writes it: `999`, `1.2k` (one decimal from
-    /// 1,000), `34k` (whole thousands from 10,000), `1.2M`, `34M`.
-    public static func abbreviated(_ count: Int) -> String {
-        func short(_ value: Int, _ unit: Int, _ suffix: String) -> String {
-            if value >= 10 * unit { return "\((value + unit / 2) / unit)\(suffix)" }
-            let tenths = (value + unit / 20) / (unit / 10)
-            return tenths % 10 == 0 ? "\(tenths / 10)\(suffix)" : "\(tenths / 10).\(tenths % 10)\(suffix)"
-        }
-        if count >= 999_500 { return short(count, 1_000_000, "M") }
-        if count >= 1_000 { return short(count, 1_000, "k") }
-        return String(count)
     }
 }

@@ -1,3 +1,4 @@
+import Clustering
 import Foundation
 
 /// An sRGB color with straight (not premultiplied) alpha, 8 bits per channel.
@@ -119,7 +120,7 @@ public struct TileStyle: Sendable {
     public var statusColors = StatusPalette.default
 
     /// The count label: digits, `.`, `k` and `M` are drawn, other characters are skipped.
-    public var countLabel: @Sendable (Int) -> String = TileStyle.abbreviated
+    public var countLabel: @Sendable (Int) -> String = Cluster.abbreviated
     /// The digit font's height and stroke, and the label's colors.
     public var font = DigitFont.standard
     public var textColor = Color.white
@@ -163,18 +164,5 @@ public struct TileStyle: Sendable {
         let halo = haloColor.alpha > 0 ? haloWidth * scale : 0
         let x = width / 2 + halo + 0.5, y = font.height * scale / 2 + halo + 0.5
         return (x * x + y * y).squareRoot()
-    }
-
-    /// A count as a map label, with the semantics of the GeoJSON `point_count_abbreviated`:
-    /// `999`, `1.2k` (one decimal from 1,000), `34k` (whole thousands from 10,000), `1.2M`, `34M`.
-    public static func abbreviated(_ count: Int) -> String {
-        func short(_ value: Int, _ unit: Int, _ suffix: String) -> String {
-            if value >= 10 * unit { return "\((value + unit / 2) / unit)\(suffix)" }
-            let tenths = (value + unit / 20) / (unit / 10)
-            return tenths % 10 == 0 ? "\(tenths / 10)\(suffix)" : "\(tenths / 10).\(tenths % 10)\(suffix)"
-        }
-        if count >= 999_500 { return short(count, 1_000_000, "M") }
-        if count >= 1_000 { return short(count, 1_000, "k") }
-        return String(count)
     }
 }

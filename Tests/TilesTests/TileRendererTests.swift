@@ -213,6 +213,6 @@ struct TileRendererTests {
             (7, "7"), (86, "86"), (999, "999"), (1_000, "1k"), (1_234, "1.2k"), (9_949, "9.9k"), (9_950, "10k"),
             (34_000, "34k"), (999_499, "999k"), (999_500, "1M"), (1_250_000, "1.3M"), (34_000_000, "34M"),
         ]
-        for (count, label) in cases { #expect(TileStyle.abbreviated(count) == label, "\(count)") }
+        for (count, label) in cases { #expect(Cluster.abbreviated(count) == label, "\(count)") }
     }
 }
