@@ -45,7 +45,7 @@ public final class ClusterIndex: @unchecked Sendable {
     /// How many statuses there are (status numbers are 0..<statusCount, at most 16).
     public let statusCount: Int
 
-    private var tree: QuadTree
+    private let tree: QuadTree
     private let lock = ReadWriteLock()
 
     /// Builds the index over `entries`. Entries are checked first: a position outside

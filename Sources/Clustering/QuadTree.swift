@@ -1,4 +1,5 @@
-/// The storage of ``ClusterIndex``: a quadtree over 32-bit Mercator positions whose nodes
+/// The storage of ``ClusterIndex`` (a class, so that readers walk it without copying its
+/// arrays; ``ClusterIndex``'s lock guards every access): a quadtree over 32-bit Mercator positions whose nodes
 /// are the grid's cells, with per-status aggregates in its inner nodes.
 ///
 /// Layout (flat arrays, no object per report or per node):
@@ -13,7 +14,7 @@
 ///
 /// A node at level `d` is the cell `key >> (64 - 2d)`; the root is level 0 (the world).
 /// Leaves carry no aggregates: a query that stops inside a leaf scans it.
-struct QuadTree {
+final class QuadTree {
     /// A node reference: `>= 0` an inner node, `< 0` the leaf `~ref`, ``none`` nothing.
     typealias Ref = Int32
     static let none: Ref = .min
@@ -88,7 +89,7 @@ struct QuadTree {
 
     /// A subtree at `depth` over `list`: slots in key order whose keys share the prefix of
     /// that level.
-    private mutating func build(_ list: ArraySlice<UInt32>, depth: Int) -> Ref {
+    private func build(_ list: ArraySlice<UInt32>, depth: Int) -> Ref {
         if list.count <= leafCapacity || depth == maxDepth {
             return makeLeaf(Array(list))
         }
@@ -110,7 +111,7 @@ struct QuadTree {
         return Ref(node)
     }
 
-    private mutating func makeLeaf(_ list: [UInt32]) -> Ref {
+    private func makeLeaf(_ list: [UInt32]) -> Ref {
         if let l = freeLeaves.popLast() {
             leaves[Int(l)] = list
             return ~l
@@ -119,7 +120,7 @@ struct QuadTree {
         return ~Int32(leaves.count - 1)
     }
 
-    private mutating func allocateNode() -> Int {
+    private func allocateNode() -> Int {
         if let n = freeNodes.popLast() {
             let node = Int(n)
             for q in 0..<4 { children[node * 4 + q] = Self.none }
@@ -136,7 +137,7 @@ struct QuadTree {
     }
 
     /// Frees a subtree, appending its slots in key order to `gathered` when given.
-    private mutating func free(_ ref: Ref, gathering gathered: inout [UInt32]) {
+    private func free(_ ref: Ref, gathering gathered: inout [UInt32]) {
         if ref >= 0 {
             let node = Int(ref)
             for q in 0..<4 where children[node * 4 + q] != Self.none {
@@ -152,7 +153,7 @@ struct QuadTree {
     }
 
     /// Recomputes every aggregate of `node` from its children.
-    private mutating func recompute(_ node: Int) {
+    private func recompute(_ node: Int) {
         let base = node * statusCount
         for s in 0..<statusCount { aggregates[base + s] = Aggregate() }
         var low = Int64.max, high = Int64.min
@@ -178,7 +179,7 @@ struct QuadTree {
     }
 
     /// Recomputes the aggregate of one status of `node` from its children.
-    private mutating func recompute(_ node: Int, status: Int) {
+    private func recompute(_ node: Int, status: Int) {
         var a = Aggregate()
         for q in 0..<4 {
             let child = children[node * 4 + q]
@@ -195,7 +196,7 @@ struct QuadTree {
     }
 
     /// Recomputes the creation-time range of `node` from its children.
-    private mutating func recomputeCreated(_ node: Int) {
+    private func recomputeCreated(_ node: Int) {
         var low = Int64.max, high = Int64.min
         for q in 0..<4 {
             let child = children[node * 4 + q]
@@ -218,7 +219,7 @@ struct QuadTree {
 
     /// Adds a report whose id is not in the tree. Visits one node per level, and splits
     /// the leaf it lands in when that leaf grows past its capacity.
-    mutating func insert(_ slot: Slot) {
+    func insert(_ slot: Slot) {
         let si: UInt32
         if let free = freeSlots.popLast() {
             si = free
@@ -267,7 +268,7 @@ struct QuadTree {
     /// Visits one node per level; bounds (box, key range, time range) that the report
     /// defined are recomputed from the node's four children. An inner node left with at
     /// most half a leaf's capacity becomes a leaf again.
-    mutating func remove(id: UInt32) -> Slot? {
+    func remove(id: UInt32) -> Slot? {
         guard let si = slotOfID.removeValue(forKey: id) else { return nil }
         let slot = slots[Int(si)]
         var path = InlineArray<40, Int32>(repeating: 0)
@@ -310,7 +311,7 @@ struct QuadTree {
         return slot
     }
 
-    private mutating func subtract(_ slot: Slot, from node: Int) {
+    private func subtract(_ slot: Slot, from node: Int) {
         let s = Int(slot.status)
         let i = node * statusCount + s
         aggregates[i].count -= 1
@@ -326,7 +327,7 @@ struct QuadTree {
         }
     }
 
-    private mutating func replace(parent: Int, quadrant: Int, with ref: Ref) {
+    private func replace(parent: Int, quadrant: Int, with ref: Ref) {
         if parent < 0 { root = ref } else { children[parent * 4 + quadrant] = ref }
     }
 
