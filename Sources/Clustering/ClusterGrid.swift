@@ -182,18 +182,9 @@ struct FixedPoint {
 
     static let scale = 4_294_967_296.0
 
-    init(x: UInt32, y: UInt32) {
-        self.x = x
-        self.y = y
-    }
-
     init(_ c: Coordinate) {
         x = Self.quantize(WebMercator.x(longitude: c.longitude))
         y = Self.quantize(WebMercator.y(latitude: c.latitude))
-    }
-
-    init(key: UInt64) {
-        (x, y) = Morton.cell(key)
     }
 
     var key: UInt64 { Morton.code(x: x, y: y) }

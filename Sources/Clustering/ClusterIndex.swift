@@ -122,13 +122,14 @@ public final class ClusterIndex: @unchecked Sendable {
     }
 
     /// What the cluster becomes one zoom deeper: up to four clusters or lone reports; at
-    /// `maxZoom`, its reports. One consistent read: no write falls between the two steps.
-    public func children(of id: ClusterID, filter: ClusterFilter = .all) throws -> [ClusterItem] {
+    /// `maxZoom`, its first `limit` reports. One consistent read: no write falls between
+    /// the two steps.
+    public func children(of id: ClusterID, filter: ClusterFilter = .all, limit: Int = .max) throws -> [ClusterItem] {
         let cell = try grid.cell(of: id)
         return try lock.read {
             let found = try cluster(tree, id, cell, filter)
             if cell.zoom == grid.maxZoom {
-                return leaves(tree, found, limit: .max, offset: 0, filter).members.map { .report($0) }
+                return leaves(tree, found, limit: limit, offset: 0, filter).members.map { .report($0) }
             }
             let below = CellBlock(zoom: cell.zoom + 1, columns: [(2 * cell.x)...(2 * cell.x + 1)], rows: (2 * cell.y)...(2 * cell.y + 1))
             return clusters(tree, below, filter)

@@ -68,8 +68,6 @@ final class QuadTree {
 
     var count: Int { slotOfID.count }
 
-    func contains(id: UInt32) -> Bool { slotOfID[id] != nil }
-
     // MARK: Navigation
 
     /// Which of its parent's four cells holds `key` at level `depth` (1...32).

@@ -32,12 +32,7 @@ public enum ClusterGeoJSON {
             out.append(contentsOf: member.json.utf8)
         }
         ByteOutput.append(#","features":["#, to: &out)
-        // Each status's `"code":` once, not once per cluster.
-        let keys = statusCodes.map { code -> [UInt8] in
-            var key: [UInt8] = []
-            ByteOutput.appendJSONString(code, to: &key)
-            return key + [UInt8(ascii: ":")]
-        }
+        let keys = statusKeys(statusCodes)  // once, not once per cluster
         var first = true
         for item in items {
             let start = out.count
@@ -61,11 +56,16 @@ public enum ClusterGeoJSON {
 
     /// Appends one cluster Feature.
     public static func appendFeature(_ cluster: Cluster, statusCodes: [String], to out: inout [UInt8]) {
-        appendFeature(cluster, statusKeys: statusCodes.map { code in
+        appendFeature(cluster, statusKeys: statusKeys(statusCodes), to: &out)
+    }
+
+    /// Each status's `"code":` as JSON.
+    static func statusKeys(_ codes: [String]) -> [[UInt8]] {
+        codes.map { code in
             var key: [UInt8] = []
             ByteOutput.appendJSONString(code, to: &key)
             return key + [UInt8(ascii: ":")]
-        }, to: &out)
+        }
     }
 
     /// Appends one cluster Feature; `statusKeys[s]` is status `s`'s `"code":` as JSON.
@@ -90,13 +90,7 @@ public enum ClusterGeoJSON {
         ByteOutput.append(#","count":"#, to: &out)
         ByteOutput.appendInteger(Int64(cluster.count), to: &out)
         ByteOutput.append(#","count_abbrev":"#, to: &out)
-        if cluster.count < 1_000 {
-            out.append(UInt8(ascii: "\""))
-            ByteOutput.appendInteger(Int64(cluster.count), to: &out)
-            out.append(UInt8(ascii: "\""))
-        } else {
-            ByteOutput.appendJSONString(Cluster.abbreviated(cluster.count), to: &out)
-        }
+        ByteOutput.appendJSONString(Cluster.abbreviated(cluster.count), to: &out)
         ByteOutput.append(#","expansion_zoom":"#, to: &out)
         ByteOutput.appendInteger(Int64(cluster.expansionZoom), to: &out)
         ByteOutput.append(#","statuses":{"#, to: &out)

@@ -74,14 +74,19 @@ public final class ReportService: Sendable {
     /// unknown code is an error on `status`.
     public func filter(statuses: [String]?, created: ClosedRange<Int64>?) throws(ValidationError) -> ClusterFilter {
         guard let statuses else { return ClusterFilter(created: created) }
+        return ClusterFilter(statusNumbers: try statusNumbers(statuses), created: created)
+    }
+
+    /// The numbers of status codes; an unknown code is an error on `status`.
+    public func statusNumbers(_ codes: [String]) throws(ValidationError) -> [Int] {
         var numbers: [Int] = []
-        for code in statuses {
+        for code in codes {
             guard let s = statusCodes.firstIndex(of: code) else {
                 throw ValidationError(field: "status", "unknown status \"\(code.prefix(40))\"; expected one of \(statusCodes.joined(separator: ", "))")
             }
             numbers.append(s)
         }
-        return ClusterFilter(statusNumbers: numbers, created: created)
+        return numbers
     }
 
     /// Clusters and lone reports at `zoom` in the box, with the lone reports read from the
@@ -100,7 +105,7 @@ public final class ReportService: Sendable {
     /// What a cluster becomes one zoom deeper, with the lone reports read from the store;
     /// at the deepest zoom, its first `limit` reports.
     public func children(of id: ClusterID, filter: ClusterFilter = .all, limit: Int = .max) throws -> ClusterAnswer {
-        try answer(Array(index.children(of: id, filter: filter).prefix(limit)))
+        try answer(index.children(of: id, filter: filter, limit: limit))
     }
 
     /// How many reports match, counted by the index (cells wholly inside the box from

@@ -54,14 +54,6 @@ extension ReportStore {
         }
     }
 
-    /// How many reports match.
-    public func count(matching filter: ReportFilter) throws -> Int {
-        if filter.isBoxOnly { return try count(in: filter.box ?? .world) }
-        return try pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM report WHERE \(Self.filterWhere)", arguments: Self.filterArguments(filter)) ?? 0
-        }
-    }
-
     /// The filter's conditions. Arguments: ``filterArguments(_:)``.
     static let filterWhere = """
         (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses))) \

@@ -60,16 +60,19 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 }
 
-/// Turns every error into ``APIError``'s JSON body; errors of no known kind become a 500
-/// with a generic message, and are logged.
+/// Answers every error with ``APIError``'s JSON body (the middleware outside it only ever
+/// see responses); errors of no known kind become a 500 with a generic message, and are
+/// logged.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            if let answer = APIError.from(error) { throw answer }
-            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            throw APIError.internal
+            guard let answer = APIError.from(error) else {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                return try APIError.internal.response(from: request, context: context)
+            }
+            return try answer.response(from: request, context: context)
         }
     }
 }

@@ -41,8 +41,8 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
-    router.read(.health) { request, _, _ in
-        return try Responses.json(#"{"status":"ok","reports":\#(service.index.count)}"#)
+    router.read(.health) { _, _, _ in
+        Responses.body(Array(#"{"status":"ok","reports":\#(service.index.count)}"#.utf8), type: "application/json")
     }
     ClusterRoutes(service: service).register(on: router)
     ReportRoutes(service: service).register(on: router)
@@ -65,22 +65,16 @@ public func makeApplication(service: ReportService, configuration: ServerConfigu
 /// Puts the request id (`hb.request.id` in the logs) on every response as `X-Request-Id`.
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            var response = try await next(request, context)
-            response.headers[.requestID] = context.id
-            return response
-        } catch {
-            var response = try (APIError.from(error) ?? APIError.internal).response(from: request, context: context)
-            response.headers[.requestID] = context.id
-            return response
-        }
+        var response = try await next(request, context)
+        response.headers[.requestID] = context.id
+        return response
     }
 }
 
 /// CORS for a public read-only API: any origin may read every answer, errors included,
 /// and the headers a client needs (`ETag`, `X-Request-Id`, `Content-Crs`); preflights are
 /// answered here. (Hummingbird's CORS middleware exposes headers only on preflights and
-/// wraps errors, which would hide our JSON error bodies.)
+/// wraps errors, which would hide our JSON error bodies.) Errors reach it as responses.
 struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.headers[.origin] != nil else { return try await next(request, context) }
@@ -90,12 +84,7 @@ struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
                 .accessControlAllowHeaders: "Accept, Accept-Encoding, If-None-Match, Content-Type", .accessControlMaxAge: "86400",
             ])
         }
-        var response: Response
-        do {
-            response = try await next(request, context)
-        } catch {
-            response = try (APIError.from(error) ?? APIError.internal).response(from: request, context: context)
-        }
+        var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = "*"
         response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, Content-Crs"
         return response

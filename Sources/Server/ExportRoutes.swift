@@ -23,7 +23,8 @@ struct ExportRoutes {
             let format = try Self.format(query["format"])
             let filter = try ReportRoutes(service: service).reportFilter(query)
             var headers: HTTPFields = [
-                .contentType: format.mediaType,
+                // CSV has no charset of its own; ours is UTF-8.
+                .contentType: format == .csv ? format.mediaType + "; charset=utf-8" : format.mediaType,
                 .contentDisposition: "attachment; filename=\"posterwatch-reports.\(format.fileExtension)\"",
             ]
             var projected: ProjectedCoordinates?
@@ -59,30 +60,10 @@ struct ExportRoutes {
     }
 
     static func format(_ text: String?) throws(ValidationError) -> InterchangeFormat {
-        switch text ?? "geojson" {
-        case "geojson": .geojson
-        case "geojsonseq": .geojsonseq
-        case "csv": .csv
-        case let other: throw ValidationError(field: "format", "must be geojson, geojsonseq or csv, got \"\(other.prefix(40))\"")
+        guard let format = InterchangeFormat(rawValue: text ?? "geojson") else {
+            throw ValidationError(field: "format", "must be geojson, geojsonseq or csv, got \"\(text?.prefix(40) ?? "")\"")
         }
-    }
-}
-
-extension InterchangeFormat {
-    var mediaType: String {
-        switch self {
-        case .geojson: "application/geo+json"
-        case .geojsonseq: "application/geo+json-seq"
-        case .csv: "text/csv; charset=utf-8"
-        }
-    }
-
-    var fileExtension: String {
-        switch self {
-        case .geojson: "geojson"
-        case .geojsonseq: "geojsonl"
-        case .csv: "csv"
-        }
+        return format
     }
 }
 

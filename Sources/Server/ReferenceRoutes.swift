@@ -24,8 +24,10 @@ struct ReferenceRoutes {
             (.openAPI, Data(OpenAPI.document.utf8)),
         ]
         for (endpoint, body) in bodies {
-            router.read(endpoint) { _, _, _ in
-                Responses.body(Array(body) + (body.last == 0x0A ? [] : [0x0A]), type: "application/json")
+            let response = Responses.body(Array(body) + (body.last == 0x0A ? [] : [0x0A]), type: "application/json")
+            router.get(RouterPath(endpoint.routerPath)) { request, _ in
+                _ = try QueryParameters(request, endpoint: endpoint)
+                return response
             }
         }
     }

@@ -5,10 +5,6 @@ import Hummingbird
 /// here while the bytes are at hand (``ReadResponseMiddleware`` then needs no second look
 /// at them unless it compresses them).
 enum Responses {
-    static func json(_ text: String) throws -> Response {
-        body(Array(text.utf8), type: "application/json")
-    }
-
     static func body(_ bytes: [UInt8], type: String) -> Response {
         Response(
             status: .ok, headers: [.contentType: type, .eTag: bytes.withUnsafeBytes(ETag.of)],
