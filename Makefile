@@ -4,12 +4,16 @@
 #                on http://$(HOST):$(PORT)/ (HOST and PORT may be set: make run PORT=9000)
 #   make test    install system packages, build and run the test suite
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
+#   make e2e     serve the sample data, open the map page in headless Chromium, check that tiles
+#                load and searching works, and save docs/map.png (not part of the tests)
 
-APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config
+# The map page's Leaflet comes from Debian's libjs-leaflet, served by our server.
+APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
 # The end-to-end test reads the server's exports back with GDAL; the benchmark loads
-# the server with wrk and fetches exports with curl.
+# the server with wrk and fetches exports with curl; make e2e drives Chromium.
 TEST_APT_PACKAGES := gdal-bin
 BENCH_APT_PACKAGES := wrk curl
+E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DB ?= var/posterwatch.sqlite
@@ -19,7 +23,7 @@ BENCH_COUNT ?= 1000000
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: deps test-deps install build run test bench sample clean
+.PHONY: deps test-deps install build run test bench e2e sample clean
 
 # Installs only what is missing, so a prepared machine does not touch apt at all.
 deps:
@@ -55,6 +59,10 @@ bench: deps
 	@$(MAKE) --no-print-directory install PACKAGES="$(BENCH_APT_PACKAGES)"
 	swift build -c release --product posterwatch-bench
 	.build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md
+
+e2e: build
+	@$(MAKE) --no-print-directory install PACKAGES="$(E2E_APT_PACKAGES)"
+	scripts/e2e.sh $(BIN) $(SAMPLE) docs/map.png
 
 # Regenerates the shipped sample (deterministic: same seed, same file).
 sample: build

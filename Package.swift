@@ -55,21 +55,22 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
+                "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection", "Tiles",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]),
+            ],
+            resources: [.embedInCode("Map")]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -82,7 +83,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Server", "ReportService", "Interchange", "Generator", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "Server", "ReportService", "Interchange", "Generator", "Tiles", .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),

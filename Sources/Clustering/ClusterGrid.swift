@@ -152,6 +152,11 @@ public struct CellBlock: Sendable, Hashable {
         self.columns = columns
         self.rows = rows
     }
+
+    /// Whether the block holds the cell (of its zoom).
+    public func contains(_ cell: Cell) -> Bool {
+        cell.zoom == zoom && rows.contains(cell.y) && columns.contains { $0.contains(cell.x) }
+    }
 }
 
 /// The id of a cluster: its zoom and cell (see ``ClusterGrid/id(of:)``).

@@ -39,6 +39,11 @@ public struct ClusterFilter: Sendable, Hashable {
     /// Every report.
     public static let all = ClusterFilter()
 
+    /// Whether the filter counts this report.
+    public func matches(_ entry: ClusterEntry) -> Bool {
+        (0..<64).contains(entry.status) && matches(status: UInt8(entry.status), createdAt: entry.createdAt)
+    }
+
     @inline(__always)
     func matches(status: UInt8, createdAt: Int64) -> Bool {
         statuses & (1 << UInt64(status)) != 0 && (created?.contains(createdAt) ?? true)

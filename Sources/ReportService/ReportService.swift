@@ -26,6 +26,7 @@ public final class ReportService: Sendable {
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
     private let writes = Mutex(())
+    private let observers = Mutex<[@Sendable ([ClusterEntry]) -> Void]>([])
 
     /// Opens the service over `store`, building the index from every stored report.
     public init(store: ReportStore, grid: ClusterGrid = .standard) throws {
@@ -40,12 +41,22 @@ public final class ReportService: Sendable {
 
     // MARK: Writes
 
+    /// Calls `observer` after every write, before the write returns, with the index
+    /// entries it touched: the reports added, the old and new versions of those changed,
+    /// those deleted. Writes are serialized, so observers see them one at a time, in order,
+    /// after the index holds them (a tile cache drops what they could change).
+    public func onWrite(_ observer: @escaping @Sendable (_ touched: [ClusterEntry]) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
     /// Stores new reports (all or none) and adds them to the index.
     @discardableResult
     public func insert(_ drafts: [ReportDraft], now: Date = Date()) throws -> [Report] {
         try writes.withLock { _ in
             let reports = try store.insert(drafts, now: now)
-            try index.apply(reports.compactMap(entry).map { .upsert($0) })
+            let added = reports.compactMap(entry)
+            try index.apply(added.map { .upsert($0) })
+            notify(added)
             return reports
         }
     }
@@ -54,8 +65,11 @@ public final class ReportService: Sendable {
     @discardableResult
     public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
         try writes.withLock { _ in
+            let old = try stored(id)
             let report = try store.update(id: id, with: draft, now: now)
-            try index.apply([entry(report).map { .upsert($0) } ?? .remove(id: id)])
+            let new = entry(report)
+            try index.apply([new.map { .upsert($0) } ?? .remove(id: id)])
+            notify([old, new].compactMap { $0 })
             return report
         }
     }
@@ -63,9 +77,21 @@ public final class ReportService: Sendable {
     /// Deletes report `id` from the store and the index.
     public func delete(id: Int64) throws {
         try writes.withLock { _ in
+            let old = try stored(id)
             try store.delete(id: id)
             index.remove(id: id)
+            notify([old].compactMap { $0 })
         }
+    }
+
+    /// The index entry of the stored report `id`, if there is one.
+    private func stored(_ id: Int64) throws -> ClusterEntry? {
+        try store.reports(ids: [id]).first.flatMap(entry)
+    }
+
+    private func notify(_ touched: [ClusterEntry]) {
+        guard !touched.isEmpty else { return }
+        for observer in observers.withLock({ $0 }) { observer(touched) }
     }
 
     // MARK: Queries
@@ -124,6 +150,24 @@ public final class ReportService: Sendable {
     public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) throws -> (total: Int, listed: Int, reports: [Report]) {
         let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
         return (page.total, page.members.count, try store.reports(ids: page.members.map(\.id)))
+    }
+
+    /// The smallest box around every report (from the index, so current and cheap), nil
+    /// when there are none. Reports on both sides of the antimeridian give a box from the
+    /// westernmost to the easternmost.
+    public func extent(filter: ClusterFilter = .all) -> BoundingBox? {
+        var boxes: [BoundingBox] = []
+        for item in (try? index.clusters(in: .world, zoom: 0, filter: filter)) ?? [] {
+            switch item {
+            case .cluster(let c): boxes.append(c.bounds)
+            case .report(let r):
+                let lon = WebMercator.longitude(x: r.x), lat = WebMercator.latitude(y: r.y)
+                if let box = try? BoundingBox(west: lon, south: lat, east: lon, north: lat) { boxes.append(box) }
+            }
+        }
+        guard !boxes.isEmpty else { return nil }
+        return try? BoundingBox(
+            west: boxes.map(\.west).min()!, south: boxes.map(\.south).min()!, east: boxes.map(\.east).max()!, north: boxes.map(\.north).max()!)
     }
 
     private func answer(_ items: [ClusterItem]) throws -> ClusterAnswer {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import ReportService
+import Tiles
 
 /// How the server runs.
 public struct ServerConfiguration: Sendable {
@@ -14,6 +15,17 @@ public struct ServerConfiguration: Sendable {
     /// The URL clients reach the server at (e.g. `https://posterwatch.example` behind a TLS
     /// proxy), for absolute links; nil: `http://` and the request's `Host`.
     public var publicURL: String?
+    /// The most memory the cache of encoded tiles may take, in bytes (0: no cache).
+    public var tileCacheBytes = 64 << 20
+    /// The `Cache-Control` of tiles. Writes invalidate the server's cache at once; a client
+    /// that keeps a tile for `max-age` may show it that much out of date.
+    public var tileCacheControl = "public, max-age=0, must-revalidate"
+    /// A base-map tile URL template for the map page (`https://…/{z}/{x}/{y}.png`) and its
+    /// attribution; nil: a neutral background, as the server assumes no internet.
+    public var baseMapURL: String?
+    public var baseMapAttribution: String?
+    /// Where Debian's `libjs-leaflet` puts Leaflet.
+    public var leafletDirectory = "/usr/share/javascript/leaflet"
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate",
@@ -41,10 +53,19 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
+    let tiles = TileCache(renderer: TileRenderer(index: service.index), byteLimit: configuration.tileCacheBytes, tag: { $0.withUnsafeBytes(ETag.of) })
+    service.onWrite { touched in tiles.invalidate(touched) }
     router.read(.health) { _, _, _ in
-        Responses.body(Array(#"{"status":"ok","reports":\#(service.index.count)}"#.utf8), type: "application/json")
+        let cache = tiles.statistics
+        let body = #"{"status":"ok","reports":\#(service.index.count),"tile_cache":{"tiles":\#(cache.tiles),"bytes":\#(cache.bytes),"#
+            + #""hits":\#(cache.hits),"misses":\#(cache.misses),"evictions":\#(cache.evictions),"invalidations":\#(cache.invalidations)}}"#
+        var response = Responses.body(Array(body.utf8), type: "application/json")
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
     ClusterRoutes(service: service).register(on: router)
+    TileRoutes(service: service, cache: tiles, cacheControl: configuration.tileCacheControl, publicURL: configuration.publicURL).register(on: router)
+    MapRoutes(configuration: configuration, statusCodes: service.statusCodes, style: tiles.renderer.style).register(on: router)
     ReportRoutes(service: service).register(on: router)
     ExportRoutes(service: service).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)

@@ -43,8 +43,7 @@ struct ClusterRoutes {
             let page = try service.leaves(of: id, limit: limit, offset: offset, filter: filter(query))
             var members: [(String, String)] = [("numberMatched", "\(page.total)"), ("numberReturned", "\(page.reports.count)")]
             if offset + page.listed < page.total {
-                var next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.listed)"
-                for name in ["status", "datetime"] { if let v = query[name] { next += "&\(name)=\(URLText.encode(v))" } }
+                let next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.listed)" + query.carried(["status", "datetime"])
                 members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
             }
             return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))

@@ -14,10 +14,12 @@ struct Endpoint: Sendable {
     var answers: String
     var answerDescription: String
 
-    /// The path as Hummingbird's router writes it (`{id}` → `:id`).
-    var routerPath: String {
-        path.replacingOccurrences(of: "{", with: ":").replacingOccurrences(of: "}", with: "")
-    }
+    /// What a `204 No Content` means here, for the endpoints that answer one.
+    var noContent: String? = nil
+
+    /// The path as Hummingbird's router writes it: the same, `{name}` captures a segment
+    /// (and `{y}.png` a segment's start).
+    var routerPath: String { path }
 
     /// The names of its query parameters.
     var queryNames: [String] { parameters.filter { $0.location == .query }.map(\.name) }
@@ -117,6 +119,36 @@ extension Endpoint {
         path: "/v1/statuses", summary: "The statuses of a report; `open` ones still need work.", parameters: [],
         answers: "application/json", answerDescription: "An array of `{code, name_uk, name_en, open}`.")
 
+    static let tile = Endpoint(
+        path: "/v1/tiles/{z}/{x}/{y}.png", summary: "A PNG map tile of the clustered markers: 256 px, or 512 px as `{y}@2x.png`; transparent where there is nothing.",
+        parameters: [
+            Parameter(name: "z", location: .path, required: true, description: "The zoom (the range is in /v1/tiles.json).", schema: ["type": "integer", "minimum": 0, "maximum": 20]),
+            Parameter(name: "x", location: .path, required: true, description: "The column, 0 at 180° W.", schema: ["type": "integer", "minimum": 0]),
+            Parameter(name: "y", location: .path, required: true, description: "The row, 0 at the north; `@2x` after it for a 512-px tile.",
+                      schema: ["type": "string", "pattern": "^[0-9]+(@2x)?$", "example": "1385@2x"]),
+            status, datetime,
+        ],
+        answers: "image/png", answerDescription: "The tile: clusters as discs with their counts, single reports as dots coloured by status.",
+        noContent: "Nothing shows on the tile.")
+    static let tileJSON = Endpoint(
+        path: "/v1/tiles.json", summary: "The tiles as a TileJSON 3.0.0 document, for map clients.", parameters: [status, datetime],
+        answers: "application/json", answerDescription: "TileJSON 3.0.0: the URL template (with the filters given), zooms, bounds of the data, attribution.")
+    static let mapPage = Endpoint(
+        path: "/", summary: "The map page: the tiles on a Leaflet map, search in the visible area, search by phone or id.",
+        parameters: [
+            Parameter(name: "q", description: "Search for this phone fragment or report id when the page opens (a link to a search).", schema: ["type": "string", "example": "067 12"]),
+            Parameter(name: "selftest", description: "Check the page (tiles load, both searches answer) and write the outcome into `#selftest`; `make e2e` uses it.", schema: ["type": "string", "example": "1"]),
+        ],
+        answers: "text/html", answerDescription: "An HTML page.")
+    static let leafletFile = Endpoint(
+        path: "/leaflet/{file}", summary: "Leaflet, as installed by Debian's libjs-leaflet, for the map page.",
+        parameters: [Parameter(name: "file", location: .path, required: true, description: "leaflet.js or leaflet.css.", schema: ["type": "string", "enum": ["leaflet.js", "leaflet.css"]])],
+        answers: "application/javascript", answerDescription: "The file (JavaScript or CSS).")
+    static let leafletImage = Endpoint(
+        path: "/leaflet/images/{file}", summary: "Leaflet's images (layer control, markers).",
+        parameters: [Parameter(name: "file", location: .path, required: true, description: "An image of Leaflet's.", schema: ["type": "string", "example": "layers.png"])],
+        answers: "image/png", answerDescription: "The image.")
+
     // OGC API – Features.
     static let collectionID = Parameter(
         name: "collectionId", location: .path, required: true, description: "The collection: `reports`.", schema: ["type": "string", "enum": ["reports"]])
@@ -145,8 +177,8 @@ extension Endpoint {
 
     /// The whole API, in the order the document lists it.
     static let all: [Endpoint] = [
-        clusters, cluster, children, leaves, reports, report, export, search, districts, objectTypes, statuses,
-        ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, health, openAPI,
+        clusters, cluster, children, leaves, tile, tileJSON, reports, report, export, search, districts, objectTypes, statuses,
+        ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, leafletFile, leafletImage, health, openAPI,
     ]
 }
 
@@ -154,7 +186,7 @@ extension Endpoint {
 enum JSONValue: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-    case string(String), int(Int), bool(Bool), array([JSONValue]), object([(String, JSONValue)])
+    case string(String), int(Int), number(Double), bool(Bool), null, array([JSONValue]), object([(String, JSONValue)])
 
     init(stringLiteral value: String) { self = .string(value) }
     init(integerLiteral value: Int) { self = .int(value) }
@@ -167,7 +199,9 @@ enum JSONValue: Sendable, ExpressibleByStringLiteral, ExpressibleByIntegerLitera
         switch self {
         case .string(let s): return Interchange.GeoJSON.string(s)
         case .int(let n): return String(n)
+        case .number(let x): return x.isFinite ? "\(x)" : "null"
         case .bool(let b): return b ? "true" : "false"
+        case .null: return "null"
         case .array(let items): return "[" + items.map(\.text).joined(separator: ",") + "]"
         case .object(let members): return "{" + members.map { Interchange.GeoJSON.string($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
         }
@@ -190,16 +224,14 @@ enum OpenAPI {
                 ["name": .string(p.name), "in": .string(p.location.rawValue), "required": .bool(p.required), "description": .string(p.description),
                  "schema": .object(p.schema.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })]
             }
-            let get: JSONValue = [
-                "summary": .string(e.summary),
-                "parameters": .array(parameters),
-                "responses": [
-                    "200": ["description": .string(e.answerDescription), "content": .object([(e.answers, .object([]))])],
-                    "304": ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."],
-                    "4XX": ["description": "Bad input or nothing there: the parameter and the rule are named.",
-                            "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]]],
-                ],
+            var responses: [(String, JSONValue)] = [
+                ("200", ["description": .string(e.answerDescription), "content": .object([(e.answers, .object([]))])]),
+                ("304", ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."]),
+                ("4XX", ["description": "Bad input or nothing there: the parameter and the rule are named.",
+                         "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]]]),
             ]
+            if let noContent = e.noContent { responses.insert(("204", ["description": .string(noContent)]), at: 1) }
+            let get: JSONValue = ["summary": .string(e.summary), "parameters": .array(parameters), "responses": .object(responses)]
             paths.append((e.path, ["get": get]))
         }
         let document: JSONValue = [

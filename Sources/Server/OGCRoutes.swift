@@ -113,7 +113,9 @@ struct OGCRoutes {
     /// Where links point: the configured public URL (e.g. `https://posterwatch.example`
     /// behind a TLS proxy), else `http://` and the request's `Host`, so that links work for
     /// the client that asked (GDAL wants absolute links); relative without either.
-    func base(_ request: Request) -> String {
+    func base(_ request: Request) -> String { Self.base(request, publicURL: publicURL) }
+
+    static func base(_ request: Request, publicURL: String?) -> String {
         if let publicURL { return publicURL }
         guard let host = request.head.authority, !host.isEmpty else { return "" }
         return "http://\(host)"

@@ -24,6 +24,14 @@ struct QueryParameters {
 
     subscript(name: String) -> String? { values[name] }
 
+    /// The given parameters that are present, as `&name=value…` (values percent-encoded),
+    /// for links that keep a request's filters.
+    func carried(_ names: [String]) -> String {
+        names.reduce(into: "") { text, name in
+            if let value = values[name] { text += "&\(name)=\(URLText.encode(value))" }
+        }
+    }
+
     /// An integer in `range`, or `fallback` when absent. With `clampedTo`, larger values
     /// (however many digits) become that value instead of an error.
     func integer(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil, clampedTo cap: Int? = nil) throws(ValidationError) -> Int? {

@@ -70,8 +70,7 @@ extension ReportRoutes {
         let reports = filter.isBoxOnly
             ? try service.store.page(in: filter.box ?? .world, after: after, limit: limit)
             : try service.store.reports(matching: filter, after: after ?? 0, limit: limit)
-        var kept = ""
-        for name in ["bbox", "status", "datetime"] { if let v = query[name] { kept += "&\(name)=\(URLText.encode(v))" } }
+        let kept = query.carried(["bbox", "status", "datetime"])
         return Page(
             reports: reports, matched: try service.count(filter), limit: limit,
             nextAfter: reports.count == limit ? reports.last?.id : nil, kept: kept)

@@ -40,10 +40,12 @@ enum ETag {
 
 /// What every successful read with an `ETag` (a body built whole; streamed bodies pass
 /// untouched) gets on its way out:
-/// - the configured `Cache-Control`, and `Vary: Accept-Encoding`;
+/// - the configured `Cache-Control` (unless the route set its own, as tiles do), and
+///   `Vary: Accept-Encoding`;
 /// - `304 Not Modified` when `If-None-Match` names its tag;
-/// - gzip when the client accepts it and the body is over 1 KiB, with `-gz` appended to
-///   the tag (a strong tag names one representation).
+/// - gzip when the client accepts it and the body is over 1 KiB and not an image (PNG is
+///   compressed already), with `-gz` appended to the tag (a strong tag names one
+///   representation).
 struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     let cacheControl: String
 
@@ -51,10 +53,11 @@ struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         var response = try await next(request, context)
         guard request.method == .get || request.method == .head, response.status == .ok,
               let identityTag = response.headers[.eTag], let length = response.body.contentLength else { return response }
-        let gzip = length > 1024 && Gzip.accepted(by: request.headers[.acceptEncoding])
+        let gzip = length > 1024 && response.headers[.contentType]?.hasPrefix("image/") != true
+            && Gzip.accepted(by: request.headers[.acceptEncoding])
         let tag = gzip ? identityTag.dropLast() + "-gz\"" : identityTag
         response.headers[.eTag] = tag
-        response.headers[.cacheControl] = cacheControl
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = cacheControl }
         response.headers[.vary] = "Accept-Encoding"
         if let wanted = request.headers[.ifNoneMatch], Self.matches(wanted, tag) {
             response.headers[.contentLength] = nil

@@ -65,10 +65,19 @@ public struct TileRenderer: Sendable {
     /// How the files are written (``PNG/Options/tiles`` unless changed).
     public var pngOptions = PNG.Options.tiles
 
+    /// How far any marker paints from its position, in pixels of a 256-px tile
+    /// (``TileStyle/maxExtent``, measured once).
+    public let reach: Double
+
     public init(index: ClusterIndex, style: TileStyle = .default) {
         self.index = index
         self.style = style
+        reach = style.maxExtent
     }
+
+    /// The zooms tiles are served at: the grid's (deeper tiles would only repeat its
+    /// deepest clusters split into reports).
+    public var zooms: ClosedRange<Int> { 0...index.grid.maxZoom }
 
     /// The tile as a PNG of 256 · `scale` pixels square (scale 1 to 4), or nil when no
     /// marker shows on it.
@@ -105,13 +114,13 @@ public struct TileRenderer: Sendable {
     public func draw(_ window: MapWindow, on canvas: inout Canvas, filter: ClusterFilter = .all) -> Int {
         precondition(canvas.width == window.width && canvas.height == window.height, "the canvas must be the window's size")
         let scale = Double(window.scale)
-        let markers = self.markers(window, reach: style.maxExtent * scale, filter: filter)
+        let markers = self.markers(window, filter: filter)
         let world = Double(window.worldSize)
         let font = style.font.scaled(by: scale)
+        let r = reach * scale
         var drawn = 0
         for marker in markers {
             let x = marker.x * world - Double(window.left), y = marker.y * world - Double(window.top)
-            let r = extent(marker, scale: scale)
             // Each copy of the world (one apart) that brings the marker within reach.
             let first = ((-r - x) / world).rounded(.up), last = ((Double(window.width) + r - x) / world).rounded(.down)
             guard first <= last else { continue }
@@ -145,27 +154,35 @@ public struct TileRenderer: Sendable {
         }
     }
 
-    /// The markers of the cells within `reach` pixels of the window, in drawing order.
-    func markers(_ window: MapWindow, reach: Double, filter: ClusterFilter) -> [Marker] {
+    /// The cells whose markers can paint on the window: those within ``reach`` (at the
+    /// window's scale) of it, at the window's zoom or, deeper than the grid, its deepest;
+    /// nil when the window lies wholly above or below the world.
+    ///
+    /// Drawing reads exactly these cells, so a tile can change only when one of them does:
+    /// ``TileCache`` invalidates by the same function.
+    public func cells(around window: MapWindow) -> CellBlock? {
         let grid = index.grid
         let zoom = min(window.zoom, grid.maxZoom)
         let cells = grid.cellsPerSide(zoom: zoom)
         let cellSide = Double(window.worldSize) / Double(cells)
+        let reach = self.reach * Double(window.scale)
         let c0 = Int(((Double(window.left) - reach) / cellSide).rounded(.down))
         let c1 = Int(((Double(window.left + window.width) + reach) / cellSide).rounded(.down))
         let r0 = Int(((Double(window.top) - reach) / cellSide).rounded(.down))
         let r1 = Int(((Double(window.top + window.height) + reach) / cellSide).rounded(.down))
-        guard r1 >= 0, r0 < cells else { return [] }
+        guard r1 >= 0, r0 < cells else { return nil }
         let rows = max(r0, 0)...min(r1, cells - 1)
-        let columns: [ClosedRange<Int>]
-        if c1 - c0 + 1 >= cells {
-            columns = [0...(cells - 1)]
-        } else {
-            let west = (c0 % cells + cells) % cells, east = (c1 % cells + cells) % cells
-            columns = west <= east ? [west...east] : [west...(cells - 1), 0...east]
-        }
+        if c1 - c0 + 1 >= cells { return CellBlock(zoom: zoom, columns: [0...(cells - 1)], rows: rows) }
+        let west = (c0 % cells + cells) % cells, east = (c1 % cells + cells) % cells
+        return CellBlock(zoom: zoom, columns: west <= east ? [west...east] : [west...(cells - 1), 0...east], rows: rows)
+    }
+
+    /// The markers of ``cells(around:)``, in drawing order.
+    func markers(_ window: MapWindow, filter: ClusterFilter) -> [Marker] {
+        guard let block = cells(around: window) else { return [] }
+        let grid = index.grid
         var markers: [Marker] = []
-        for item in index.clusters(in: CellBlock(zoom: zoom, columns: columns, rows: rows), filter: filter) {
+        for item in index.clusters(in: block, filter: filter) {
             switch item {
             case .report(let r):
                 markers.append(Marker(x: r.x, y: r.y, count: 0, status: r.status, id: UInt64(r.id)))
@@ -180,14 +197,6 @@ public struct TileRenderer: Sendable {
         // Reports below clusters, small clusters below large ones, then north to south:
         // one order for every window, whatever cells its query visited first.
         return markers.sorted { ($0.count, $0.y, $0.x, $0.id) < ($1.count, $1.y, $1.x, $1.id) }
-    }
-
-    /// How far the marker paints from its position, in pixels at `scale`.
-    func extent(_ marker: Marker, scale: Double) -> Double {
-        let outline = style.outlineWidth * scale
-        guard marker.count > 0 else { return style.reportRadius * scale + outline + 1 }
-        let label = style.font.scaled(by: scale).width(of: style.countLabel(marker.count))
-        return max(style.radius(count: marker.count) * scale + outline, style.labelReach(width: label, scale: scale)) + 1
     }
 
     /// Draws one marker centred at canvas pixel position (`x`, `y`); returns whether it

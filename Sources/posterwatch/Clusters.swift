@@ -22,11 +22,7 @@ struct Clusters: ParsableCommand {
     @Option(help: "The map zoom, from 0 to --max-zoom.")
     var zoom: Int
 
-    @Option(help: ArgumentHelp("Count only reports with these statuses.", valueName: "code,code"))
-    var status: String?
-
-    @Option(help: ArgumentHelp("Count only reports created at this time or in this interval (RFC 3339; open ends as ..).", valueName: "start/end"))
-    var datetime: String?
+    @OptionGroup var filter: FilterOptions
 
     @Option(help: "The cell size in pixels: 32, 64, 128 or 256.")
     var cellSize = 64
@@ -43,10 +39,8 @@ struct Clusters: ParsableCommand {
         let grid = try ClusterGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: minPoints)
         try grid.checkZoom(zoom, field: "--zoom")
         let box = try BoundingBox(parsing: bbox)
-        let created = try datetime.map { try DateTimeInterval(parsing: $0, field: "--datetime").milliseconds }
         let service = try ReportService(store: ReportStore(path: store.db), grid: grid)
-        let codes = status.map { $0.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) } }
-        let filter = try service.filter(statuses: codes, created: created)
+        let filter = try service.filter(statuses: self.filter.statuses, created: self.filter.created())
         let answer = try service.clusters(in: box, zoom: zoom, filter: filter)
         Console.write(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [
             ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"), ("zoom", "\(zoom)"),

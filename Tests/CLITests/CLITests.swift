@@ -135,6 +135,23 @@ struct CLITests {
         let newCount = ((newOnly["features"] as! [[String: Any]]).first?["properties"] as? [String: Any])?["count"] as? Int ?? 0
         #expect(newCount == features.filter { ($0["properties"] as! [String: Any])["status"] as? String == "new" }.count)
 
+        // Render: a tile (and its @2x), a picture of an area, an empty tile.
+        func pngSize(_ name: String) -> [Int]? {
+            guard let bytes = FileManager.default.contents(atPath: cli.path(name)).map(Array.init), bytes.count > 24,
+                  bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { return nil }
+            return [16, 20].map { at in bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        }
+        let (tx, ty) = (Int((coordinates[0] + 180) / 360 * 1024), Int((1 - log(tan(.pi / 4 + coordinates[1] * .pi / 360)) / .pi) / 2 * 1024))
+        let tile = try cli.run("render", "--z", "10", "--x", "\(tx)", "--y", "\(ty)", "-o", "tile.png", "--db", "t.sqlite")
+        #expect(tile.status == 0 && tile.stderr.contains("256×256"), "\(tile.stderr)")
+        #expect(pngSize("tile.png") == [256, 256])
+        #expect(try cli.run("render", "--z", "10", "--x", "\(tx)", "--y", "\(ty)", "--scale", "2", "-o", "tile2.png", "--db", "t.sqlite").status == 0)
+        #expect(pngSize("tile2.png") == [512, 512])
+        let picture = try cli.run("render", "--bbox", "30.2,50.2,30.9,50.6", "--zoom", "10", "--size", "300x200", "-o", "map.png", "--db", "t.sqlite")
+        #expect(picture.status == 0 && pngSize("map.png") == [300, 200], "\(picture.stderr)")
+        let empty = try cli.run("render", "--z", "10", "--x", "0", "--y", "0", "-o", "empty.png", "--db", "t.sqlite")
+        #expect(empty.status == 0 && empty.stderr.contains("is empty") && pngSize("empty.png") == nil)
+
         let stats = try cli.run("stats", "--db", "t.sqlite")
         #expect(stats.status == 0)
         #expect(stats.stdout.contains("300 reports"))
@@ -154,6 +171,11 @@ struct CLITests {
         let (data, _) = try await URLSession.shared.data(from: URL(string: server.base + "/v1/clusters?bbox=-180,-90,180,90&zoom=0")!)
         let features = try cli.json(String(decoding: data, as: UTF8.self))["features"] as! [[String: Any]]
         #expect(((features.first?["properties"] as? [String: Any])?["count"] as? Int) == 50)
+        let (page, response) = try await URLSession.shared.data(from: URL(string: server.base + "/")!)
+        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "text/html; charset=utf-8")
+        #expect(String(decoding: page, as: UTF8.self).contains("/leaflet/leaflet.js"))
+        let (tile, tileResponse) = try await URLSession.shared.data(from: URL(string: server.base + "/v1/tiles/0/0/0.png")!)
+        #expect((tileResponse as? HTTPURLResponse)?.statusCode == 200 && tile.starts(with: [0x89, 0x50, 0x4E, 0x47]))
     }
 
     @Test("an import with invalid records lists each and imports nothing, unless told to skip them")
@@ -196,6 +218,12 @@ struct CLITests {
         (["import", "missing.geojsonl"], "missing.geojsonl"),
         (["generate", "--count", "0", "--out", "x.geojsonl"], "--count must be from 1"),
         (["stats", "--db", "/proc/none/x.sqlite"], "cannot open the database /proc/none/x.sqlite: cannot create its folder"),
+        (["render", "-o", "x.png"], "Give either --z, --x and --y (a tile) or --bbox and --zoom (a picture)"),
+        (["render", "--z", "3", "--x", "1", "-o", "x.png"], "A tile needs all of --z, --x and --y"),
+        (["render", "--z", "3", "--x", "9", "--y", "1", "-o", "x.png"], "x: must be from 0 to 7 at zoom 3"),
+        (["render", "--z", "3", "--x", "1", "--y", "1", "--scale", "9", "-o", "x.png"], "scale: must be from 1 to 4"),
+        (["render", "--bbox", "30,50,31,51", "--zoom", "9", "--size", "10x", "-o", "x.png"], "--size: must be WIDTHxHEIGHT"),
+        (["render", "--bbox", "30,50,31,51", "--zoom", "9", "--size", "5000x10", "-o", "x.png"], "width: must be from 1 to 4096"),
     ])
     func badArguments(arguments: [String], message: String) throws {
         let cli = try CLI()

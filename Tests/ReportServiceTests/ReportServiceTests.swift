@@ -5,6 +5,7 @@ import Geometry
 import ReportModel
 import ReportService
 import ReportStore
+import Synchronization
 import Testing
 
 /// A service over a fresh store in a temporary directory.
@@ -42,6 +43,34 @@ func total(_ items: [ClusterItem]) -> Int {
 
 @Suite("The report service: store and cluster index in step")
 struct ReportServiceTests {
+    @Test("write observers hear of every write after the index holds it: added, old and new versions, deleted; failed writes are silent")
+    func observers() throws {
+        let temp = try TemporaryService([draft(30.5, 50.4)])
+        let service = try ReportService(store: temp.store)
+        let heard = Mutex<[[ClusterEntry]]>([])
+        let indexed = Mutex<[Int]>([])
+        service.onWrite { touched in
+            heard.withLock { $0.append(touched) }
+            indexed.withLock { $0.append(service.index.count) }  // the index already holds the write
+        }
+        let added = try service.insert([draft(30.6, 50.5, status: "verifying")])[0]
+        #expect(heard.withLock { $0.last?.map(\.id) } == [added.id])
+        #expect(indexed.withLock { $0 } == [2])
+        let verifying = try #require(service.statusCodes.firstIndex(of: "verifying")), removed = try #require(service.statusCodes.firstIndex(of: "removed"))
+        try service.update(id: added.id, with: draft(30.7, 50.5, status: "removed"))
+        let update = heard.withLock { $0.last! }
+        #expect(update.map(\.status) == [verifying, removed])
+        #expect(update.map(\.coordinate.longitude) == [30.6, 30.7])
+        try service.delete(id: 1)
+        #expect(heard.withLock { $0.last?.map(\.id) } == [1])
+        #expect(indexed.withLock { $0 } == [2, 2, 1])
+        #expect(heard.withLock { $0.last?.first?.coordinate } == Coordinate(longitude: 30.5, latitude: 50.4))
+        let writes = heard.withLock { $0.count }
+        #expect(throws: (any Error).self) { try service.delete(id: 12345) }
+        #expect(throws: (any Error).self) { try service.insert([draft(30.5, 95)]) }
+        #expect(heard.withLock { $0.count } == writes)
+    }
+
     @Test("the index built at start-up counts every stored report exactly once per tile")
     func startUp() throws {
         var rng = SplitMix64(state: 5)

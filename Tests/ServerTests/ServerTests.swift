@@ -33,8 +33,10 @@ final class Fixture: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        let app = Application(router: makeRouter(service: service))
+    func test(
+        configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let app = Application(router: makeRouter(service: service, configuration: configuration))
         try await app.test(.router, body)
     }
 }
@@ -42,7 +44,9 @@ final class Fixture: Sendable {
 struct Answer {
     var status: HTTPResponse.Status
     var headers: HTTPFields
+    /// The body parsed, when it is JSON.
     var json: [String: Any]
+    var body: Data
 
     var features: [[String: Any]] { json["features"] as? [[String: Any]] ?? [] }
     var error: [String: Any]? { json["error"] as? [String: Any] }
@@ -52,8 +56,9 @@ extension TestClientProtocol {
     func get(_ uri: String, headers: HTTPFields = [:]) async throws -> Answer {
         try await execute(uri: uri, method: .get, headers: headers) { response in
             let body = Data(buffer: response.body)
-            let json = body.isEmpty ? [:] : (try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? ["array": try JSONSerialization.jsonObject(with: body)])
-            return Answer(status: response.status, headers: response.headers, json: json)
+            let isJSON = response.headers[.contentType]?.contains("json") == true && !body.isEmpty
+            let json = !isJSON ? [:] : (try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? ["array": try JSONSerialization.jsonObject(with: body)])
+            return Answer(status: response.status, headers: response.headers, json: json, body: body)
         }
     }
 }
@@ -382,6 +387,8 @@ struct ServerTests {
                 let parameters = get["parameters"] as! [[String: Any]]
                 let concrete = path.replacingOccurrences(of: "{id}", with: path.hasPrefix("/v1/clusters") ? "\(someCluster)" : "1")
                     .replacingOccurrences(of: "{collectionId}", with: "reports").replacingOccurrences(of: "{featureId}", with: "1")
+                    .replacingOccurrences(of: "{z}/{x}/{y}", with: "1/1/1")
+                    .replacingOccurrences(of: "images/{file}", with: "images/layers.png").replacingOccurrences(of: "{file}", with: "leaflet.js")
                 let bare = try await client.get(concrete)
                 #expect(![404, 405].contains(bare.status.code), "\(path) is documented but not served")
                 for p in parameters where p["in"] as? String == "query" {

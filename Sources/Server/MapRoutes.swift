@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import Synchronization
+import Tiles
+
+/// The map page at `/` and the Leaflet files it loads, served from where Debian's
+/// `libjs-leaflet` installs them: nothing comes from the internet.
+struct MapRoutes {
+    /// The page with its configuration: the base map, when the deployment has one, and
+    /// the marker colours of the tiles (one palette for tiles and page).
+    let page: [UInt8]
+    let leaflet: LeafletFiles
+
+    init(configuration: ServerConfiguration, statusCodes: [String], style: TileStyle) {
+        var statusColors: [(String, JSONValue)] = []
+        for (code, color) in zip(statusCodes, style.statusColors.colors) { statusColors.append((code, .string(color.css))) }
+        let baseMap: JSONValue = configuration.baseMapURL.map { url in
+            ["url": .string(url), "attribution": .string(configuration.baseMapAttribution ?? "")]
+        } ?? .null
+        let settings: JSONValue = [
+            "baseMap": baseMap,
+            "statusColors": .object(statusColors),
+            "fallbackColor": .string(style.statusColors.fallback.css),
+            "clusterColors": [.string(style.fewColor.css), .string(style.manyColor.css), .string(style.veryManyColor.css)],
+        ]
+        // `<` escaped, so no value can close the script element.
+        let json = settings.text.replacingOccurrences(of: "<", with: "\\u003c")
+        page = Array(String(decoding: PackageResources.map_html, as: UTF8.self).replacingOccurrences(of: "/*CONFIG*/null", with: json).utf8)
+        leaflet = LeafletFiles(directory: configuration.leafletDirectory)
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.read(.mapPage) { _, _, _ in Responses.body(page, type: "text/html; charset=utf-8") }
+        router.read(.leafletFile) { _, _, context in try leaflet.response(context.parameters.get("file") ?? "") }
+        router.read(.leafletImage) { _, _, context in try leaflet.response("images/" + (context.parameters.get("file") ?? "")) }
+    }
+}
+
+/// Leaflet's script, stylesheet and images, read once from its install directory.
+final class LeafletFiles: Sendable {
+    let directory: String
+    private let loaded = Mutex<[String: [UInt8]]>([:])
+    /// Leaflet is versioned by its package, so browsers may keep it a day.
+    static let cacheControl = "public, max-age=86400"
+
+    init(directory: String) { self.directory = directory }
+
+    /// The answer for `name` (`leaflet.js`, `leaflet.css` or `images/NAME.png`); anything
+    /// else, or a file not installed, is a 404 that says what to install.
+    func response(_ name: String) throws -> Response {
+        let image = name.hasPrefix("images/")
+        let base = image ? name.dropFirst(7) : name[...]
+        let allowed = image
+            ? base.hasSuffix(".png") && base.dropLast(4).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } && base.count > 4
+            : ["leaflet.js", "leaflet.css"].contains(base)
+        guard allowed else {
+            throw APIError(.notFound, code: "not_found", message: "no Leaflet file \"\(name.prefix(60))\" is served", field: "file")
+        }
+        let bytes = try loaded.withLock { files throws -> [UInt8] in
+            if let bytes = files[name] { return bytes }
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name) else {
+                if FileManager.default.fileExists(atPath: directory + "/leaflet.js") {
+                    throw APIError(.notFound, code: "not_found", message: "Leaflet has no file \"\(name.prefix(60))\"", field: "file")
+                }
+                throw APIError(
+                    .notFound, code: "not_installed",
+                    message: "\(name) is not in \(directory): install Debian's libjs-leaflet (make run does) or give serve --leaflet-dir", field: "file")
+            }
+            files[name] = Array(data)
+            return Array(data)
+        }
+        let type = image ? "image/png" : name.hasSuffix(".js") ? "application/javascript; charset=utf-8" : "text/css; charset=utf-8"
+        var response = Responses.body(bytes, type: type)
+        response.headers[.cacheControl] = Self.cacheControl
+        return response
+    }
+}
+
+extension Color {
+    /// `#rrggbb`, or `#rrggbbaa` when not opaque.
+    var css: String {
+        let text = description
+        return alpha == 255 ? String(text.dropLast(2)) : text
+    }
+}

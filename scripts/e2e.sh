@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# make e2e: serves the sample data, opens the map page in headless Chromium, checks that
+# tiles load, that "search in this area" finds markers and that a phone search lists
+# results (and says plainly when nothing is found), then saves a screenshot.
+#
+#   scripts/e2e.sh BINARY SAMPLE SCREENSHOT
+set -euo pipefail
+binary=$1 sample=$2 screenshot=$3
+chromium=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$chromium" ] || { echo "e2e: chromium is not installed (apt-get install chromium)" >&2; exit 1; }
+
+work=$(mktemp -d)
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+"$binary" import "$sample" --db "$work/e2e.sqlite" >/dev/null 2>&1
+
+# A free port: the first of a few random ones that nothing answers on.
+for _ in $(seq 20); do
+  port=$(( 20000 + RANDOM % 40000 ))
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
+"$binary" serve --db "$work/e2e.sqlite" --port "$port" >"$work/server.log" 2>&1 &
+server=$!
+base="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -fsS "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$base/health" >/dev/null || { echo "e2e: the server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+
+browse() {
+  "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars --no-first-run \
+    --user-data-dir="$work/chromium" --window-size=1280,800 --virtual-time-budget=20000 "$@" 2>>"$work/chromium.log"
+}
+
+# The page tests itself when asked (?selftest=1) and writes the outcome into #selftest.
+url="$base/?selftest=1&q=067"
+outcome=$(browse --dump-dom "$url" | sed -n 's/.*<pre id="selftest"[^>]*>\(.*\)<\/pre>.*/\1/p')
+echo "e2e: $outcome"
+tiles=$(grep -c 'hb.request.path=/v1/tiles/[0-9]' "$work/server.log" || true)
+echo "e2e: the server answered $tiles tile requests"
+[ "$tiles" -gt 0 ] || outcome="no tile was requested"
+case "$outcome" in
+  *'"ok":true'*) ;;
+  *) echo "e2e: FAILED (page outcome above; server log: $work/server.log)" >&2; tail -20 "$work/chromium.log" >&2; exit 1 ;;
+esac
+
+mkdir -p "$(dirname "$screenshot")"
+browse --screenshot="$PWD/$screenshot" "$url" >/dev/null
+[ -s "$screenshot" ] || { echo "e2e: no screenshot was written" >&2; exit 1; }
+echo "e2e: passed; screenshot in $screenshot"
