@@ -32,6 +32,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the HTTP section, on the database a previous run imported.")
     var onlyHTTP = false
 
+    @Flag(help: "Measure only the tile section, on the database a previous run imported.")
+    var onlyTiles = false
+
     func validate() throws {
         guard count >= 1_000 else { throw ValidationError("--count must be at least 1000, got \(count).") }
         guard repeats >= 5 else { throw ValidationError("--repeats must be at least 5, got \(repeats).") }
@@ -43,6 +46,11 @@ struct Bench: AsyncParsableCommand {
         let reference = try ReferenceData.bundled()
         if onlyHTTP {
             try await measureHTTP(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
+            return
+        }
+        if onlyTiles {
+            try await measureTiles(ReportStore(path: "\(work)/bench.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
             return
         }
@@ -91,6 +99,7 @@ struct Bench: AsyncParsableCommand {
         try measureViewports(store, &report)
         try measureSearch(store, &report)
         try await measureHTTP(store, &report)
+        try await measureTiles(store, &report)
         try measureClustering(store, reference: reference, &report)
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \

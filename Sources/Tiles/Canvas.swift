@@ -22,7 +22,7 @@ import Foundation
 /// canvas.drawText("86", centerX: 100.25, centerY: 80.75, font: .standard, color: .white)
 /// canvas.fillCircle(centerX: 30, centerY: 40, radius: 5, color: Color(0x1C7ED6))
 /// canvas[100, 80]          // the pixel in column 100, row 80
-/// let png = PNG.encode(canvas)
+/// let png = try PNG.encode(canvas)
 /// ```
 public struct Canvas: Sendable, Hashable {
     public let width: Int

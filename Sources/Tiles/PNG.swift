@@ -10,8 +10,8 @@ import CPNG
 /// See ``TileRenderer`` for the measurements behind ``Options/tiles``.
 ///
 /// ```swift
-/// let png = PNG.encode(canvas)                                   // the tile settings
-/// let rgba = PNG.encode(canvas, options: PNG.Options(colorType: .rgba, compressionLevel: 9))
+/// let png = try PNG.encode(canvas)                                   // the tile settings
+/// let rgba = try PNG.encode(canvas, options: PNG.Options(colorType: .rgba, compressionLevel: 9))
 /// ```
 public enum PNG {
     /// How to write the image.
@@ -57,15 +57,16 @@ public enum PNG {
 
     /// The PNG file of the canvas.
     ///
-    /// libpng reports errors by calling back and never returning; with the sizes and
-    /// formats written here it has none to report but running out of memory, which stops
-    /// the process as any allocation failure in Swift does.
-    public static func encode(_ canvas: Canvas, options: Options = .tiles) -> [UInt8] {
+    /// libpng reports errors by jumping out of the failing call; the whole write runs in
+    /// a small C function (`cpng_write_image`, in the CPNG module) that catches the jump
+    /// and returns, so a failure (with the sizes and formats written here, only running
+    /// out of memory) is an ``EncodingError`` rather than a stopped process.
+    public static func encode(_ canvas: Canvas, options: Options = .tiles) throws(EncodingError) -> [UInt8] {
         if options.colorType != .rgba, let indexed = Indexed(canvas, quantizing: options.colorType == .indexed) {
-            return write(
+            return try write(
                 width: canvas.width, height: canvas.height, options: options, palette: indexed.palette, rows: indexed.indices, bytesPerPixel: 1)
         }
-        return write(width: canvas.width, height: canvas.height, options: options, palette: nil, rows: canvas.pixels, bytesPerPixel: 4)
+        return try write(width: canvas.width, height: canvas.height, options: options, palette: nil, rows: canvas.pixels, bytesPerPixel: 4)
     }
 
     /// A canvas as palette indices.
@@ -153,15 +154,13 @@ public enum PNG {
         var bytes: [UInt8] = []
     }
 
-    private static func write(width: Int, height: Int, options: Options, palette: [Color]?, rows: [UInt8], bytesPerPixel: Int) -> [UInt8] {
-        var png = png_create_write_struct(
-            PNG_LIBPNG_VER_STRING, nil,
-            { _, message in fatalError("libpng: \(message.map { String(cString: $0) } ?? "error")") },
-            { _, _ in })
-        guard png != nil else { fatalError("libpng: out of memory") }
+    static func write(width: Int, height: Int, options: Options, palette: [Color]?, rows: [UInt8], bytesPerPixel: Int) throws(EncodingError) -> [UInt8] {
+        // libpng's default error handler: errors jump back into cpng_write_image (C).
+        var png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nil, nil, { _, _ in })
+        guard png != nil else { throw EncodingError() }
         var info = png_create_info_struct(png)
         defer { png_destroy_write_struct(&png, &info) }
-        guard info != nil else { fatalError("libpng: out of memory") }
+        guard info != nil else { throw EncodingError() }
 
         let output = Output()
         output.bytes.reserveCapacity(16 * 1024)
@@ -174,26 +173,26 @@ public enum PNG {
             { _ in })
 
         let paletteType: Int32 = 3, rgbaType: Int32 = 6  // PNG_COLOR_TYPE_PALETTE, PNG_COLOR_TYPE_RGB_ALPHA
-        png_set_IHDR(
-            png, info, png_uint_32(width), png_uint_32(height), 8, palette == nil ? rgbaType : paletteType,
-            PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT)
-        if let palette {
-            var entries = palette.map { png_color(red: $0.red, green: $0.green, blue: $0.blue) }
-            png_set_PLTE(png, info, &entries, Int32(entries.count))
-            var alphas = palette.prefix { $0.alpha < 255 }.map(\.alpha)
-            if !alphas.isEmpty { png_set_tRNS(png, info, &alphas, Int32(alphas.count), nil) }
-        }
-        png_set_compression_level(png, Int32(options.compressionLevel))
-        png_set_compression_strategy(png, strategyCode(options.strategy))
-        png_set_filter(png, 0, filterMask(options.filter))
-        png_write_info(png, info)
-        rows.withUnsafeBufferPointer { p in
-            for row in 0..<height {
-                png_write_row(png, p.baseAddress! + row * width * bytesPerPixel)
+        let entries = palette?.map { png_color(red: $0.red, green: $0.green, blue: $0.blue) } ?? []
+        let alphas = palette?.prefix { $0.alpha < 255 }.map(\.alpha) ?? []
+        let failed = rows.withUnsafeBufferPointer { pixels in
+            entries.withUnsafeBufferPointer { entries in
+                alphas.withUnsafeBufferPointer { alphas in
+                    cpng_write_image(
+                        png, info, png_uint_32(width), png_uint_32(height), palette == nil ? rgbaType : paletteType,
+                        palette == nil ? nil : entries.baseAddress, Int32(entries.count), alphas.isEmpty ? nil : alphas.baseAddress, Int32(alphas.count),
+                        Int32(options.compressionLevel), strategyCode(options.strategy), filterMask(options.filter),
+                        pixels.baseAddress, width * bytesPerPixel)
+                }
             }
         }
-        png_write_end(png, nil)
+        guard failed == 0 else { throw EncodingError() }
         return output.bytes
+    }
+
+    /// libpng could not write the image (it reports why on standard error).
+    public struct EncodingError: Error, Sendable, CustomStringConvertible {
+        public var description: String { "libpng could not write the image" }
     }
 
     private static func filterMask(_ filter: Options.Filter) -> Int32 {

@@ -99,7 +99,7 @@ public final class TileCache: Sendable {
     }
 
     /// The tile: from the cache, or drawn, encoded and cached.
-    public func tile(_ key: Key) throws(ValidationError) -> Tile {
+    public func tile(_ key: Key) throws -> Tile {
         let (found, generation) = state.withLock { lru -> (Tile?, UInt64) in
             let found = lru.lookup(key)
             if found == nil { lru.misses += 1 }

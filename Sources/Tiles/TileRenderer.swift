@@ -81,12 +81,12 @@ public struct TileRenderer: Sendable {
 
     /// The tile as a PNG of 256 · `scale` pixels square (scale 1 to 4), or nil when no
     /// marker shows on it.
-    public func render(tile: TileID, scale: Int = 1, filter: ClusterFilter = .all) throws(ValidationError) -> RenderedImage? {
+    public func render(tile: TileID, scale: Int = 1, filter: ClusterFilter = .all) throws -> RenderedImage? {
         let window = try MapWindow(tile: tile, scale: scale)
         var canvas = Canvas(width: window.width, height: window.height)
         let markers = draw(window, on: &canvas, filter: filter)
         guard markers > 0 else { return nil }
-        return RenderedImage(png: PNG.encode(canvas, options: pngOptions), width: window.width, height: window.height, markerCount: markers)
+        return RenderedImage(png: try PNG.encode(canvas, options: pngOptions), width: window.width, height: window.height, markerCount: markers)
     }
 
     /// A picture of `width` × `height` pixels (1 to 4096) at `zoom`, centred on the box's
@@ -94,11 +94,11 @@ public struct TileRenderer: Sendable {
     /// where there is nothing.
     public func render(
         box: BoundingBox, zoom: Int, width: Int, height: Int, scale: Int = 1, filter: ClusterFilter = .all
-    ) throws(ValidationError) -> RenderedImage {
+    ) throws -> RenderedImage {
         let window = try MapWindow(centeredOn: box, zoom: zoom, width: width, height: height, scale: scale)
         var canvas = Canvas(width: width, height: height)
         let markers = draw(window, on: &canvas, filter: filter)
-        return RenderedImage(png: PNG.encode(canvas, options: pngOptions), width: width, height: height, markerCount: markers)
+        return RenderedImage(png: try PNG.encode(canvas, options: pngOptions), width: width, height: height, markerCount: markers)
     }
 
     /// Draws the markers of a window on a canvas of its size (over what the canvas

@@ -100,7 +100,7 @@ struct CanvasTests {
         let opaque = indexed.palette.drop(while: { $0.alpha < 255 })
         #expect(opaque.allSatisfy { $0.alpha == 255 })
         for options in [PNG.Options.tiles, PNG.Options(colorType: .rgba, compressionLevel: 9, filter: .adaptive)] {
-            let decoded = try #require(decode(PNG.encode(few, options: options)))
+            let decoded = try #require(decode(try PNG.encode(few, options: options)))
             #expect(decoded.width == 32 && decoded.height == 24 && decoded.hasAlpha)
             #expect(decoded.pixels == few.pixels)
         }
@@ -110,12 +110,12 @@ struct CanvasTests {
             many.fillCircle(centerX: Double(i % 20) * 2 + 1, centerY: Double(i / 20) * 2 + 1, radius: 0.7, color: Color(UInt32(i) * 40_503))
         }
         #expect(PNG.Indexed(many) == nil)
-        let decoded = try #require(decode(PNG.encode(many)))
+        let decoded = try #require(decode(try PNG.encode(many)))
         #expect(decoded.pixels == many.pixels)
         // Quantized: the 256 most used colors stay, the rest take the nearest of them.
         let quantized = try #require(PNG.Indexed(many, quantizing: true))
         #expect(quantized.palette.count == 256 && !quantized.isExact)
-        let lossy = try #require(decode(PNG.encode(many, options: PNG.Options(colorType: .indexed))))
+        let lossy = try #require(decode(try PNG.encode(many, options: PNG.Options(colorType: .indexed))))
         let kept = Set(quantized.palette)
         var changed = 0
         for y in 0..<40 {
@@ -132,6 +132,16 @@ struct CanvasTests {
         white.fillCircle(centerX: 0, centerY: 0, radius: 3, color: .white)
         white.fillCircle(centerX: 6, centerY: 6, radius: 3, color: .black)
         #expect(white[0, 0] == .white)
-        #expect(decode(PNG.encode(white))?.pixels == white.pixels)
+        #expect(decode(try PNG.encode(white))?.pixels == white.pixels)
+    }
+
+    @Test("a libpng error is an EncodingError, not a stopped process")
+    func libpngError() throws {
+        // libpng refuses a zero-width image in IHDR: its error jumps back into the C shim.
+        #expect(throws: PNG.EncodingError.self) {
+            try PNG.write(width: 0, height: 1, options: .tiles, palette: nil, rows: [0, 0, 0, 0], bytesPerPixel: 4)
+        }
+        // The encoder still works afterwards.
+        #expect(decode(try PNG.encode(Canvas(width: 2, height: 2)))?.width == 2)
     }
 }
