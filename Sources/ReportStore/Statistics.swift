@@ -47,3 +47,15 @@ extension ReportStore {
         }
     }
 }
+
+extension ReportStore {
+    /// The creation times of the oldest and the newest report (nil when there are none):
+    /// two steps along the `created_at` index, not a scan.
+    public func createdRange() throws -> ClosedRange<Date>? {
+        try pool.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT min(created_at), max(created_at) FROM report")!
+            guard let first: Int64 = row[0], let last: Int64 = row[1] else { return nil }
+            return ReportRow.date(milliseconds: first)...ReportRow.date(milliseconds: last)
+        }
+    }
+}

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Geometry
 import HTTPTypes
 import Hummingbird
@@ -15,13 +14,6 @@ struct OGCRoutes {
     let service: ReportService
     /// The server's public URL without a trailing slash, when configured.
     let publicURL: String?
-    /// The collection's extent: a scan of the table, so computed at most once a minute.
-    private let extent = Cached<StoreStatistics>(seconds: 60)
-
-    init(service: ReportService, publicURL: String?) {
-        self.service = service
-        self.publicURL = publicURL
-    }
 
     static let collectionID = "reports"
     static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -84,10 +76,12 @@ struct OGCRoutes {
     }
 
     private func collection(_ base: String) throws -> [String: Any] {
-        let stats = try extent.value { try service.store.statistics() }
-        let box = stats.extent ?? .world
-        let times: [Any] = [stats.created.map { RFC3339.string(from: $0.lowerBound) } as Any? ?? NSNull(),
-                            stats.created.map { RFC3339.string(from: $0.upperBound) } as Any? ?? NSNull()]
+        // The extent from the cluster index's aggregates, the times from the created_at
+        // index: both current and cheap, so never cached.
+        let box = service.extent() ?? .world
+        let created = try service.store.createdRange()
+        let times: [Any] = [created.map { RFC3339.string(from: $0.lowerBound) } as Any? ?? NSNull(),
+                            created.map { RFC3339.string(from: $0.upperBound) } as Any? ?? NSNull()]
         return [
             "id": Self.collectionID, "title": "Poster reports", "itemType": "feature",
             "description": "Geolocated reports of illegally placed posters: address, object, balance holder, violator, phones, status, times.",
@@ -133,21 +127,5 @@ struct OGCRoutes {
 
     static func json(_ object: [String: Any]) throws -> Response {
         Responses.body(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) + [0x0A], type: "application/json")
-    }
-}
-
-/// A value computed again only when it is older than `seconds`.
-final class Cached<Value: Sendable>: Sendable {
-    private let seconds: Double
-    private let state = Mutex<(value: Value, at: ContinuousClock.Instant)?>(nil)
-
-    init(seconds: Double) { self.seconds = seconds }
-
-    func value(_ compute: () throws -> Value) throws -> Value {
-        let now = ContinuousClock.now
-        if let cached = state.withLock({ $0 }), now - cached.at < .seconds(seconds) { return cached.value }
-        let fresh = try compute()
-        state.withLock { $0 = (fresh, now) }
-        return fresh
     }
 }

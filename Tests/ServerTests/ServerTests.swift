@@ -255,7 +255,12 @@ struct ServerTests {
             #expect(collections.map { $0["id"] as! String } == ["reports"])
             let collection = try await client.get("/ogc/collections/reports").json
             let extent = ((collection["extent"] as! [String: Any])["spatial"] as! [String: Any])["bbox"] as! [[Double]]
-            #expect(extent[0].count == 4 && (30...31).contains(extent[0][0]))
+            let longitudes = fixture.reports.map(\.coordinate.longitude), latitudes = fixture.reports.map(\.coordinate.latitude)
+            let tight = [longitudes.min()!, latitudes.min()!, longitudes.max()!, latitudes.max()!]
+            #expect(extent[0].count == 4 && zip(extent[0], tight).allSatisfy { abs($0 - $1) < 1e-6 }, "the reports' own box, from the index")
+            let interval = ((collection["extent"] as! [String: Any])["temporal"] as! [String: Any])["interval"] as! [[String]]
+            let created = fixture.reports.map(\.createdAt)
+            #expect(interval == [[RFC3339.string(from: created.min()!), RFC3339.string(from: created.max()!)]])
             var ids: [Int] = []
             var next: String? = "/ogc/collections/reports/items?limit=33&bbox=30.3,50.3,30.7,50.6"
             while let uri = next {
