@@ -87,7 +87,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
-        .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "CPNG"]),
+        .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "Generator", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch"]),

@@ -1,5 +1,6 @@
 import Clustering
 import Foundation
+import Generator
 import Geometry
 import Testing
 
@@ -14,7 +15,7 @@ struct TileCacheTests {
 
     /// Reports scattered over a few zoom-12 tiles around Kyiv, with two statuses and two creation times.
     static func entries(_ count: Int, seed: UInt64) -> [ClusterEntry] {
-        var random = SplitMix(seed)
+        var random = SplitMix64(state: seed)
         return (0..<count).map { i in
             // Tiles 2393...2396 × 1384...1387 at zoom 12, with some on tile and cell edges.
             let px = 2393 * 256 + Double(random.next() % (4 * 256)) + (i % 7 == 0 ? 0 : random.unit())
@@ -112,7 +113,7 @@ struct TileCacheTests {
 
     @Test("after random writes no cached tile is stale, and exactly the tiles that could show a touched report were dropped", arguments: [3] as [UInt64])
     func invalidation(seed: UInt64) throws {
-        var random = SplitMix(seed)
+        var random = SplitMix64(state: seed)
         var entries = Self.entries(500, seed: seed)
         let index = try ClusterIndex(statusCount: 8, entries: entries)
         let renderer = TileRenderer(index: index)
@@ -219,19 +220,4 @@ struct TileCacheTests {
             #expect(error.field == "y")
         }
     }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// A fraction in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / 0x1p53 }
 }
