@@ -35,6 +35,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the tile section, on the database a previous run imported.")
     var onlyTiles = false
 
+    @Flag(help: "Measure only the import and the box queries (no phone search, HTTP or clustering).")
+    var onlyImportAndBoxes = false
+
     func validate() throws {
         guard count >= 1_000 else { throw ValidationError("--count must be at least 1000, got \(count).") }
         guard repeats >= 5 else { throw ValidationError("--repeats must be at least 5, got \(repeats).") }
@@ -97,10 +100,12 @@ struct Bench: AsyncParsableCommand {
         report.note("`rtreecheck('report_rtree')` on the packed tree: ok (\(f2(check)) s)")
 
         try measureViewports(store, &report)
-        try measureSearch(store, &report)
-        try await measureHTTP(store, &report)
-        try await measureTiles(store, &report)
-        try measureClustering(store, reference: reference, &report)
+        if !onlyImportAndBoxes {
+            try measureSearch(store, &report)
+            try await measureHTTP(store, &report)
+            try await measureTiles(store, &report)
+            try measureClustering(store, reference: reference, &report)
+        }
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \
             machine (not measured by this program): PostgreSQL 15 + PostGIS 3.3 loads 1,000,000 reports \

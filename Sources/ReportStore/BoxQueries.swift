@@ -11,15 +11,15 @@ import ReportModel
 /// (within a float's rounding of it) are checked against the exact doubles of the table. A box across the antimeridian is answered as
 /// its two parts, which share nothing: longitudes 180 and -180 are distinct stored values.
 ///
-/// The rows themselves are read in key order: the table is laid out by the Morton code
-/// of each report's zoom-16 cell, so the reports of one cell are one short range of the
-/// table, read in a single pass instead of a lookup per report.
+/// All reports of a box need no R*Tree: the table is laid out by the Morton code of each
+/// report's zoom-16 cell, so the cells the box touches are a few ranges of the table
+/// (``CellCover/keyRanges(_:)``), read in one pass each, every row checked against the
+/// box's exact edges. Only the rows of the cells along the rim can fall outside, and
+/// those are passed over before they are decoded.
 extension ReportStore {
     /// Every report in the box, in storage order (by zoom-16 cell, then id).
     public func reports(in box: BoundingBox) throws -> [Report] {
-        try pool.read { db in
-            try Self.fetchClustered(db, keys: Self.keys(db, in: box).sorted(), in: box)
-        }
+        try pool.read { db in try Self.scan(db, in: box) }
     }
 
     /// How many reports lie in the box.
@@ -54,7 +54,7 @@ extension ReportStore {
             // The unique id index holds each report's key, whose cell places it.
             let walk = try db.cachedStatement(sql: "SELECT id, key FROM report INDEXED BY report_id WHERE id > ? ORDER BY id")
             let exact = try db.cachedStatement(sql: "SELECT longitude, latitude FROM report WHERE key = ?")
-            let cover = box.parts.map(CellCover.init)
+            let cover = box.parts.map { CellCover($0) }
             /// Walks on from `cursor`, at most `budget` rows; how many rows it read, or nil
             /// when it stopped because it found the page or the table ended.
             func walkOn(budget: Int) throws -> Int? {
@@ -180,25 +180,30 @@ extension ReportStore {
         return ids.compactMap { byID[$0] }
     }
 
-    /// The reports with these storage keys (ascending), read as one range per zoom-16
-    /// cell; rows of a range that lie outside `box` are passed over.
-    static func fetchClustered(_ db: Database, keys: [Int64], in box: BoundingBox) throws -> [Report] {
+    /// The reports in the box, read range by range from the table in key order: the
+    /// ranges of the cells the box touches, widened by ``CellCover/margin`` so that no
+    /// rounding of the Mercator formulas can leave a report's cell out. SQLite compares
+    /// each row's exact position with the box (``filterWhere``) before it reads the rest
+    /// of the row, so the rows of rim cells that fall outside cost little.
+    static func scan(_ db: Database, in box: BoundingBox) throws -> [Report] {
+        let ranges = CellCover.keyRanges(box.parts.map { CellCover($0, margin: CellCover.margin) })
+        let range = try db.cachedStatement(sql: "SELECT \(ReportRow.columns) FROM report WHERE key BETWEEN :from AND :to AND \(filterWhere)")
+        var arguments = filterArguments(ReportFilter(box: box))
+        arguments += ["from": 0, "to": 0]
+        try range.setArguments(arguments)
+        // Only the range changes from one read to the next: bound directly.
+        let s = range.sqliteStatement
+        let from = sqlite3_bind_parameter_index(s, ":from"), to = sqlite3_bind_parameter_index(s, ":to")
+        var decoder = ReportRow.Decoder()
         var result: [Report] = []
-        result.reserveCapacity(keys.count)
-        let range = try db.cachedStatement(sql: "SELECT \(ReportRow.columns) FROM report WHERE key BETWEEN ? AND ?")
-        var start = 0
-        while start < keys.count {
-            let cell = keys[start] >> 31
-            var end = start + 1
-            while end < keys.count && keys[end] >> 31 == cell { end += 1 }
-            try range.setArguments([keys[start], keys[end - 1]])
+        for keys in ranges {
+            sqlite3_reset(s)
+            sqlite3_bind_int64(s, from, keys.lowerBound)
+            sqlite3_bind_int64(s, to, keys.upperBound)
             try db.forEachRow(range) { s in
-                if box.contains(Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))) {
-                    result.append(ReportRow.decode(s))
-                }
+                result.append(decoder.decode(s))
                 return true
             }
-            start = end
         }
         return result
     }
@@ -213,12 +218,73 @@ struct CellCover {
 
     let x: ClosedRange<UInt32>, y: ClosedRange<UInt32>
 
-    init(_ part: BoundingBox) {
+    /// The cells x × y.
+    init(x: ClosedRange<UInt32>, y: ClosedRange<UInt32>) {
+        self.x = x
+        self.y = y
+    }
+
+    /// The cells of a box, or of the box widened by `margin` degrees on every side (then
+    /// a superset whatever the rounding of the Mercator formulas near an edge, but no
+    /// longer sound for ``place(_:)``'s inside and outside).
+    init(_ part: BoundingBox, margin: Double = 0) {
         // The same cells as ReportRow.key: y grows southwards.
-        let nw = Morton.cell(Morton.code(of: Coordinate(longitude: part.west, latitude: part.north), zoom: ReportRow.keyZoom))
-        let se = Morton.cell(Morton.code(of: Coordinate(longitude: part.east, latitude: part.south), zoom: ReportRow.keyZoom))
-        x = nw.x...se.x
-        y = nw.y...se.y
+        let nw = Morton.cell(Morton.code(
+            of: Coordinate(longitude: max(part.west - margin, -180), latitude: min(part.north + margin, 90)), zoom: ReportRow.keyZoom))
+        let se = Morton.cell(Morton.code(
+            of: Coordinate(longitude: min(part.east + margin, 180), latitude: max(part.south - margin, -90)), zoom: ReportRow.keyZoom))
+        self.init(x: nw.x...se.x, y: nw.y...se.y)
+    }
+
+    /// A widening (1e-9°, a tenth of a millimetre) far beyond any rounding of a cell's
+    /// edge, and far too thin to add rows but where a box's edge is that close to one.
+    static let margin = 1e-9
+
+    /// The Morton codes of the cells, as ascending ranges: the largest squares of the
+    /// quadtree that lie wholly inside the rectangle (each square is one range of codes).
+    /// Along the rim of a rectangle more than ``rimSquares`` cells long, squares of up to
+    /// 1/``rimSquares`` of its longer side are taken whole, so that a box of any size is
+    /// a few hundred ranges at most; the cells beyond the rectangle that they add are
+    /// that close to it. A rectangle up to `2 × rimSquares - 1` cells long is exact.
+    func codeRanges(zoom: Int = ReportRow.keyZoom) -> [ClosedRange<UInt64>] {
+        var ranges: [ClosedRange<UInt64>] = []
+        let span = Int(max(x.upperBound - x.lowerBound, y.upperBound - y.lowerBound)) + 1
+        let wholeRim = span / Self.rimSquares == 0 ? 0 : Int.bitWidth - 1 - (span / Self.rimSquares).leadingZeroBitCount
+        /// The square of side 2^level cells whose corner cell is (x0, y0); children in Morton order.
+        func visit(level: Int, x0: UInt32, y0: UInt32) {
+            let side = UInt32(1) << level
+            let x1 = x0 + (side - 1), y1 = y0 + (side - 1)
+            guard x0 <= x.upperBound, x1 >= x.lowerBound, y0 <= y.upperBound, y1 >= y.lowerBound else { return }
+            let inside = x0 >= x.lowerBound && x1 <= x.upperBound && y0 >= y.lowerBound && y1 <= y.upperBound
+            guard inside || level <= wholeRim else {
+                let half = side / 2
+                for (dx, dy) in [(0, 0), (half, 0), (0, half), (half, half)] { visit(level: level - 1, x0: x0 + dx, y0: y0 + dy) }
+                return
+            }
+            let first = Morton.code(x: x0, y: y0)
+            ranges.append(first...(first + (UInt64(1) << (2 * level)) - 1))
+        }
+        visit(level: zoom, x0: 0, y0: 0)
+        return ranges
+    }
+
+    /// How finely the rim of a large rectangle is followed (see ``codeRanges(zoom:)``).
+    static let rimSquares = 32
+
+    /// The storage keys of the reports in the cells of any of `covers`, as ascending,
+    /// disjoint ranges (the two parts of a box across the antimeridian may share a column).
+    static func keyRanges(_ covers: [CellCover]) -> [ClosedRange<Int64>] {
+        let codes = covers.flatMap { $0.codeRanges() }.sorted { $0.lowerBound < $1.lowerBound }
+        var merged: [ClosedRange<UInt64>] = []
+        for range in codes {
+            if let previous = merged.last, range.lowerBound <= previous.upperBound + 1 {
+                merged[merged.count - 1] = previous.lowerBound...max(previous.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        let id = UInt64(ReportLimits.maxID)
+        return merged.map { Int64(bitPattern: $0.lowerBound << 31)...Int64(bitPattern: $0.upperBound << 31 | id) }
     }
 
     func place(_ key: Int64) -> Place {

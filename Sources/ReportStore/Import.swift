@@ -12,6 +12,9 @@ public struct ImportOptions: Sendable {
     /// An import into a table with fewer reports than this is a bulk load, which rebuilds
     /// the indexes whole; into a larger table, rows are indexed one by one.
     public var bulkBelow = 100_000
+    /// Whether ``ImportSummary/ids`` lists the ids stored (for ``ReportStore/insert(_:now:)``,
+    /// which returns the reports; a large import has no use for a million ids in memory).
+    var keepsIDs = false
 
     public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
         self.skipInvalid = skipInvalid
@@ -39,7 +42,8 @@ public struct ImportSummary: Sendable {
     public var commitSeconds = 0.0
     /// Whether this was a bulk load, which rebuilt the indexes whole.
     public var rebuiltIndexes = false
-    /// The ids stored, in input order unless it was a bulk load (then in key order).
+    /// The ids stored, in input order unless it was a bulk load (then in key order); only
+    /// with ``ImportOptions/keepsIDs``.
     var ids: [Int64] = []
 
     public init() {}
@@ -59,8 +63,8 @@ extension ReportStore {
     /// the rows go in bare and in key order (appended to the table's B-tree), and then
     /// the R*Tree is packed (``PackedRTree``), the secondary indexes and the phone index
     /// are built whole and the triggers put back, exactly as they were (their SQL is read
-    /// from the schema). Foreign keys are not checked
-    /// during a bulk load, as every record has been checked against the reference data.
+    /// from the schema). Foreign keys and CHECK constraints are not evaluated during a bulk
+    /// load, as every record has been validated (against the reference data too).
     /// Into a larger table, rows go in one by one through the triggers.
     public func importRecords(
         options: ImportOptions = ImportOptions(), now: Date = Date(),
@@ -74,8 +78,21 @@ extension ReportStore {
             let bulk = try Self.reportCount(db) < options.bulkBelow
             // Only outside a transaction can foreign keys be switched. A page cache large
             // enough for the whole load keeps SQLite from spilling it to the WAL midway.
-            if bulk { try db.execute(sql: "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -1048576") }
-            defer { if bulk { try? db.execute(sql: "PRAGMA foreign_keys = ON; PRAGMA cache_size = \(ReportStore.cacheSize)") } }
+            // CHECK constraints are not evaluated either: every record has been validated
+            // (coordinates, lengths, phones, times) and its key computed by the store. The
+            // index builds sort on a helper thread of SQLite's (the input is read by then).
+            if bulk {
+                try db.execute(sql: """
+                    PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON; PRAGMA cache_size = -1048576; PRAGMA threads = 2
+                    """)
+            }
+            defer {
+                if bulk {
+                    try? db.execute(sql: """
+                        PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(ReportStore.cacheSize); PRAGMA threads = 0
+                        """)
+                }
+            }
 
             try db.inTransaction(.immediate) {
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
@@ -109,14 +126,17 @@ extension ReportStore {
                     switch try inserter.insert(draft, key: key, now: now) {
                     case .success(let id):
                         summary.imported += 1
-                        summary.ids.append(id)
+                        if options.keepsIDs { summary.ids.append(id) }
                     case .failure(let error): reject(location, error)
                     }
                 }
 
                 while let batch = try next() {
                     let start = Date()
-                    if bulk { pending.append([]) }
+                    if bulk {
+                        pending.append([])
+                        pending[pending.count - 1].reserveCapacity(batch.count)
+                    }
                     for record in batch {
                         let outcome = record.draft.flatMap { draft in
                             Result { () throws(ValidationError) in try reference.validate(draft) }

@@ -47,6 +47,10 @@ enum PackedRTree {
         var level = entries
         var depth = 0
         var nextNode: Int64 = 2
+        // Each report's leaf, written to `_rowid` in key order once the leaves are built:
+        // appended to its B-tree rather than inserted all over it.
+        var leafOf: [(key: Int64, node: Int64)] = []
+        leafOf.reserveCapacity(entries.count)
         while true {
             let groups = level.count <= capacity ? [level.indices] : tile(&level, capacity: capacity)
             let isRoot = groups.count == 1
@@ -69,10 +73,19 @@ enum PackedRTree {
                     put32(&blob, offset + 20, e.maxY.bitPattern)
                     box.minX = min(box.minX, e.minX); box.maxX = max(box.maxX, e.maxX)
                     box.minY = min(box.minY, e.minY); box.maxY = max(box.maxY, e.maxY)
-                    try insertPair(db, depth == 0 ? insertRowid : insertParent, e.id, node)
+                    if depth == 0 {
+                        leafOf.append((e.id, node))
+                    } else {
+                        try insertPair(db, insertParent, e.id, node)
+                    }
                 }
                 try insertNode.execute(arguments: [node, Data(blob)])
                 parents.append(box)
+            }
+            if depth == 0 {
+                leafOf.sort { $0.key < $1.key }
+                for pair in leafOf { try insertPair(db, insertRowid, pair.key, pair.node) }
+                leafOf = []
             }
             if isRoot { return }
             level = parents

@@ -35,9 +35,10 @@ enum ReportRow {
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Report] {
         let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
+        var decoder = Decoder()
         var result: [Report] = []
         try db.forEachRow(statement) { s in
-            result.append(decode(s))
+            result.append(decoder.decode(s))
             return true
         }
         return result
@@ -48,33 +49,72 @@ enum ReportRow {
         try fetchAll(db, sql: "SELECT \(columns) FROM report WHERE id = ?", arguments: [id]).first
     }
 
-    /// The report in the current row of a statement selecting ``columns``.
-    static func decode(_ s: SQLiteStatement) -> Report {
-        Report(
-            id: sqlite3_column_int64(s, 0),
-            coordinate: Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
-            address: text(s, 3) ?? "", city: text(s, 4) ?? "", district: text(s, 5) ?? "", objectType: text(s, 6) ?? "",
-            balanceHolder: text(s, 7) ?? "", violator: text(s, 8), phones: phones(s, 9), comment: text(s, 10),
-            status: text(s, 11) ?? "",
-            createdAt: date(milliseconds: sqlite3_column_int64(s, 12)), updatedAt: date(milliseconds: sqlite3_column_int64(s, 13)))
+    /// Makes reports of the rows of a statement selecting ``columns``, one query's rows
+    /// after another. The columns whose few values repeat from row to row (city, district,
+    /// object type, balance holder, status) are decoded once per distinct value and shared.
+    struct Decoder {
+        private var city = RepeatedTexts(), district = RepeatedTexts(), objectType = RepeatedTexts()
+        private var balanceHolder = RepeatedTexts(), status = RepeatedTexts()
+
+        /// The report in the current row.
+        mutating func decode(_ s: SQLiteStatement) -> Report {
+            Report(
+                id: sqlite3_column_int64(s, 0),
+                coordinate: Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
+                address: text(s, 3) ?? "", city: city.string(bytes(s, 4)), district: district.string(bytes(s, 5)),
+                objectType: objectType.string(bytes(s, 6)), balanceHolder: balanceHolder.string(bytes(s, 7)),
+                violator: text(s, 8), phones: phones(s, 9), comment: text(s, 10), status: status.string(bytes(s, 11)),
+                createdAt: date(milliseconds: sqlite3_column_int64(s, 12)), updatedAt: date(milliseconds: sqlite3_column_int64(s, 13)))
+        }
     }
 
-    /// A text column's bytes as they lie in the row. `sqlite3_column_blob` hands them over
-    /// as they are; `sqlite3_column_text` would first copy each value to add a NUL.
+    /// The distinct values met in a column of codes, each decoded once: a short list
+    /// searched by length and bytes, cheaper than decoding UTF-8 again. Past
+    /// ``capacity`` distinct values, the others are decoded every time.
+    struct RepeatedTexts {
+        private var known: [(bytes: [UInt8], string: String)] = []
+        static let capacity = 64
+
+        /// The text of `buffer` (nil: NULL, read as empty).
+        mutating func string(_ buffer: UnsafeBufferPointer<UInt8>?) -> String {
+            guard let buffer, let start = buffer.baseAddress else { return "" }
+            for entry in known where entry.bytes.count == buffer.count {
+                if entry.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, start, buffer.count) == 0 }) { return entry.string }
+            }
+            let string = String(decoding: buffer, as: UTF8.self)
+            if known.count < Self.capacity { known.append((Array(buffer), string)) }
+            return string
+        }
+    }
+
+    /// A text column's bytes as they lie in the row. `sqlite3_value_blob` hands them over
+    /// as they are; `sqlite3_column_text` would first copy each value to add a NUL. The
+    /// column's value is fetched once and read through the (cheaper) value API.
     private static func bytes(_ s: SQLiteStatement, _ column: Int32) -> UnsafeBufferPointer<UInt8>? {
-        let start = sqlite3_column_blob(s, column)?.assumingMemoryBound(to: UInt8.self)
+        let value = sqlite3_column_value(s, column)
+        let start = sqlite3_value_blob(value)?.assumingMemoryBound(to: UInt8.self)
         // A NULL pointer is NULL or an empty text: only then is the type asked.
-        guard start != nil || sqlite3_column_type(s, column) != SQLITE_NULL else { return nil }
-        return UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(s, column)))
+        guard start != nil || sqlite3_value_type(value) != SQLITE_NULL else { return nil }
+        return UnsafeBufferPointer(start: start, count: Int(sqlite3_value_bytes(value)))
     }
 
     static func text(_ s: SQLiteStatement, _ column: Int32) -> String? {
         bytes(s, column).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The numbers of a `;`-separated phones text, split without intermediate arrays.
     private static func phones(_ s: SQLiteStatement, _ column: Int32) -> [String] {
-        guard let buffer = bytes(s, column) else { return [] }
-        return buffer.split(separator: UInt8(ascii: ";")).map { String(decoding: UnsafeBufferPointer(rebasing: $0), as: UTF8.self) }
+        guard let buffer = bytes(s, column), !buffer.isEmpty else { return [] }
+        let separator = UInt8(ascii: ";")
+        var result: [String] = []
+        result.reserveCapacity(buffer.count(where: { $0 == separator }) + 1)
+        var start = 0
+        for end in buffer.indices where buffer[end] == separator {
+            if end > start { result.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)) }
+            start = end + 1
+        }
+        if start < buffer.count { result.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)) }
+        return result
     }
 
     static func milliseconds(_ date: Date) -> Int64 {

@@ -33,7 +33,9 @@ extension ReportStore {
     public func insert(_ drafts: [ReportDraft], now: Date = Date()) throws -> [Report] {
         // An import of its own, row by row (never a bulk load for a few reports).
         var batch: [DraftRecord]? = drafts.enumerated().map { DraftRecord(location: .feature($0.offset + 1), draft: .success($0.element)) }
-        let summary = try importRecords(options: ImportOptions(bulkBelow: 0), now: now, next: {
+        var options = ImportOptions(bulkBelow: 0)
+        options.keepsIDs = true
+        let summary = try importRecords(options: options, now: now, next: {
             defer { batch = nil }
             return batch
         })

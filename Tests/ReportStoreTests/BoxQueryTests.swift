@@ -41,6 +41,7 @@ struct BoxQueryTests {
         if bulk {
             let summary = try fixture.store.importDrafts(drafts)   // packed R*Tree
             #expect(summary.rebuiltIndexes)
+            #expect(summary.ids.isEmpty)  // a bulk load keeps no list of ids
         } else {
             for chunk in stride(from: 0, to: drafts.count, by: 100) {  // row-by-row R*Tree through triggers
                 try fixture.store.insert(Array(drafts[chunk..<min(chunk + 100, drafts.count)]))
@@ -50,8 +51,10 @@ struct BoxQueryTests {
         let all = try fixture.store.all()
         #expect(all.count == 1_500)
         for box in Self.boxes(through: all, using: &rng) {
-            let expected = all.filter { box.contains($0.coordinate) }.map(\.id)
-            #expect(try fixture.store.reports(in: box).map(\.id).sorted() == expected, "box \(box)")
+            let expected = all.filter { box.contains($0.coordinate) }
+            // Whole reports, in storage order: by key (zoom-16 cell, then id).
+            let stored = expected.sorted { ReportRow.key($0.coordinate, id: $0.id) < ReportRow.key($1.coordinate, id: $1.id) }
+            #expect(try fixture.store.reports(in: box) == stored, "box \(box)")
             #expect(try fixture.store.count(in: box) == expected.count, "box \(box)")
         }
     }
@@ -109,11 +112,67 @@ struct CellCoverTests {
         }
         boxes.append(try BoundingBox(west: 170, south: 80, east: -170, north: 90))
         for box in boxes {
-            let cover = box.parts.map(CellCover.init)
+            let cover = box.parts.map { CellCover($0) }
             for (i, c) in positions.enumerated() {
                 let place = cover.map { $0.place(ReportRow.key(c, id: Int64(i + 1))) }.max()!
                 if place == .inside { #expect(box.contains(c), "\(c) in \(box)") }
                 if place == .outside { #expect(!box.contains(c), "\(c) in \(box)") }
+            }
+        }
+    }
+
+    @Test("a rectangle's code ranges ascend and hold its cells, and beyond them only cells near its rim")
+    func codeRanges() {
+        var rng = TestRandom(42)
+        let zoom = 8, side = UInt32(1) << zoom
+        for _ in 0..<200 {
+            let xs = [UInt32.random(in: 0..<side, using: &rng), .random(in: 0..<side, using: &rng)].sorted()
+            let ys = [UInt32.random(in: 0..<side, using: &rng), .random(in: 0..<side, using: &rng)].sorted()
+            let cover = CellCover(x: xs[0]...xs[1], y: ys[0]...ys[1])
+            let ranges = cover.codeRanges(zoom: zoom)
+            let codes = ranges.flatMap { Array($0) }
+            #expect(zip(codes, codes.dropFirst()).allSatisfy { $0 < $1 })
+            let inside = Set((0..<UInt64(side * side)).filter { code in
+                let cell = Morton.cell(code)
+                return cover.x.contains(cell.x) && cover.y.contains(cell.y)
+            })
+            #expect(inside.isSubset(of: codes), "\(cover.x) × \(cover.y)")
+            // Beyond the rectangle: less than 1/16 of its longer side away (squares of at most 1/32).
+            let span = max(cover.x.count, cover.y.count)
+            let reach = UInt32(span / 16)
+            for code in codes where !inside.contains(code) {
+                let cell = Morton.cell(code)
+                let dx = cell.x < cover.x.lowerBound ? cover.x.lowerBound - cell.x : cell.x > cover.x.upperBound ? cell.x - cover.x.upperBound : 0
+                let dy = cell.y < cover.y.lowerBound ? cover.y.lowerBound - cell.y : cell.y > cover.y.upperBound ? cell.y - cover.y.upperBound : 0
+                #expect(max(dx, dy) < max(reach, 1), "\(cell) for \(cover.x) × \(cover.y)")
+            }
+            if span < 2 * CellCover.rimSquares { #expect(codes.count == inside.count) }
+            #expect(ranges.count <= 64 * CellCover.rimSquares)
+        }
+    }
+
+    @Test("key ranges cover every stored report of a box once, across the antimeridian too")
+    func keyRanges() throws {
+        var rng = TestRandom(43)
+        let positions = Drafts.positions(1_000, using: &rng)
+        let reports = positions.enumerated().map { i, c in
+            Report(id: Int64(i + 1), coordinate: c, address: "a", city: "c", district: "d", objectType: "o", balanceHolder: "b",
+                   violator: nil, phones: [], comment: nil, status: "new", createdAt: Date(), updatedAt: Date())
+        }
+        var boxes = BoxQueryTests.boxes(through: reports, using: &rng)
+        boxes.append(try BoundingBox(west: 10.000001, south: -90, east: 10, north: 90))  // nearly the world, one shared column
+        for box in boxes {
+            let ranges = CellCover.keyRanges(box.parts.map { CellCover($0, margin: CellCover.margin) })
+            #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound < $1.lowerBound }, "box \(box)")
+            for (i, c) in positions.enumerated() where box.contains(c) {
+                let key = ReportRow.key(c, id: Int64(i + 1))
+                // The first range not wholly below the key (they ascend) must hold it.
+                var low = 0, high = ranges.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if ranges[middle].upperBound < key { low = middle + 1 } else { high = middle }
+                }
+                #expect(low < ranges.count && ranges[low].contains(key), "\(c) in \(box)")
             }
         }
     }
