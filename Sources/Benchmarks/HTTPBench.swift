@@ -1,6 +1,7 @@
 import Foundation
 import Generator
 import Geometry
+import Interchange
 import ReportService
 import ReportStore
 import Server
@@ -18,12 +19,12 @@ extension Bench {
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
             try await Task.sleep(for: .milliseconds(100))
         }
-        try measureLoad(store, port: port, &report)
+        try measureLoad(store, service, port: port, &report)
         try await measureExport(store, port: port, &report)
     }
 
     /// wrk with 64 connections for 10 s per row, each row cycling through `repeats` requests.
-    func measureLoad(_ store: ReportStore, port: Int, _ report: inout Report) throws {
+    func measureLoad(_ store: ReportStore, _ service: ReportService, port: Int, _ report: inout Report) throws {
         report.section(
             "HTTP under load: wrk, 2 threads, 64 connections, 10 s per row, on loopback (server and wrk share the 2 cores)",
             header: ["requests", "requests/s", "p50 (ms)", "p99 (ms)"])
@@ -42,6 +43,7 @@ extension Bench {
             ("`/v1/reports`, first page of 100, z14 viewports", kyivViewports(zoom: 14, seed: 33).map { "/v1/reports?bbox=\(box($0))&limit=100" }),
             ("`/v1/search`, 4-digit fragments, first 50", fragments.map { "/v1/search?q=\($0)" }),
         ]
+        let answers = try measureAnswers(service, zoom: 14, seed: 32)
         for (label, paths) in rows {
             let result = try wrk(port: port, paths: paths)
             report.row([label, fmt(Int(result.rate)), f2(result.p50), f2(result.p99)])
@@ -51,6 +53,23 @@ extension Bench {
                     "\(fmt(Int(result.rate)))/s, p99 \(f2(result.p99)) ms", result.rate >= 5_000 && result.p99 <= 25)
             }
         }
+        report.note(answers)
+    }
+
+    /// The work of one `/v1/clusters` answer without the HTTP around it, for the viewports
+    /// of a wrk row: the index's clusters, the lone reports read from the store and the
+    /// GeoJSON body, one at a time. A sentence for the report (also shown at once).
+    func measureAnswers(_ service: ReportService, zoom: Int, seed: UInt64) throws -> String {
+        var bytes = 0, answers = 0
+        let times = try samples(kyivViewports(zoom: zoom, seed: seed)) { box in
+            let answer = try service.clusters(in: box, zoom: zoom)
+            bytes += ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes).count
+            answers += 1
+        }
+        let text = "One z\(zoom) `/v1/clusters` answer built in this process, without HTTP (index, lone reports, GeoJSON): "
+            + "p50 \(f3(times.p50)) ms, p99 \(f3(times.p99)) ms, \(fmt(bytes / answers)) bytes on average."
+        Console.error(text)
+        return text
     }
 
     /// Runs wrk against the paths (cycled by a Lua script); requests/s, p50 and p99 in ms.

@@ -153,6 +153,9 @@ public struct CellBlock: Sendable, Hashable {
         self.rows = rows
     }
 
+    /// How many cells the block holds.
+    public var cellCount: Int { columns.reduce(0) { $0 + $1.count } * rows.count }
+
     /// Whether the block holds the cell (of its zoom).
     public func contains(_ cell: Cell) -> Bool {
         cell.zoom == zoom && rows.contains(cell.y) && columns.contains { $0.contains(cell.x) }

@@ -199,6 +199,9 @@ public final class ClusterIndex: @unchecked Sendable {
         let depth = grid.depth(zoom: block.zoom)
         let last = UInt64(grid.cellsPerSide(zoom: block.zoom) - 1)
         var items: [ClusterItem] = []
+        // Mostly one item per cell in view, a map's worth at most, so that the array
+        // is not copied as it grows.
+        items.reserveCapacity(min(block.cellCount, 4_096))
         for columns in block.columns {
             let b = QuadTree.Block(
                 depth: depth, x0: UInt64(clamping: columns.lowerBound), x1: min(UInt64(clamping: columns.upperBound), last),

@@ -9,11 +9,17 @@ extension QuadTree {
         var aggregate = Aggregate()
         var statusCounts = SIMD16<UInt32>()
 
+        /// Counts one report. Its status is counted by adding a vector with 1 in that
+        /// status's lane, in registers: writing one lane by a variable index goes through
+        /// memory and stalls the next read of the whole vector, report after report.
         @inline(__always)
         mutating func add(_ slot: Slot) {
             aggregate.add(slot)
-            statusCounts[Int(slot.status)] += 1
+            statusCounts &+= Self.one.replacing(with: 0, where: Self.lanes .!= SIMD16(repeating: UInt32(slot.status)))
         }
+
+        private static var lanes: SIMD16<UInt32> { SIMD16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) }
+        private static var one: SIMD16<UInt32> { SIMD16(repeating: 1) }
     }
 
     /// A block of cells at one level, in cell numbers of that level.
@@ -25,15 +31,21 @@ extension QuadTree {
     /// Calls `emit` for each cell of `block` with matching reports, in Z-order: with the
     /// tally, and a way to list the cell's matching slots (needed for small cells).
     func visit(_ block: Block, filter: ClusterFilter, emit: (_ cellKey: UInt64, _ tally: Tally, _ ref: Ref) -> Void) {
-        visit(root, depth: 0, cx: 0, cy: 0, block: block, filter: filter, emit: emit)
+        // The walk reads the nodes and slots through buffers taken once, rather than
+        // through the arrays (each read of which would retain and release them).
+        children.withUnsafeBufferPointer { children in
+            slots.withUnsafeBufferPointer { slots in
+                visit(root, depth: 0, cx: 0, cy: 0, block: block, filter: filter, children: children, slots: slots, emit: emit)
+            }
+        }
     }
 
     private func visit(
         _ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, block: Block, filter: ClusterFilter,
-        emit: (UInt64, Tally, Ref) -> Void
+        children: UnsafeBufferPointer<Ref>, slots: UnsafeBufferPointer<Slot>, emit: (UInt64, Tally, Ref) -> Void
     ) {
         if ref < 0 {
-            scan(leaf: Int(~ref), block: block, filter: filter, emit: emit)
+            scan(leaf: Int(~ref), block: block, filter: filter, slots: slots, emit: emit)
             return
         }
         let node = Int(ref)
@@ -49,27 +61,29 @@ extension QuadTree {
             if child == Self.none { continue }
             let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
             guard x << shift <= block.x1, (x + 1) << shift > block.x0, y << shift <= block.y1, (y + 1) << shift > block.y0 else { continue }
-            visit(child, depth: depth + 1, cx: x, cy: y, block: block, filter: filter, emit: emit)
+            visit(child, depth: depth + 1, cx: x, cy: y, block: block, filter: filter, children: children, slots: slots, emit: emit)
         }
     }
 
     /// The cells of `block` inside one leaf: its slots are in key order, so each cell's
-    /// reports are one run.
-    private func scan(leaf: Int, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) {
-        let shift = UInt32(32 - block.depth)
+    /// reports are one run, and a cell's key is the top bits of theirs.
+    private func scan(leaf: Int, block: Block, filter: ClusterFilter, slots: UnsafeBufferPointer<Slot>, emit: (UInt64, Tally, Ref) -> Void) {
+        let shift = UInt32(32 - block.depth), keyShift = UInt64(64 - 2 * block.depth)
         var current = UInt64.max
         var tally = Tally()
-        for i in leaves[leaf] {
-            let slot = slots[Int(i)]
-            let x = UInt64(slot.x >> shift), y = UInt64(slot.y >> shift)
-            guard x >= block.x0, x <= block.x1, y >= block.y0, y <= block.y1, filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
-            let cell = cellKey(x, y)
-            if cell != current {
-                if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
-                tally = Tally()
-                current = cell
+        leaves[leaf].withUnsafeBufferPointer { list in
+            for i in list {
+                let slot = slots[Int(i)]
+                let x = UInt64(slot.x >> shift), y = UInt64(slot.y >> shift)
+                guard x >= block.x0, x <= block.x1, y >= block.y0, y <= block.y1, filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
+                let cell = slot.key >> keyShift
+                if cell != current {
+                    if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+                    tally = Tally()
+                    current = cell
+                }
+                tally.add(slot)
             }
-            tally.add(slot)
         }
         if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
     }
@@ -97,12 +111,15 @@ extension QuadTree {
             return
         }
         var mask = filter.statuses & ((1 << UInt64(statusCount)) - 1)
-        while mask != 0 {
-            let s = mask.trailingZeroBitCount
-            mask &= mask - 1
-            let a = aggregates[node * statusCount + s]
-            tally.aggregate.merge(a)
-            tally.statusCounts[s] += a.count
+        aggregates.withUnsafeBufferPointer { aggregates in
+            let first = node * statusCount
+            while mask != 0 {
+                let s = mask.trailingZeroBitCount
+                mask &= mask - 1
+                let a = aggregates[first + s]
+                tally.aggregate.merge(a)
+                tally.statusCounts[s] += a.count
+            }
         }
     }
 

@@ -23,7 +23,7 @@ public enum ClusterGeoJSON {
         _ items: [ClusterItem], reports: [Int64: Report], statusCodes: [String], members: [ReportWriter.Member] = []
     ) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256 * items.count + 64)
+        out.reserveCapacity(512 * items.count + 64)  // a cluster takes about 400 bytes, a report 500
         ByteOutput.append(#"{"type":"FeatureCollection""#, to: &out)
         for member in members {
             out.append(UInt8(ascii: ","))
@@ -32,7 +32,7 @@ public enum ClusterGeoJSON {
             out.append(contentsOf: member.json.utf8)
         }
         ByteOutput.append(#","features":["#, to: &out)
-        let keys = statusKeys(statusCodes)  // once, not once per cluster
+        let keys = StatusKeys(statusCodes)  // once, not once per cluster
         var first = true
         for item in items {
             let start = out.count
@@ -56,51 +56,74 @@ public enum ClusterGeoJSON {
 
     /// Appends one cluster Feature.
     public static func appendFeature(_ cluster: Cluster, statusCodes: [String], to out: inout [UInt8]) {
-        appendFeature(cluster, statusKeys: statusKeys(statusCodes), to: &out)
+        appendFeature(cluster, statusKeys: StatusKeys(statusCodes), to: &out)
     }
 
-    /// Each status's `"code":` as JSON.
-    static func statusKeys(_ codes: [String]) -> [[UInt8]] {
-        codes.map { code in
-            var key: [UInt8] = []
-            ByteOutput.appendJSONString(code, to: &key)
-            return key + [UInt8(ascii: ":")]
+    /// Each status's `"code":` as JSON, one after another in one array.
+    struct StatusKeys {
+        var bytes: [UInt8] = []
+        /// Where status `s`'s key ends in `bytes` (it starts where the one before ends).
+        var ends: [Int] = []
+
+        init(_ codes: [String]) {
+            for code in codes {
+                ByteOutput.appendJSONString(code, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                ends.append(bytes.count)
+            }
         }
     }
 
-    /// Appends one cluster Feature; `statusKeys[s]` is status `s`'s `"code":` as JSON.
-    static func appendFeature(_ cluster: Cluster, statusKeys: [[UInt8]], to out: inout [UInt8]) {
+    /// Most bytes of a cluster Feature besides its status keys and count label: the
+    /// literal text (186 bytes), six numbers in degrees and four integers, and a count
+    /// and a comma per status.
+    private static func featureBound(statuses: Int) -> Int {
+        186 + 6 * ByteCursor.decimalBound + 4 * ByteCursor.integerBound + statuses * (ByteCursor.integerBound + 1)
+    }
+
+    /// Appends one cluster Feature, written through a cursor into memory reserved for it.
+    static func appendFeature(_ cluster: Cluster, statusKeys: StatusKeys, to out: inout [UInt8]) {
         let position = cluster.coordinate, box = cluster.bounds
-        ByteOutput.append(#"{"type":"Feature","id":"#, to: &out)
-        ByteOutput.appendInteger(Int64(cluster.id.rawValue), to: &out)
-        ByteOutput.append(#","bbox":["#, to: &out)
-        ByteOutput.appendDegrees(box.west, to: &out)
-        out.append(UInt8(ascii: ","))
-        ByteOutput.appendDegrees(box.south, to: &out)
-        out.append(UInt8(ascii: ","))
-        ByteOutput.appendDegrees(box.east, to: &out)
-        out.append(UInt8(ascii: ","))
-        ByteOutput.appendDegrees(box.north, to: &out)
-        ByteOutput.append(#"],"geometry":{"type":"Point","coordinates":["#, to: &out)
-        ByteOutput.appendDegrees(position.longitude, to: &out)
-        out.append(UInt8(ascii: ","))
-        ByteOutput.appendDegrees(position.latitude, to: &out)
-        ByteOutput.append(#"]},"properties":{"cluster":true,"cluster_id":"#, to: &out)
-        ByteOutput.appendInteger(Int64(cluster.id.rawValue), to: &out)
-        ByteOutput.append(#","count":"#, to: &out)
-        ByteOutput.appendInteger(Int64(cluster.count), to: &out)
-        ByteOutput.append(#","count_abbrev":"#, to: &out)
-        ByteOutput.appendJSONString(Cluster.abbreviated(cluster.count), to: &out)
-        ByteOutput.append(#","expansion_zoom":"#, to: &out)
-        ByteOutput.appendInteger(Int64(cluster.expansionZoom), to: &out)
-        ByteOutput.append(#","statuses":{"#, to: &out)
-        var firstStatus = true
-        for s in 0..<min(cluster.statusCounts.count, statusKeys.count) where cluster.statusCounts[s] > 0 {
-            if !firstStatus { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: statusKeys[s])
-            ByteOutput.appendInteger(Int64(cluster.statusCounts[s]), to: &out)
-            firstStatus = false
+        let statuses = min(cluster.statusCounts.count, statusKeys.ends.count)
+        var label = Cluster.abbreviated(cluster.count)
+        statusKeys.bytes.withUnsafeBufferPointer { keyBytes in
+            ByteOutput.append(upTo: featureBound(statuses: statuses) + keyBytes.count + label.utf8.count, to: &out) { out in
+                out.write(#"{"type":"Feature","id":"#)
+                out.writeInteger(Int64(cluster.id.rawValue))
+                out.write(#","bbox":["#)
+                out.writeDegrees(box.west)
+                out.write(UInt8(ascii: ","))
+                out.writeDegrees(box.south)
+                out.write(UInt8(ascii: ","))
+                out.writeDegrees(box.east)
+                out.write(UInt8(ascii: ","))
+                out.writeDegrees(box.north)
+                out.write(#"],"geometry":{"type":"Point","coordinates":["#)
+                out.writeDegrees(position.longitude)
+                out.write(UInt8(ascii: ","))
+                out.writeDegrees(position.latitude)
+                out.write(#"]},"properties":{"cluster":true,"cluster_id":"#)
+                out.writeInteger(Int64(cluster.id.rawValue))
+                out.write(#","count":"#)
+                out.writeInteger(Int64(cluster.count))
+                out.write(#","count_abbrev":""#)
+                label.withUTF8 { out.write($0) }  // digits, a point and a letter: nothing to escape
+                out.write(#"","expansion_zoom":"#)
+                out.writeInteger(Int64(cluster.expansionZoom))
+                out.write(#","statuses":{"#)
+                var firstStatus = true, keyStart = 0
+                for s in 0..<statuses {
+                    let keyEnd = statusKeys.ends[s]
+                    defer { keyStart = keyEnd }
+                    guard cluster.statusCounts[s] > 0 else { continue }
+                    if !firstStatus { out.write(UInt8(ascii: ",")) }
+                    out.write(UnsafeBufferPointer(rebasing: keyBytes[keyStart..<keyEnd]))
+                    out.writeInteger(Int64(cluster.statusCounts[s]))
+                    firstStatus = false
+                }
+                out.write("}}}")
+            }
         }
-        ByteOutput.append("}}}", to: &out)
     }
 }
+
