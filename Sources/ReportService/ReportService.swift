@@ -121,7 +121,7 @@ public final class ReportService: Sendable {
     public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all, maxCells: Int = .max) throws -> ClusterAnswer {
         try index.grid.checkZoom(zoom)
         let block = index.grid.cells(in: box, zoom: zoom)
-        let cells = block.columns.reduce(0) { $0 + $1.count } * block.rows.count
+        let cells = block.cellCount
         guard cells <= maxCells else {
             throw ValidationError(field: "bbox", "covers \(cells) cells at zoom \(zoom); at most \(maxCells) may be asked at once (a smaller box or a lower zoom)")
         }
