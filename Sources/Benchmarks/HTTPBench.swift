@@ -12,15 +12,22 @@ import Server
 extension Bench {
     func measureHTTP(_ store: ReportStore, _ report: inout Report) async throws {
         let service = try ReportService(store: store)
-        let port = 18_000 + Int.random(in: 0..<1_000)
+        let (port, server) = try await serve(service)
+        defer { server.cancel() }
+        try measureLoad(store, service, port: port, &report)
+        try await measureExport(store, port: port, &report)
+    }
+
+    /// The real server over `service` on a free-ish loopback port, once it answers; cancel
+    /// the task to stop it.
+    func serve(_ service: ReportService) async throws -> (port: Int, server: Task<Void, any Error>) {
+        let port = 18_000 + Int.random(in: 0..<2_000)
         let app = makeApplication(service: service, configuration: ServerConfiguration(port: port, logLevel: .warning))
         let server = Task { try await app.runService() }
-        defer { server.cancel() }
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
             try await Task.sleep(for: .milliseconds(100))
         }
-        try measureLoad(store, service, port: port, &report)
-        try await measureExport(store, port: port, &report)
+        return (port, server)
     }
 
     /// wrk with 64 connections for 10 s per row, each row cycling through `repeats` requests.

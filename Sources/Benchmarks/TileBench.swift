@@ -3,7 +3,6 @@ import Generator
 import Geometry
 import ReportService
 import ReportStore
-import Server
 import Tiles
 
 /// The tile section of `make bench`: uncached drawing and encoding per tile at zooms 8, 12
@@ -50,13 +49,8 @@ extension Bench {
             """)
 
         // Cached: the server's tile cache, warmed by one pass, under wrk.
-        let port = 18_000 + Int.random(in: 1_000..<2_000)
-        let app = makeApplication(service: service, configuration: ServerConfiguration(port: port, logLevel: .warning))
-        let server = Task { try await app.runService() }
+        let (port, server) = try await serve(service)
         defer { server.cancel() }
-        for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
-            try await Task.sleep(for: .milliseconds(100))
-        }
         for path in served { _ = try curl("http://127.0.0.1:\(port)\(path)") }
         report.section(
             "Tiles from the server's cache under load: wrk, 2 threads, 64 connections, 10 s, on loopback",
