@@ -185,7 +185,7 @@ extension ReportStore {
     /// rounding of the Mercator formulas can leave a report's cell out. SQLite compares
     /// each row's exact position with the box (``filterWhere``) before it reads the rest
     /// of the row, so the rows of rim cells that fall outside cost little.
-    static func scan(_ db: Database, in box: BoundingBox) throws -> [Report] {
+    static func scan(_ db: Database, in box: BoundingBox, batchSize: Int = DecodingPipeline.batchSize) throws -> [Report] {
         let ranges = CellCover.keyRanges(box.parts.map { CellCover($0, margin: CellCover.margin) })
         let range = try db.cachedStatement(sql: "SELECT \(ReportRow.columns) FROM report WHERE key BETWEEN :from AND :to AND \(filterWhere)")
         var arguments = filterArguments(ReportFilter(box: box))
@@ -194,18 +194,30 @@ extension ReportStore {
         // Only the range changes from one read to the next: bound directly.
         let s = range.sqliteStatement
         let from = sqlite3_bind_parameter_index(s, ":from"), to = sqlite3_bind_parameter_index(s, ":to")
-        var decoder = ReportRow.Decoder()
-        var result: [Report] = []
-        for keys in ranges {
-            sqlite3_reset(s)
-            sqlite3_bind_int64(s, from, keys.lowerBound)
-            sqlite3_bind_int64(s, to, keys.upperBound)
-            try db.forEachRow(range) { s in
-                result.append(decoder.decode(s))
-                return true
+        // Rows are copied out in batches that a second thread makes into reports while
+        // SQLite steps on (building the reports' strings costs twice the stepping).
+        let pipeline = DecodingPipeline()
+        var batch = ReportRow.RowBatch(capacity: batchSize)
+        do {
+            for keys in ranges {
+                sqlite3_reset(s)
+                sqlite3_bind_int64(s, from, keys.lowerBound)
+                sqlite3_bind_int64(s, to, keys.upperBound)
+                try db.forEachRow(range) { s in
+                    batch.append(s)
+                    if batch.count == batchSize {
+                        pipeline.submit(batch)
+                        batch = ReportRow.RowBatch(capacity: batchSize)
+                    }
+                    return true
+                }
             }
+        } catch {
+            _ = pipeline.finish()  // the helper thread stops and every batch is freed
+            throw error
         }
-        return result
+        pipeline.submit(batch)
+        return pipeline.finish()
     }
 }
 

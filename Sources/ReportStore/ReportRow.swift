@@ -58,13 +58,74 @@ enum ReportRow {
 
         /// The report in the current row.
         mutating func decode(_ s: SQLiteStatement) -> Report {
+            report(
+                id: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2),
+                created: sqlite3_column_int64(s, 12), updated: sqlite3_column_int64(s, 13)) { bytes(s, $0) }
+        }
+
+        /// The report in row `row` of a batch copied out of SQLite.
+        mutating func decode(_ batch: RowBatch, row: Int) -> Report {
+            batch.bytes.withUnsafeBufferPointer { arena in
+                let n = batch.numbers[(5 * row)..<(5 * row + 5)]
+                return report(
+                    id: n[n.startIndex], longitude: Double(bitPattern: UInt64(bitPattern: n[n.startIndex + 1])),
+                    latitude: Double(bitPattern: UInt64(bitPattern: n[n.startIndex + 2])), created: n[n.startIndex + 3], updated: n[n.startIndex + 4]
+                ) { column in
+                    let span = 2 * (RowBatch.texts * row + Int(column) - RowBatch.firstText)
+                    let (start, count) = (Int(batch.spans[span]), Int(batch.spans[span + 1]))
+                    return count < 0 ? nil : UnsafeBufferPointer(rebasing: arena[start..<(start + count)])
+                }
+            }
+        }
+
+        /// A report of its numbers and its text columns (3 to 11 of ``columns``) as bytes.
+        private mutating func report(
+            id: Int64, longitude: Double, latitude: Double, created: Int64, updated: Int64, text: (Int32) -> UnsafeBufferPointer<UInt8>?
+        ) -> Report {
             Report(
-                id: sqlite3_column_int64(s, 0),
-                coordinate: Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
-                address: text(s, 3) ?? "", city: city.string(bytes(s, 4)), district: district.string(bytes(s, 5)),
-                objectType: objectType.string(bytes(s, 6)), balanceHolder: balanceHolder.string(bytes(s, 7)),
-                violator: text(s, 8), phones: phones(s, 9), comment: text(s, 10), status: status.string(bytes(s, 11)),
-                createdAt: date(milliseconds: sqlite3_column_int64(s, 12)), updatedAt: date(milliseconds: sqlite3_column_int64(s, 13)))
+                id: id, coordinate: Coordinate(longitude: longitude, latitude: latitude),
+                address: string(text(3)) ?? "", city: city.string(text(4)), district: district.string(text(5)),
+                objectType: objectType.string(text(6)), balanceHolder: balanceHolder.string(text(7)),
+                violator: string(text(8)), phones: phones(text(9)), comment: string(text(10)), status: status.string(text(11)),
+                createdAt: date(milliseconds: created), updatedAt: date(milliseconds: updated))
+        }
+    }
+
+    /// Rows of ``columns`` copied out of SQLite as they are stepped, to be made into
+    /// reports on another thread: per row its five numbers (id, longitude and latitude
+    /// bits, created and updated) and where each text column lies in one byte arena.
+    struct RowBatch: Sendable {
+        static let firstText = 3, texts = 9
+        var numbers: [Int64] = []
+        /// Per row and text column, start and length in `bytes` (length -1: NULL).
+        var spans: [Int32] = []
+        var bytes: [UInt8] = []
+        var count = 0
+
+        init(capacity: Int) {
+            numbers.reserveCapacity(5 * capacity)
+            spans.reserveCapacity(2 * Self.texts * capacity)
+            bytes.reserveCapacity(256 * capacity)
+        }
+
+        /// Copies the current row of `s`.
+        mutating func append(_ s: SQLiteStatement) {
+            numbers.append(sqlite3_column_int64(s, 0))
+            numbers.append(Int64(bitPattern: sqlite3_column_double(s, 1).bitPattern))
+            numbers.append(Int64(bitPattern: sqlite3_column_double(s, 2).bitPattern))
+            numbers.append(sqlite3_column_int64(s, 12))
+            numbers.append(sqlite3_column_int64(s, 13))
+            for column in Int32(Self.firstText)..<Int32(Self.firstText + Self.texts) {
+                guard let text = ReportRow.bytes(s, column) else {
+                    spans.append(0)
+                    spans.append(-1)
+                    continue
+                }
+                spans.append(Int32(bytes.count))
+                spans.append(Int32(text.count))
+                bytes.append(contentsOf: text)
+            }
+            count += 1
         }
     }
 
@@ -90,7 +151,7 @@ enum ReportRow {
     /// A text column's bytes as they lie in the row. `sqlite3_value_blob` hands them over
     /// as they are; `sqlite3_column_text` would first copy each value to add a NUL. The
     /// column's value is fetched once and read through the (cheaper) value API.
-    private static func bytes(_ s: SQLiteStatement, _ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+    static func bytes(_ s: SQLiteStatement, _ column: Int32) -> UnsafeBufferPointer<UInt8>? {
         let value = sqlite3_column_value(s, column)
         let start = sqlite3_value_blob(value)?.assumingMemoryBound(to: UInt8.self)
         // A NULL pointer is NULL or an empty text: only then is the type asked.
@@ -99,12 +160,16 @@ enum ReportRow {
     }
 
     static func text(_ s: SQLiteStatement, _ column: Int32) -> String? {
-        bytes(s, column).map { String(decoding: $0, as: UTF8.self) }
+        string(bytes(s, column))
+    }
+
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>?) -> String? {
+        bytes.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The numbers of a `;`-separated phones text, split without intermediate arrays.
-    private static func phones(_ s: SQLiteStatement, _ column: Int32) -> [String] {
-        guard let buffer = bytes(s, column), !buffer.isEmpty else { return [] }
+    private static func phones(_ bytes: UnsafeBufferPointer<UInt8>?) -> [String] {
+        guard let buffer = bytes, !buffer.isEmpty else { return [] }
         let separator = UInt8(ascii: ";")
         var result: [String] = []
         result.reserveCapacity(buffer.count(where: { $0 == separator }) + 1)

@@ -59,6 +59,19 @@ struct BoxQueryTests {
         }
     }
 
+    @Test("rows made into reports on two threads come out whole and in order, whatever the batch size", arguments: [1, 7, 64, 5_000])
+    func pipelinedDecoding(batchSize: Int) throws {
+        let fixture = try TemporaryStore()
+        var rng = TestRandom(13)
+        try fixture.store.importDrafts(Drafts.positions(600, using: &rng).map { Drafts.make($0, using: &rng) })
+        let all = try fixture.store.all()
+        for box in [BoundingBox.world, try BoundingBox(west: 170, south: -60, east: -100, north: 60)] {
+            let stored = all.filter { box.contains($0.coordinate) }
+                .sorted { ReportRow.key($0.coordinate, id: $0.id) < ReportRow.key($1.coordinate, id: $1.id) }
+            #expect(try fixture.store.pool.read { try ReportStore.scan($0, in: box, batchSize: batchSize) } == stored)
+        }
+    }
+
     @Test("paging through a box returns every report once, in id order, under every plan",
           arguments: [(5, 0.0), (5, 1e9), (3, 1.0), (100_000, 1.0)])
     func paging(sample: Int, rtreeCost: Double) throws {
