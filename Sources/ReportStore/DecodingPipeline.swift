@@ -20,11 +20,15 @@ final class DecodingPipeline: Sendable {
         var decoded: [Int: Decoded] = [:]
         var submitted = 0
         var closed = false
+        /// Whether the helper is decoding a batch it took.
+        var helperBusy = false
     }
 
     private let state = Mutex(State())
+    /// Signalled for each batch submitted, and once on closing.
     private let ready = DispatchSemaphore(value: 0)
-    private let helper = DispatchGroup()
+    /// Signalled each time the helper finishes a batch.
+    private let idle = DispatchSemaphore(value: 0)
 
     func submit(_ batch: ReportRow.RowBatch) {
         guard batch.count > 0 else { return }
@@ -34,15 +38,25 @@ final class DecodingPipeline: Sendable {
             return state.submitted - 1
         }
         if index == 1 {
-            DispatchQueue.global().async(group: helper) { [self] in
+            // The caller never waits for this block to start (a busy pool may run it late,
+            // or after the answer is made); it waits only for a batch the helper took.
+            DispatchQueue.global().async { [self] in
                 var decoder = ReportRow.Decoder()
                 while true {
                     ready.wait()
-                    guard let taken = take() else {
-                        if state.withLock({ $0.closed && $0.waiting.isEmpty }) { return }
-                        continue
+                    let next = state.withLock { state -> (index: Int, batch: ReportRow.RowBatch)?? in
+                        guard !state.waiting.isEmpty else { return state.closed ? .some(nil) : nil }
+                        state.helperBusy = true
+                        return state.waiting.removeFirst()
                     }
-                    store(taken.index, decode(taken.batch, &decoder))
+                    guard let taken = next else { continue }  // woken for a batch the caller took
+                    guard let taken else { return }  // closed, nothing left
+                    let reports = decode(taken.batch, &decoder)
+                    state.withLock { state in
+                        state.decoded[taken.index] = reports
+                        state.helperBusy = false
+                    }
+                    idle.signal()
                 }
             }
         }
@@ -55,7 +69,7 @@ final class DecodingPipeline: Sendable {
         ready.signal()
         var decoder = ReportRow.Decoder()
         while let taken = take() { store(taken.index, decode(taken.batch, &decoder)) }
-        helper.wait()
+        while state.withLock({ $0.helperBusy }) { idle.wait() }
         return state.withLock { state in
             let total = state.decoded.values.reduce(0) { $0 + $1.reports.count }
             return Array(unsafeUninitializedCapacity: total) { answer, count in
