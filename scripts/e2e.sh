@@ -45,6 +45,7 @@ case "$outcome" in
 esac
 
 mkdir -p "$(dirname "$screenshot")"
-browse --screenshot="$PWD/$screenshot" "$url" >/dev/null
+case $screenshot in /*) shot=$screenshot ;; *) shot=$PWD/$screenshot ;; esac
+browse --screenshot="$shot" "$url" >/dev/null
 [ -s "$screenshot" ] || { echo "e2e: no screenshot was written" >&2; exit 1; }
 echo "e2e: passed; screenshot in $screenshot"

@@ -47,13 +47,8 @@ struct Bench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
-        if onlyHTTP {
-            try await measureHTTP(ReportStore(path: "\(work)/bench.sqlite"), &report)
-            print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
-            return
-        }
-        if onlyTiles {
-            try await measureTiles(ReportStore(path: "\(work)/bench.sqlite"), &report)
+        if onlyHTTP || onlyTiles {
+            try await measureServed(ReportStore(path: "\(work)/bench.sqlite"), http: onlyHTTP, tiles: onlyTiles, &report)
             print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
             return
         }
@@ -102,8 +97,7 @@ struct Bench: AsyncParsableCommand {
         try measureViewports(store, &report)
         if !onlyImportAndBoxes {
             try measureSearch(store, &report)
-            try await measureHTTP(store, &report)
-            try await measureTiles(store, &report)
+            try await measureServed(store, http: true, tiles: true, &report)
             try measureClustering(store, reference: reference, &report)
         }
         report.note("""

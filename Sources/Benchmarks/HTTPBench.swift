@@ -10,24 +10,22 @@ import Server
 /// loopback: request rates and latencies under load (wrk, 64 connections), and the whole
 /// data set through `/v1/export` fetched by curl, with resident memory sampled meanwhile.
 extension Bench {
-    func measureHTTP(_ store: ReportStore, _ report: inout Report) async throws {
+    /// The sections measured against the real server (one index, one server): the API
+    /// under load and the export, and the tiles.
+    func measureServed(_ store: ReportStore, http: Bool, tiles: Bool, _ report: inout Report) async throws {
         let service = try ReportService(store: store)
-        let (port, server) = try await serve(service)
-        defer { server.cancel() }
-        try measureLoad(store, service, port: port, &report)
-        try await measureExport(store, port: port, &report)
-    }
-
-    /// The real server over `service` on a free-ish loopback port, once it answers; cancel
-    /// the task to stop it.
-    func serve(_ service: ReportService) async throws -> (port: Int, server: Task<Void, any Error>) {
         let port = 18_000 + Int.random(in: 0..<2_000)
         let app = makeApplication(service: service, configuration: ServerConfiguration(port: port, logLevel: .warning))
         let server = Task { try await app.runService() }
+        defer { server.cancel() }
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
             try await Task.sleep(for: .milliseconds(100))
         }
-        return (port, server)
+        if http {
+            try measureLoad(store, service, port: port, &report)
+            try await measureExport(store, port: port, &report)
+        }
+        if tiles { try await measureTiles(service, port: port, &report) }
     }
 
     /// wrk with 64 connections for 10 s per row, each row cycling through `repeats` requests.
@@ -111,8 +109,9 @@ extension Bench {
     }
 
     func measureExport(_ store: ReportStore, port: Int, _ report: inout Report) async throws {
+        let count = try store.count()
         report.section(
-            "Export of all \(fmt(try store.count())) reports through `GET /v1/export` (curl to /dev/null)",
+            "Export of all \(fmt(count)) reports through `GET /v1/export` (curl to /dev/null)",
             header: ["request", "seconds", "reports/s", "MB sent", "resident memory before → peak (MB)"])
         for query in ["format=geojson", "format=csv", "format=geojsonseq&crs=EPSG:6384"] {
             let before = residentMB()
@@ -129,7 +128,6 @@ extension Bench {
             sampler.cancel()
             let peak = max(await sampler.value, residentMB())
             precondition(result.status == 0, "curl failed on \(query)")
-            let count = try store.count()
             let rate = Double(count) / seconds
             report.row(["`\(query)`", f2(seconds), fmt(Int(rate)), f1(Double(result.bytes) / 1e6), "\(f1(before)) → \(f1(peak))"])
             report.goal("export, \(query): ≥ 200,000 features/s", "\(fmt(Int(rate)))/s", rate >= 200_000)

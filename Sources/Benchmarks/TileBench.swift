@@ -2,14 +2,12 @@ import Foundation
 import Generator
 import Geometry
 import ReportService
-import ReportStore
 import Tiles
 
 /// The tile section of `make bench`: uncached drawing and encoding per tile at zooms 8, 12
 /// and 16 over the Kyiv data, tile sizes, and cached tiles per second over HTTP (wrk).
 extension Bench {
-    func measureTiles(_ store: ReportStore, _ report: inout Report) async throws {
-        let service = try ReportService(store: store)
+    func measureTiles(_ service: ReportService, port: Int, _ report: inout Report) async throws {
         let renderer = TileRenderer(index: service.index)
         report.section(
             "Tiles: uncached drawing + PNG encoding per tile over Kyiv (tiles with markers; p50 / p99)",
@@ -28,17 +26,19 @@ extension Bench {
             let timed = Array(repeating: shown, count: max(1, 50 / max(shown.count, 1))).flatMap { $0 }
             let timing = try samples(timed) { tile in _ = try renderer.render(tile: tile, scale: scale) }
             let sizes = images.map(\.png.count).sorted()
+            let medianSize = sizes[sizes.count / 2]
             let markers = images.isEmpty ? 0 : Double(images.map(\.markerCount).reduce(0, +)) / Double(images.count)
             report.row([
                 "\(zoom)\(scale == 2 ? " @2x" : "")", "\(fmt(shown.count)) (\(fmt(tiles.count - shown.count)))", f1(markers),
-                "\(f3(timing.percentile(0.5))) / \(f3(timing.percentile(0.99)))", "\(fmt(sizes[sizes.count / 2])) / \(fmt(sizes.last!))",
+                timing.text, "\(fmt(medianSize)) / \(fmt(sizes.last!))",
             ])
             if scale == 1 {
-                report.goal("uncached tile, zoom \(zoom): p50 ≤ 3 ms", "\(f3(timing.percentile(0.5))) ms", timing.percentile(0.5) <= 3)
+                let p50 = timing.p50
+                report.goal("uncached tile, zoom \(zoom): p50 ≤ 3 ms", "\(f3(p50)) ms", p50 <= 3)
                 if zoom >= 12 { served += shown.map { "/v1/tiles/\(zoom)/\($0.x)/\($0.y).png" } }
             }
             if zoom == 12, scale == 1 {
-                report.goal("zoom-12 tiles ≤ 10 KB (median)", "\(fmt(sizes[sizes.count / 2])) bytes", sizes[sizes.count / 2] <= 10_240)
+                report.goal("zoom-12 tiles ≤ 10 KB (median)", "\(fmt(medianSize)) bytes", medianSize <= 10_240)
             }
         }
         report.note("""
@@ -49,8 +49,6 @@ extension Bench {
             """)
 
         // Cached: the server's tile cache, warmed by one pass, under wrk.
-        let (port, server) = try await serve(service)
-        defer { server.cancel() }
         for path in served { _ = try curl("http://127.0.0.1:\(port)\(path)") }
         report.section(
             "Tiles from the server's cache under load: wrk, 2 threads, 64 connections, 10 s, on loopback",

@@ -154,9 +154,9 @@ public final class ClusterIndex: @unchecked Sendable {
         var uncertain: [UInt32] = []
         let certain = lock.read {
             box.parts.reduce(0) { n, part in
-                let fixed = QuadTree.FixedBox(
-                    west: FixedPoint.quantize(WebMercator.x(longitude: part.west)), east: FixedPoint.quantize(WebMercator.x(longitude: part.east)),
-                    north: FixedPoint.quantize(WebMercator.y(latitude: part.north)), south: FixedPoint.quantize(WebMercator.y(latitude: part.south)))
+                let nw = FixedPoint(Coordinate(longitude: part.west, latitude: part.north))
+                let se = FixedPoint(Coordinate(longitude: part.east, latitude: part.south))
+                let fixed = QuadTree.FixedBox(west: nw.x, east: se.x, north: nw.y, south: se.y)
                 return n + tree.count(in: fixed, filter: filter, uncertain: &uncertain)
             }
         }

@@ -111,7 +111,7 @@ extension ReportStore {
     }
 
     /// The storage keys of the reports in the box, at most `limit`.
-    static func keys(_ db: Database, in box: BoundingBox, limit: Int = .max) throws -> [Int64] {
+    static func keys(_ db: Database, in box: BoundingBox, limit: Int) throws -> [Int64] {
         var keys: [Int64] = []
         let inside = try db.cachedStatement(sql: "SELECT key FROM report_rtree \(insideWhere)")
         for part in box.parts where keys.count < limit {
@@ -170,12 +170,17 @@ extension ReportStore {
         [part.west, part.south, part.east, part.north]
     }
 
+    /// Ids as a JSON array, bound as one value and read by `json_each` (no SQL built from
+    /// the ids, however many).
+    static func jsonList(_ ids: some Collection<Int64>) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
+
     /// The reports with these ids, in the order given.
     static func fetch(_ db: Database, ids: some Collection<Int64>) throws -> [Report] {
         guard !ids.isEmpty else { return [] }
-        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
         let reports = try ReportRow.fetchAll(
-            db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT value FROM json_each(?))", arguments: [list])
+            db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT value FROM json_each(?))", arguments: [jsonList(ids)])
         let byID = Dictionary(uniqueKeysWithValues: reports.map { ($0.id, $0) })
         return ids.compactMap { byID[$0] }
     }

@@ -47,7 +47,7 @@ extension ReportStore {
         guard !ids.isEmpty else { return 0 }
         return try pool.read { db in
             var arguments = Self.filterArguments(filter)
-            arguments += ["ids": "[" + ids.map(String.init).joined(separator: ",") + "]"]
+            arguments += ["ids": Self.jsonList(ids)]
             return try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM report WHERE id IN (SELECT value FROM json_each(:ids)) AND \(Self.filterWhere)",
                 arguments: arguments) ?? 0

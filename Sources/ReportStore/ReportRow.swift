@@ -100,7 +100,8 @@ enum ReportRow {
         /// Per row and text column, start and length in `bytes` (length -1: NULL).
         var spans: [Int32] = []
         var bytes: [UInt8] = []
-        var count = 0
+        /// How many rows it holds.
+        var count: Int { numbers.count / 5 }
 
         init(capacity: Int) {
             numbers.reserveCapacity(5 * capacity)
@@ -125,7 +126,6 @@ enum ReportRow {
                 spans.append(Int32(text.count))
                 bytes.append(contentsOf: text)
             }
-            count += 1
         }
     }
 

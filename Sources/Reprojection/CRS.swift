@@ -81,6 +81,12 @@ public struct CRS: Sendable, Hashable, CustomStringConvertible {
         epsgCode.map { "http://www.opengis.net/def/crs/EPSG/0/\($0)" } ?? "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
     }
 
+    /// The OGC URN (`urn:ogc:def:crs:EPSG::6384`), as GeoJSON's `crs` member names it
+    /// for GDAL and QGIS.
+    public var urn: String {
+        "urn:ogc:def:crs:" + identifier.replacingOccurrences(of: ":", with: "::")
+    }
+
     /// Whether this is WGS84 longitude/latitude (CRS84 or EPSG:4326): the stored
     /// coordinates need no transformation at all.
     public var isWGS84LonLat: Bool {

@@ -6,7 +6,8 @@ import Foundation
 /// endpoint does not list here, and `/openapi.json` is written from it: the document
 /// cannot drift from the server.
 struct Endpoint: Sendable {
-    /// The path in OpenAPI form, e.g. `/v1/clusters/{id}/leaves`.
+    /// The path in OpenAPI form, e.g. `/v1/clusters/{id}/leaves`, which is also how
+    /// Hummingbird's router writes it (`{name}` captures a segment, `{y}.png` its start).
     var path: String
     var summary: String
     var parameters: [Parameter]
@@ -16,10 +17,6 @@ struct Endpoint: Sendable {
 
     /// What a `204 No Content` means here, for the endpoints that answer one.
     var noContent: String? = nil
-
-    /// The path as Hummingbird's router writes it: the same, `{name}` captures a segment
-    /// (and `{y}.png` a segment's start).
-    var routerPath: String { path }
 
     /// The names of its query parameters.
     var queryNames: [String] { parameters.filter { $0.location == .query }.map(\.name) }
@@ -54,8 +51,9 @@ extension Endpoint {
     }
 
     static let health = Endpoint(
-        path: "/health", summary: "Whether the service is up, and how many reports it holds.", parameters: [],
-        answers: "application/json", answerDescription: "`{\"status\":\"ok\",\"reports\":N}`")
+        path: "/health", summary: "Whether the service is up, how many reports it holds, and how the tile cache is doing.", parameters: [],
+        answers: "application/json",
+        answerDescription: "`{\"status\":\"ok\",\"reports\":N,\"tile_cache\":{\"tiles\",\"bytes\",\"hits\",\"misses\",\"evictions\",\"invalidations\"}}`")
     static let openAPI = Endpoint(
         path: "/openapi.json", summary: "This document.", parameters: [], answers: "application/json", answerDescription: "An OpenAPI 3.1 document.")
     static let clusters = Endpoint(

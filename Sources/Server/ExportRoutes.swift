@@ -18,7 +18,7 @@ struct ExportRoutes {
     static let pageSize = 2_000
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get(RouterPath(Endpoint.export.routerPath)) { request, _ in
+        router.get(RouterPath(Endpoint.export.path)) { request, _ in
             let query = try QueryParameters(request, endpoint: .export)
             let format = try Self.format(query["format"])
             let filter = try ReportRoutes(service: service).reportFilter(query)
@@ -33,7 +33,7 @@ struct ExportRoutes {
                 headers[.contentCRS] = "<\(crs.uri)>"
                 if !crs.isWGS84LonLat {
                     let reprojector = try Reprojector(to: crs)
-                    projected = ProjectedCoordinates(decimals: reprojector.decimals, crsName: "urn:ogc:def:crs:\(crs.identifier.replacingOccurrences(of: ":", with: "::"))") {
+                    projected = ProjectedCoordinates(decimals: reprojector.decimals, crsName: crs.urn) {
                         reprojector.project($0)
                     }
                 }

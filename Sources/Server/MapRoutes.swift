@@ -7,8 +7,9 @@ import Tiles
 /// `libjs-leaflet` installs them: nothing comes from the internet.
 struct MapRoutes {
     /// The page with its configuration: the base map, when the deployment has one, and
-    /// the marker colours of the tiles (one palette for tiles and page).
-    let page: [UInt8]
+    /// the marker colours and sizes of the tiles (one style for tiles and page). Built,
+    /// and its tag hashed, once.
+    let page: Response
     let leaflet: LeafletFiles
 
     init(configuration: ServerConfiguration, statusCodes: [String], style: TileStyle) {
@@ -22,24 +23,32 @@ struct MapRoutes {
             "statusColors": .object(statusColors),
             "fallbackColor": .string(style.statusColors.fallback.css),
             "clusterColors": [.string(style.fewColor.css), .string(style.manyColor.css), .string(style.veryManyColor.css)],
+            "manyFrom": .int(style.manyFrom), "veryManyFrom": .int(style.veryManyFrom),
+            "clusterRadius": .number(style.clusterRadius), "radiusPerDecade": .number(style.radiusPerDecade),
+            "maxClusterRadius": .number(style.maxClusterRadius),
         ]
         // `<` escaped, so no value can close the script element.
         let json = settings.text.replacingOccurrences(of: "<", with: "\\u003c")
-        page = Array(String(decoding: PackageResources.map_html, as: UTF8.self).replacingOccurrences(of: "/*CONFIG*/null", with: json).utf8)
+        let html = String(decoding: PackageResources.map_html, as: UTF8.self).replacingOccurrences(of: "/*CONFIG*/null", with: json)
+        page = Responses.body(Array(html.utf8), type: "text/html; charset=utf-8")
         leaflet = LeafletFiles(directory: configuration.leafletDirectory)
     }
 
     func register(on router: Router<BasicRequestContext>) {
-        router.read(.mapPage) { _, _, _ in Responses.body(page, type: "text/html; charset=utf-8") }
+        router.get(RouterPath(Endpoint.mapPage.path)) { request, _ in
+            _ = try QueryParameters(request, endpoint: .mapPage)
+            return page
+        }
         router.read(.leafletFile) { _, _, context in try leaflet.response(context.parameters.get("file") ?? "") }
         router.read(.leafletImage) { _, _, context in try leaflet.response("images/" + (context.parameters.get("file") ?? "")) }
     }
 }
 
-/// Leaflet's script, stylesheet and images, read once from its install directory.
+/// Leaflet's script, stylesheet and images, read once from its install directory (and
+/// their tags hashed once).
 final class LeafletFiles: Sendable {
     let directory: String
-    private let loaded = Mutex<[String: [UInt8]]>([:])
+    private let loaded = Mutex<[String: Response]>([:])
     /// Leaflet is versioned by its package, so browsers may keep it a day.
     static let cacheControl = "public, max-age=86400"
 
@@ -56,22 +65,19 @@ final class LeafletFiles: Sendable {
         guard allowed else {
             throw APIError(.notFound, code: "not_found", message: "no Leaflet file \"\(name.prefix(60))\" is served", field: "file")
         }
-        let bytes = try loaded.withLock { files throws -> [UInt8] in
-            if let bytes = files[name] { return bytes }
-            guard let data = FileManager.default.contents(atPath: directory + "/" + name) else {
-                if FileManager.default.fileExists(atPath: directory + "/leaflet.js") {
-                    throw APIError(.notFound, code: "not_found", message: "Leaflet has no file \"\(name.prefix(60))\"", field: "file")
-                }
-                throw APIError(
-                    .notFound, code: "not_installed",
-                    message: "\(name) is not in \(directory): install Debian's libjs-leaflet (make run does) or give serve --leaflet-dir", field: "file")
+        if let response = loaded.withLock({ $0[name] }) { return response }
+        guard let data = FileManager.default.contents(atPath: directory + "/" + name) else {
+            if FileManager.default.fileExists(atPath: directory + "/leaflet.js") {
+                throw APIError(.notFound, code: "not_found", message: "Leaflet has no file \"\(name.prefix(60))\"", field: "file")
             }
-            files[name] = Array(data)
-            return Array(data)
+            throw APIError(
+                .notFound, code: "not_installed",
+                message: "\(name) is not in \(directory): install Debian's libjs-leaflet (make run does) or give serve --leaflet-dir", field: "file")
         }
         let type = image ? "image/png" : name.hasSuffix(".js") ? "application/javascript; charset=utf-8" : "text/css; charset=utf-8"
-        var response = Responses.body(bytes, type: type)
+        var response = Responses.body(Array(data), type: type)
         response.headers[.cacheControl] = Self.cacheControl
+        loaded.withLock { $0[name] = response }
         return response
     }
 }

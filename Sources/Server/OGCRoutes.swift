@@ -56,7 +56,7 @@ struct OGCRoutes {
             let base = base(request)
             let items = base + "/ogc/collections/reports/items"
             var links: [Any] = [
-                Self.link(items + "?limit=\(page.limit)" + (query["after"].map { "&after=\(URLText.encode($0))" } ?? "") + page.kept, "self", "application/geo+json", "this page"),
+                Self.link(items + "?limit=\(page.limit)" + query.carried(["after"]) + page.kept, "self", "application/geo+json", "this page"),
                 Self.link(base + "/ogc/collections/reports", "collection", "application/json", "the collection"),
             ]
             if let after = page.nextAfter {

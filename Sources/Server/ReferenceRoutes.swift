@@ -25,7 +25,7 @@ struct ReferenceRoutes {
         ]
         for (endpoint, body) in bodies {
             let response = Responses.body(Array(body) + (body.last == 0x0A ? [] : [0x0A]), type: "application/json")
-            router.get(RouterPath(endpoint.routerPath)) { request, _ in
+            router.get(RouterPath(endpoint.path)) { request, _ in
                 _ = try QueryParameters(request, endpoint: endpoint)
                 return response
             }

@@ -26,7 +26,7 @@ struct TileRoutes {
         }
         // GET /v1/tiles.json[?status=…][&datetime=…]: TileJSON 3.0.0, filters carried into the URL template.
         router.read(.tileJSON) { request, query, _ in
-            let filter = try service.filter(statuses: query.statuses(), created: query.created())
+            let filter = try query.clusterFilter(service)
             let kept = query.carried(["status", "datetime"])
             let base = OGCRoutes.base(request, publicURL: publicURL)
             let box = service.extent(filter: filter) ?? Self.mercatorWorld
@@ -49,7 +49,7 @@ struct TileRoutes {
     }
 
     /// TileJSON's default bounds: the square world of Web Mercator.
-    static let mercatorWorld = try! BoundingBox(west: -180, south: -85.051128779806589, east: 180, north: 85.051128779806589)
+    static let mercatorWorld = try! TileID(z: 0, x: 0, y: 0).bounds
 
     /// The tile a request names: `{z}`, `{x}`, and `{y}` or `{y}@2x` before `.png`.
     private func key(_ context: BasicRequestContext, _ query: QueryParameters) throws -> TileCache.Key {
@@ -67,7 +67,7 @@ struct TileRoutes {
         let tile = try cache.check(
             z: try integer("z", (context.parameters.get("z") ?? "")[...]), x: try integer("x", (context.parameters.get("x") ?? "")[...]),
             y: try integer("y", rowText), scale: scale)
-        return TileCache.Key(tile: tile, scale: scale, filter: try service.filter(statuses: query.statuses(), created: query.created()))
+        return TileCache.Key(tile: tile, scale: scale, filter: try query.clusterFilter(service))
     }
 
     private func response(_ tile: TileCache.Tile) -> Response {

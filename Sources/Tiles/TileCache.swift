@@ -181,14 +181,6 @@ public final class TileCache: Sendable {
         }
     }
 
-    /// Empties the cache.
-    public func removeAll() {
-        state.withLock { lru in
-            lru.generation &+= 1
-            lru = LRU(keeping: lru)
-        }
-    }
-
     // MARK: Storage
 
     /// A tile's place in the grid, whatever the filter.
@@ -219,14 +211,6 @@ public final class TileCache: Sendable {
         var bytes = 0
         var generation: UInt64 = 0
         var hits = 0, misses = 0, evictions = 0, invalidations = 0
-
-        init() {}
-
-        /// An empty cache that keeps the counters and generation of `old`.
-        init(keeping old: LRU) {
-            generation = old.generation
-            (hits, misses, evictions, invalidations) = (old.hits, old.misses, old.evictions, old.invalidations)
-        }
 
         mutating func lookup(_ key: Key) -> Tile? {
             guard let i = entries[key] else { return nil }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Interchange
 
 /// `posterwatch`: the command-line face of the PosterWatch libraries. Each subcommand
 /// parses its arguments, calls a library, and prints; errors reach standard error as
@@ -16,4 +17,19 @@ struct PosterWatch: AsyncParsableCommand {
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The SQLite database; created from data/reference when absent.", valueName: "path"))
     var db = "var/posterwatch.sqlite"
+}
+
+/// The status and creation-time filters of the commands that draw or count clusters.
+struct FilterOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Only reports with these statuses.", valueName: "code,code"))
+    var status: String?
+
+    @Option(help: ArgumentHelp("Only reports created at this time or in this interval (RFC 3339; open ends as ..).", valueName: "start/end"))
+    var datetime: String?
+
+    var statuses: [String]? { status.map { $0.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) } } }
+
+    func created() throws -> ClosedRange<Int64>? {
+        try datetime.map { try DateTimeInterval(parsing: $0, field: "--datetime").milliseconds }
+    }
 }

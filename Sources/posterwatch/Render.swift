@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Geometry
-import Interchange
 import ReportService
 import ReportStore
 import Tiles
@@ -48,19 +47,23 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
+        // What to draw is checked before the index is built.
+        let tile = try z.map { z in try TileID(z: z, x: x!, y: y!) }
+        let picture = try bbox.map { text in (box: try BoundingBox(parsing: text), size: try Self.size(size)) }
+        let created = try filter.created()
         let service = try ReportService(store: ReportStore(path: store.db))
         let renderer = TileRenderer(index: service.index)
-        let filter = try service.filter(statuses: self.filter.statuses, created: self.filter.created())
+        let filter = try service.filter(statuses: self.filter.statuses, created: created)
         let image: RenderedImage
-        if let z, let x, let y {
-            guard let tile = try renderer.render(tile: try TileID(z: z, x: x, y: y), scale: scale, filter: filter) else {
-                Console.error("tile \(z)/\(x)/\(y) is empty: no report shows on it; \(output) not written")
+        if let tile {
+            guard let drawn = try renderer.render(tile: tile, scale: scale, filter: filter) else {
+                Console.error("tile \(tile) is empty: no report shows on it; \(output) not written")
                 return
             }
-            image = tile
+            image = drawn
         } else {
-            let (width, height) = try Self.size(size)
-            image = try renderer.render(box: try BoundingBox(parsing: bbox!), zoom: zoom!, width: width, height: height, scale: scale, filter: filter)
+            let (box, (width, height)) = picture!
+            image = try renderer.render(box: box, zoom: zoom!, width: width, height: height, scale: scale, filter: filter)
         }
         try Data(image.png).write(to: URL(fileURLWithPath: output))
         Console.error("wrote \(output): \(image.width)×\(image.height) px, \(Format.count(image.png.count)) bytes, \(Format.count(image.markerCount)) markers")
@@ -73,20 +76,5 @@ struct Render: ParsableCommand {
             throw Geometry.ValidationError(field: "--size", "must be WIDTHxHEIGHT in pixels, e.g. 1024x768; got \"\(text.prefix(40))\"")
         }
         return (width, height)
-    }
-}
-
-/// The status and creation-time filters of the commands that draw or count clusters.
-struct FilterOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Only reports with these statuses.", valueName: "code,code"))
-    var status: String?
-
-    @Option(help: ArgumentHelp("Only reports created at this time or in this interval (RFC 3339; open ends as ..).", valueName: "start/end"))
-    var datetime: String?
-
-    var statuses: [String]? { status.map { $0.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) } } }
-
-    func created() throws -> ClosedRange<Int64>? {
-        try datetime.map { try DateTimeInterval(parsing: $0, field: "--datetime").milliseconds }
     }
 }
