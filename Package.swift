@@ -15,7 +15,8 @@
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
-//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CZlib: gzip for the server
+//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CZlib: gzip for the server;
+//                 CSQLiteConfig: SQLite's process-wide settings, which GRDB does not reach
 import PackageDescription
 
 let package = Package(
@@ -38,13 +39,14 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CProj", pkgConfig: "proj", providers: [.apt(["libproj-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLiteConfig", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         .target(name: "Geometry"),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
         .target(
             name: "ReportStore",
             dependencies: [
-                "Geometry", "ReportModel",
+                "Geometry", "ReportModel", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),

@@ -280,7 +280,12 @@ extension String {
 }
 
 extension Unicode.Scalar {
+    /// Unicode's `White_Space` property, answered from its (stable) list of 25 scalars
+    /// rather than the property tables: every text of every imported report is trimmed.
     var isWhitespace: Bool {
-        value < 0x80 ? (value == 0x20 || (0x09...0x0D).contains(value)) : properties.isWhitespace
+        switch value {
+        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
+        default: false
+        }
     }
 }

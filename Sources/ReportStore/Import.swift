@@ -15,6 +15,11 @@ public struct ImportOptions: Sendable {
     /// Whether ``ImportSummary/ids`` lists the ids stored (for ``ReportStore/insert(_:now:)``,
     /// which returns the reports; a large import has no use for a million ids in memory).
     var keepsIDs = false
+    /// Whether the database is a new file that no other connection uses
+    /// (``ReportStore/create(path:reference:options:now:next:progress:)``): a bulk load then
+    /// keeps its rollback journal in memory and writes each page once, straight to the file,
+    /// instead of to the write-ahead log and again at the checkpoint.
+    var intoNewFile = false
 
     public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
         self.skipInvalid = skipInvalid
@@ -32,13 +37,16 @@ public struct ImportSummary: Sendable {
     public var issues: [RecordIssue] = []
     /// Seconds spent inserting rows into the report table (reading the input excluded).
     public var tableSeconds = 0.0
-    /// Seconds spent building the R*Tree.
+    /// Seconds spent on the R*Tree after the rows went in: it is packed on a second core
+    /// meanwhile, then written.
     public var rtreeSeconds = 0.0
-    /// Seconds spent building the phone index.
+    /// Seconds spent on the phone index after the other indexes: into a new database it
+    /// is built on a second core while the rows go in, then copied.
     public var searchIndexSeconds = 0.0
     /// Seconds spent building the secondary indexes (unique ids, newest first).
     public var secondaryIndexSeconds = 0.0
-    /// Seconds spent committing: writing the transaction to the WAL and checkpointing it.
+    /// Seconds spent committing: into a new database, writing its pages (once) and syncing
+    /// them; into an existing one, writing the WAL and checkpointing it.
     public var commitSeconds = 0.0
     /// Whether this was a bulk load, which rebuilt the indexes whole.
     public var rebuiltIndexes = false
@@ -60,10 +68,12 @@ extension ReportStore {
     ///
     /// Into a table of fewer than ``ImportOptions/bulkBelow`` reports the import is a bulk
     /// load: inside its transaction the index triggers and secondary indexes are dropped,
-    /// the rows go in bare and in key order (appended to the table's B-tree), and then
-    /// the R*Tree is packed (``PackedRTree``), the secondary indexes and the phone index
-    /// are built whole and the triggers put back, exactly as they were (their SQL is read
-    /// from the schema). Foreign keys and CHECK constraints are not evaluated during a bulk
+    /// the rows go in bare and in key order (appended to the table's B-tree), while a
+    /// second core packs the R*Tree (``PackedRTree``) from the records in memory; then
+    /// the R*Tree is written, the secondary indexes and the phone index are built whole
+    /// (into a new database the phone index too is built on the second core meanwhile:
+    /// ``PhoneIndexBuild``) and the triggers put back, exactly as they were (their SQL is
+    /// read from the schema). Foreign keys and CHECK constraints are not evaluated during a bulk
     /// load, as every record has been validated (against the reference data too).
     /// Into a larger table, rows go in one by one through the triggers.
     public func importRecords(
@@ -85,12 +95,16 @@ extension ReportStore {
                 try db.execute(sql: """
                     PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON; PRAGMA cache_size = -1048576; PRAGMA threads = 2
                     """)
+                // Leaving WAL mode needs the only connection; should it fail, the load is
+                // merely slower.
+                if options.intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
             }
             defer {
                 if bulk {
                     try? db.execute(sql: """
                         PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(ReportStore.cacheSize); PRAGMA threads = 0
                         """)
+                    if options.intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
                 }
             }
 
@@ -113,6 +127,11 @@ extension ReportStore {
                 // order is sorted as (key, batch, index) triples.
                 var pending: [[(draft: ReportDraft, location: RecordLocation)]] = []
                 var order: [(key: Int64, batch: Int32, index: Int32)] = []
+                // The R*Tree's entries: the reports already stored, then each new one.
+                var rtreeEntries = bulk ? try PackedRTree.entries(db) : []
+                // Into a new database, the phone index is built aside too (`PhoneIndexBuild`).
+                let phoneIndexAside = bulk && options.intoNewFile && existing.isEmpty
+                var phoneEntries: [PhoneIndexBuild.Entry] = []
                 var done = 0
 
                 func reject(_ location: RecordLocation, _ error: ValidationError) {
@@ -133,16 +152,14 @@ extension ReportStore {
 
                 while let batch = try next() {
                     let start = Date()
-                    if bulk {
-                        pending.append([])
-                        pending[pending.count - 1].reserveCapacity(batch.count)
-                    }
+                    var kept: [(draft: ReportDraft, location: RecordLocation)] = []
+                    if bulk { kept.reserveCapacity(batch.count) }
                     for record in batch {
-                        let outcome = record.draft.flatMap { draft in
-                            Result { () throws(ValidationError) in try reference.validate(draft) }
-                        }
-                        guard case .success(var draft) = outcome else {
-                            if case .failure(let error) = outcome { reject(record.location, error) }
+                        var draft: ReportDraft
+                        do throws(ValidationError) {
+                            draft = try reference.validate(record.draft.get())
+                        } catch {
+                            reject(record.location, error)
                             continue
                         }
                         if let id = draft.id {
@@ -159,41 +176,60 @@ extension ReportStore {
                         // Once a record is invalid nothing will be kept: just check the rest.
                         guard issueCount == 0 || options.skipInvalid else { continue }
                         let key: Int64
-                        do {
+                        do throws(ValidationError) {
                             let given = draft.id != nil
                             key = try inserter.assignID(&draft)
                             if !given { seen[draft.id!] = record.location }
-                        } catch let error as ValidationError {
+                        } catch {
                             reject(record.location, error)
                             continue
                         }
                         if bulk {
-                            order.append((key, Int32(pending.count - 1), Int32(pending[pending.count - 1].count)))
-                            pending[pending.count - 1].append((draft, record.location))
+                            order.append((key, Int32(pending.count), Int32(kept.count)))
+                            rtreeEntries.append(PackedRTree.Entry(key: key, longitude: draft.coordinate.longitude, latitude: draft.coordinate.latitude))
+                            if phoneIndexAside {
+                                phoneEntries.append(PhoneIndexBuild.Entry(createdAt: ReportRow.milliseconds(draft.createdAt ?? now), id: draft.id!, phones: draft.phones))
+                            }
+                            kept.append((draft, record.location))
                         } else {
                             try insert(draft, key: key, at: record.location)
                         }
                     }
+                    if bulk { pending.append(kept) }
                     summary.tableSeconds += Date().timeIntervalSince(start)
                     done += batch.count
                     progress(done)
                 }
+                guard issueCount == 0 || options.skipInvalid else { return .rollback }
                 let start = Date()
-                if issueCount == 0 || options.skipInvalid {
-                    order.sort { $0.key < $1.key }
-                    for o in order {
-                        let row = pending[Int(o.batch)][Int(o.index)]
-                        try insert(row.draft, key: o.key, at: row.location)
+                // The R*Tree is packed on a second core while the rows go in.
+                let nodeSize = try PackedRTree.nodeSize(db)
+                let packing = deferred == nil ? nil : Background(name: "posterwatch.rtree") { [rtreeEntries] in
+                    PackedRTree.layout(rtreeEntries, nodeSize: nodeSize)
+                }
+                rtreeEntries = []
+                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(phoneEntries, like: db) : nil
+                phoneEntries = []
+                order.sort { $0.key < $1.key }
+                for o in order {
+                    // Borrowed in place: a copy would retain and release each of its strings.
+                    try pending[Int(o.batch)].withUnsafeBufferPointer { rows in
+                        try insert(rows[Int(o.index)].draft, key: o.key, at: rows[Int(o.index)].location)
                     }
                 }
+                let packedAll = summary.imported == order.count  // else a row was refused after all
                 pending = []
-                guard issueCount == 0 || options.skipInvalid else { return .rollback }
+                order = []
                 try inserter.finish()
                 summary.tableSeconds += Date().timeIntervalSince(start)
                 summary.skipped = issueCount
-                if let deferred {
+                if let deferred, let packing {
                     summary.rebuiltIndexes = true
-                    try deferred.rebuild(db, summary: &summary)
+                    let rtreeStart = Date()
+                    let layout = packedAll ? packing.wait() : PackedRTree.layout(try PackedRTree.entries(db), nodeSize: nodeSize)
+                    try PackedRTree.write(layout, db)
+                    summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
+                    try deferred.rebuild(db, phoneIndex: packedAll ? phoneIndex : nil, summary: &summary)
                 }
                 commitStart = Date()
                 return .commit
@@ -204,6 +240,59 @@ extension ReportStore {
             throw RecordsRejected(issues: summary.issues, issueCount: issueCount)
         }
         return summary
+    }
+}
+
+extension ReportStore {
+    /// Creates a new database at `path` holding the records read from `next`, as one bulk
+    /// load (see ``importRecords(options:now:next:progress:)`` for the rules and the summary).
+    ///
+    /// The database is built beside its place, in `path.partial`, which no other connection
+    /// can know of: its pages are written once, straight to the file, with the rollback
+    /// journal in memory, rather than to the write-ahead log and again when it is
+    /// checkpointed. Once complete (and synced), the file is renamed to `path`, so a failed
+    /// or interrupted import leaves no database behind, never a partial one: when any record
+    /// is invalid (and `skipInvalid` is off) ``RecordsRejected`` is thrown and nothing is
+    /// created. Throws ``StoreUnavailable`` when `path` exists.
+    public static func create(
+        path: String, reference: ReferenceData? = nil, options: ImportOptions = ImportOptions(), now: Date = Date(),
+        next: () throws -> [DraftRecord]?, progress: (Int) -> Void = { _ in }
+    ) throws -> ImportSummary {
+        let files = FileManager.default
+        guard !files.fileExists(atPath: path) else { throw StoreUnavailable(path: path, reason: "it already exists") }
+        let partial = path + ".partial"
+        func removePartial() {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? files.removeItem(atPath: partial + suffix) }
+        }
+        removePartial()  // left by an import that was killed
+        do {
+            var options = options
+            options.intoNewFile = true
+            let store = try ReportStore(path: partial, reference: reference)
+            store.pool.releaseMemory()  // closes the reader that loaded the reference data
+            let summary = try store.importRecords(options: options, now: now, next: next, progress: progress)
+            try store.pool.close()
+            sync(partial)
+            do {
+                try files.moveItem(atPath: partial, toPath: path)
+            } catch {
+                throw StoreUnavailable(path: path, reason: "cannot move \(partial) into place: \(error.localizedDescription)")
+            }
+            sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)  // the rename
+            return summary
+        } catch {
+            removePartial()
+            throw error
+        }
+    }
+
+    /// Flushes a file or a directory to the disc (SQLite has synced the file at its
+    /// commit already; this makes sure before the rename).
+    private static func sync(_ path: String) {
+        let file = open(path, O_RDONLY)
+        guard file >= 0 else { return }
+        _ = fsync(file)
+        close(file)
     }
 }
 
@@ -225,25 +314,21 @@ struct DeferredIndexes {
         }
     }
 
-    /// Builds the R*Tree, the secondary indexes and the phone index over the whole table,
-    /// and puts the triggers back.
-    func rebuild(_ db: Database, summary: inout ImportSummary) throws {
+    /// Builds the secondary indexes and the phone index over the whole table (or takes
+    /// the one built on a second core), and puts the triggers back (the R*Tree is the caller's).
+    func rebuild(_ db: Database, phoneIndex: Background<Result<DatabaseQueue, any Error>>?, summary: inout ImportSummary) throws {
         var start = Date()
-        try PackedRTree.rebuild(db)
-        summary.rtreeSeconds = Date().timeIntervalSince(start)
-
-        start = Date()
         for sql in indexes { try db.execute(sql: sql) }
         try db.execute(sql: "UPDATE report_sequence SET report_count = (SELECT count(*) FROM report)")
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
-        // Read through report_recent, the rowids arrive (nearly) ascending, as FTS5 likes.
         start = Date()
-        try db.execute(sql: """
-            INSERT INTO report_search(report_search) VALUES ('delete-all');
-            INSERT INTO report_search(rowid, phones, id_digits)
-                SELECT ((created_at / 1000) << 31) | id, phones, id FROM report ORDER BY created_at, id;
-            """)
+        if let phoneIndex {
+            try PhoneIndexBuild.copy(phoneIndex.wait().get(), into: db)
+        } else {
+            try db.execute(sql: "INSERT INTO report_search(report_search) VALUES ('delete-all')")
+            try db.execute(sql: PhoneIndexBuild.fillFromTable)
+        }
         for sql in triggers { try db.execute(sql: sql) }
         summary.searchIndexSeconds = Date().timeIntervalSince(start)
     }

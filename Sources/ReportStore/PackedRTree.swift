@@ -20,37 +20,56 @@ enum PackedRTree {
         /// A report's storage key in a leaf; a child's node number above.
         var id: Int64
         var minX: Float, maxX: Float, minY: Float, maxY: Float
-    }
 
-    /// Replaces the content of `report_rtree` with a packed tree over every report.
-    static func rebuild(_ db: Database) throws {
-        // The node size is fixed when the table is created: the root's blob length.
-        let nodeSize = try Int.fetchOne(db, sql: "SELECT length(data) FROM report_rtree_node WHERE nodeno = 1") ?? 1228
-        let capacity = (nodeSize - 4) / 24
-
-        var entries: [Entry] = []
-        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0)
-        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM report")
-        try db.forEachRow(read) { s in
-            let x = sqlite3_column_double(s, 1), y = sqlite3_column_double(s, 2)
-            entries.append(Entry(id: sqlite3_column_int64(s, 0), minX: down(x), maxX: up(x), minY: down(y), maxY: up(y)))
-            return true
+        /// A report's entry: its point, rounded outward to floats.
+        init(key: Int64, longitude x: Double, latitude y: Double) {
+            self.init(id: key, minX: down(x), maxX: up(x), minY: down(y), maxY: up(y))
         }
 
-        try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
-        let insertNode = try db.makeStatement(sql: "INSERT INTO report_rtree_node(nodeno, data) VALUES (?, ?)")
-        let insertRowid = try db.makeStatement(sql: "INSERT INTO report_rtree_rowid(rowid, nodeno) VALUES (?, ?)")
-        let insertParent = try db.makeStatement(sql: "INSERT INTO report_rtree_parent(nodeno, parentnode) VALUES (?, ?)")
+        init(id: Int64, minX: Float, maxX: Float, minY: Float, maxY: Float) {
+            self.id = id
+            self.minX = minX; self.maxX = maxX; self.minY = minY; self.maxY = maxY
+        }
+    }
 
-        // Level by level from the leaves up; each level's nodes become the next level's entries.
-        // Node numbers: the root is 1, the others from 2 on in the order they are built.
+    /// A packed tree, made apart from the database (a bulk import makes it on a helper
+    /// thread while its rows go in) and then written by ``write(_:_:)``.
+    struct Layout: Sendable {
+        /// Node number and blob; the root is node 1.
+        var nodes: [(number: Int64, blob: [UInt8])] = []
+        /// Each report's leaf, in key order (appended to `_rowid`'s B-tree, not inserted
+        /// all over it).
+        var leafOf: [(key: Int64, node: Int64)] = []
+        /// Each inner node's parent.
+        var parentOf: [(node: Int64, parent: Int64)] = []
+    }
+
+    /// The node size, fixed when the table was created: the root's blob length.
+    static func nodeSize(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT length(data) FROM report_rtree_node WHERE nodeno = 1") ?? 1228
+    }
+
+    /// The entries of the reports stored in the table.
+    static func entries(_ db: Database) throws -> [Entry] {
+        var entries: [Entry] = []
+        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM report")
+        try db.forEachRow(read) { s in
+            entries.append(Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)))
+            return true
+        }
+        return entries
+    }
+
+    /// Packs `entries` (reordering them) into nodes of `nodeSize` bytes, level by level from
+    /// the leaves up; each level's nodes become the next level's entries. Node numbers: the
+    /// root is 1, the others from 2 on in the order they are built.
+    static func layout(_ entries: consuming [Entry], nodeSize: Int) -> Layout {
+        let capacity = (nodeSize - 4) / 24
+        var result = Layout()
+        result.leafOf.reserveCapacity(entries.count)
         var level = entries
         var depth = 0
         var nextNode: Int64 = 2
-        // Each report's leaf, written to `_rowid` in key order once the leaves are built:
-        // appended to its B-tree rather than inserted all over it.
-        var leafOf: [(key: Int64, node: Int64)] = []
-        leafOf.reserveCapacity(entries.count)
         while true {
             let groups = level.count <= capacity ? [level.indices] : tile(&level, capacity: capacity)
             let isRoot = groups.count == 1
@@ -74,23 +93,30 @@ enum PackedRTree {
                     box.minX = min(box.minX, e.minX); box.maxX = max(box.maxX, e.maxX)
                     box.minY = min(box.minY, e.minY); box.maxY = max(box.maxY, e.maxY)
                     if depth == 0 {
-                        leafOf.append((e.id, node))
+                        result.leafOf.append((e.id, node))
                     } else {
-                        try insertPair(db, insertParent, e.id, node)
+                        result.parentOf.append((e.id, node))
                     }
                 }
-                try insertNode.execute(arguments: [node, Data(blob)])
+                result.nodes.append((node, blob))
                 parents.append(box)
             }
-            if depth == 0 {
-                leafOf.sort { $0.key < $1.key }
-                for pair in leafOf { try insertPair(db, insertRowid, pair.key, pair.node) }
-                leafOf = []
-            }
-            if isRoot { return }
+            if depth == 0 { result.leafOf.sort { $0.key < $1.key } }
+            if isRoot { return result }
             level = parents
             depth += 1
         }
+    }
+
+    /// Replaces the content of `report_rtree` with `layout`.
+    static func write(_ layout: Layout, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
+        let insertNode = try db.makeStatement(sql: "INSERT INTO report_rtree_node(nodeno, data) VALUES (?, ?)")
+        for node in layout.nodes { try insertNode.execute(arguments: [node.number, Data(node.blob)]) }
+        let insertRowid = try db.makeStatement(sql: "INSERT INTO report_rtree_rowid(rowid, nodeno) VALUES (?, ?)")
+        for pair in layout.leafOf { try insertPair(db, insertRowid, pair.key, pair.node) }
+        let insertParent = try db.makeStatement(sql: "INSERT INTO report_rtree_parent(nodeno, parentnode) VALUES (?, ?)")
+        for pair in layout.parentOf { try insertPair(db, insertParent, pair.node, pair.parent) }
     }
 
     /// Sort-Tile-Recursive grouping: sort by x into vertical slices of whole nodes, each

@@ -45,6 +45,7 @@ public final class ReportStore: Sendable {
     /// compiled from `data/reference`.
     public init(path: String, reference: ReferenceData? = nil, tuning: QueryTuning = QueryTuning()) throws {
         self.tuning = tuning
+        SQLiteSettings.applied
         var config = Configuration()
         config.label = "posterwatch"
         config.busyMode = .timeout(10)

@@ -27,20 +27,23 @@ struct Import: ParsableCommand {
 
     func run() throws {
         let reader = try ReportReader(url: URL(fileURLWithPath: file))
-        let reports = try ReportStore(path: store.db)
+        // A new database is built aside and moved into place once complete (faster, and
+        // never half-made); an existing one takes the import in one transaction.
+        let existing = FileManager.default.fileExists(atPath: store.db) ? try ReportStore(path: store.db) : nil
         var progress = ProgressBar("import", total: reader.totalBytes)
         let batches = reader.readingAhead()  // parse on one core while SQLite writes on the other
         let start = Date()
         var records = 0
         do {
-            let summary = try reports.importRecords(
-                options: ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues),
-                next: {
-                    guard let batch = try batches.next() else { return nil }
-                    records += batch.records.count
-                    progress.update(batch.bytesRead, reports: records)
-                    return batch.records
-                })
+            let options = ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues)
+            let next = { () throws -> [DraftRecord]? in
+                guard let batch = try batches.next() else { return nil }
+                records += batch.records.count
+                progress.update(batch.bytesRead, reports: records)
+                return batch.records
+            }
+            let summary = try existing?.importRecords(options: options, next: next)
+                ?? ReportStore.create(path: store.db, options: options, next: next)
             progress.finish()
             let seconds = Date().timeIntervalSince(start)
             for issue in summary.issues { Console.error("skipped \(issue)") }

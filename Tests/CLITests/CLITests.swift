@@ -196,6 +196,7 @@ struct CLITests {
         #expect(failed.stderr.contains("line 4: latitude"))
         #expect(failed.stderr.contains("line 5: phones: \"12\" is not a phone number"))
         #expect(failed.stderr.contains("3 invalid record(s), nothing was imported"))
+        #expect(!FileManager.default.fileExists(atPath: cli.path("t.sqlite")))  // not even an empty database
         #expect(try cli.run("stats", "--db", "t.sqlite").stdout.contains(": 0 reports"))
 
         let skipped = try cli.run("import", "bad.csv", "--db", "t.sqlite", "--skip-invalid")

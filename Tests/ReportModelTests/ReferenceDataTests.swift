@@ -1,6 +1,6 @@
 import Foundation
 import Geometry
-import ReportModel
+@testable import ReportModel
 import Testing
 
 @Suite("Reference data")
@@ -62,6 +62,21 @@ struct ReferenceDataTests {
         #expect(valid.phones == ["380671234567"])
         #expect(valid.comment == nil)
         #expect(valid.violator == "ТОВ «Кредит»")
+    }
+
+    @Test("texts are trimmed of exactly Unicode's White_Space")
+    func whitespace() throws {
+        var mismatches: [UInt32] = []
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value), scalar.isWhitespace != scalar.properties.isWhitespace else { continue }
+            mismatches.append(value)
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.map { String($0, radix: 16) })")
+        var d = draft()
+        d.address = "\u{3000}\u{A0}вул. Хрещатик, 22\u{2029}\u{85} "
+        #expect(try reference.validate(d).address == "вул. Хрещатик, 22")
+        d.address = "\u{200B}вул. Хрещатик, 22"  // a zero-width space is not White_Space
+        #expect(try reference.validate(d).address == d.address)
     }
 
     @Test("each broken rule names its field", arguments: [

@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+import Geometry
+import ReportModel
+@testable import ReportStore
+import Testing
+
+/// `ReportStore.create`: a new database built aside (its phone index on a second core,
+/// its pages written once) and moved into place.
+@Suite("A new database from an import")
+struct CreateTests {
+    /// A directory of its own, removed afterwards.
+    final class Folder {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-create-\(UUID().uuidString)")
+        func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+        func files() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    static func drafts(_ count: Int, seed: UInt64) -> [ReportDraft] {
+        var rng = TestRandom(seed)
+        // Shared phones, so that fragments match several reports; some ids given, some not.
+        let phones = (0..<40).map { _ in Drafts.randomPhone(using: &rng) }
+        return Drafts.positions(count, using: &rng).enumerated().map { i, position in
+            let some = (0..<Int.random(in: 1...3, using: &rng)).map { _ in phones.randomElement(using: &rng)! }
+            return Drafts.make(position, id: i % 3 == 0 ? Int64(10 * i + 7) : nil, phones: some, using: &rng)
+        }
+    }
+
+    @Test("holds what an import into an existing store holds, with every index whole, and takes later writes")
+    func sameAsImport() throws {
+        let folder = Folder()
+        let drafts = Self.drafts(1_500, seed: 71)
+        let now = Date(timeIntervalSince1970: 1_750_000_000)
+        var batches = [Array(Drafts.records(drafts)[700...]), Array(Drafts.records(drafts)[..<700])]
+        let summary = try ReportStore.create(path: folder.path("new.sqlite"), now: now, next: { batches.popLast() })
+        #expect(summary.imported == 1_500 && summary.rebuiltIndexes)
+        #expect(folder.files() == ["new.sqlite"])  // no partial file, log or journal left
+
+        let reference = try TemporaryStore()
+        var one = [Drafts.records(drafts)]
+        try reference.store.importRecords(now: now, next: { one.popLast() })
+
+        let created = try ReportStore(path: folder.path("new.sqlite"))
+        #expect(try created.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try created.checkIndexes() == "ok")
+        #expect(try created.all() == reference.store.all())
+        var rng = TestRandom(72)
+        let fragments = ["7", "38", "380"] + (0..<60).map { i in
+            let phone = Drafts.randomPhone(using: &rng)
+            let length = [3, 4, 5, 7, 12][i % 5]
+            return String(phone.suffix(length))
+        } + (try reference.store.all().prefix(20).map { String($0.phones[0].dropFirst(5).prefix(4)) })
+        for fragment in fragments {
+            #expect(try created.search(fragment, limit: 50) == reference.store.search(fragment, limit: 50), "\(fragment)")
+            #expect(try created.searchCount(fragment) == reference.store.searchCount(fragment), "\(fragment)")
+        }
+
+        // The copied phone index takes the triggers' writes like one built in place.
+        let inserted = try created.insert(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), phones: ["380999000111"], using: &rng))
+        #expect(try created.search("999000", limit: 10).map(\.id) == [inserted.id])
+        let gone = try created.all()[5]
+        try created.delete(id: gone.id)
+        #expect(try !created.search(gone.phones[0], limit: 1_000).map(\.id).contains(gone.id))
+        #expect(try created.checkIndexes() == "ok")
+    }
+
+    @Test("invalid records create nothing; with skipInvalid the valid ones are kept")
+    func invalid() throws {
+        let folder = Folder()
+        var drafts = Self.drafts(50, seed: 73)
+        drafts[4].district = "atlantis"
+        var batches = [Drafts.records(drafts)]
+        #expect(throws: RecordsRejected.self) {
+            try ReportStore.create(path: folder.path("new.sqlite"), next: { batches.popLast() })
+        }
+        #expect(folder.files().isEmpty)
+
+        batches = [Drafts.records(drafts)]
+        let summary = try ReportStore.create(path: folder.path("new.sqlite"), options: ImportOptions(skipInvalid: true), next: { batches.popLast() })
+        #expect(summary.imported == 49 && summary.skipped == 1)
+        #expect(try ReportStore(path: folder.path("new.sqlite")).checkIndexes() == "ok")
+    }
+
+    @Test("an existing database is refused and left alone; a partial file left by a killed import is replaced")
+    func existing() throws {
+        let folder = Folder()
+        let path = folder.path("db.sqlite")
+        var batches = [Drafts.records(Self.drafts(10, seed: 74))]
+        try ReportStore.create(path: path, next: { batches.popLast() })
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        batches = [Drafts.records(Self.drafts(10, seed: 75))]
+        #expect(throws: StoreUnavailable.self) {
+            try ReportStore.create(path: path, next: { batches.popLast() })
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        let other = folder.path("other.sqlite")
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: other + ".partial"))
+        batches = [Drafts.records(Self.drafts(10, seed: 76))]
+        #expect(try ReportStore.create(path: other, next: { batches.popLast() }).imported == 10)
+        #expect(try ReportStore(path: other).count() == 10)
+        #expect(!folder.files().contains("other.sqlite.partial"))
+    }
+}
