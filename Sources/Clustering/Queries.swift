@@ -31,87 +31,144 @@ extension QuadTree {
     /// Calls `emit` for each cell of `block` with matching reports, in Z-order: with the
     /// tally, and a way to list the cell's matching slots (needed for small cells).
     func visit(_ block: Block, filter: ClusterFilter, emit: (_ cellKey: UInt64, _ tally: Tally, _ ref: Ref) -> Void) {
-        // The walk reads the nodes and slots through buffers taken once, rather than
-        // through the arrays (each read of which would retain and release them).
-        children.withUnsafeBufferPointer { children in
-            slots.withUnsafeBufferPointer { slots in
-                visit(root, depth: 0, cx: 0, cy: 0, block: block, filter: filter, children: children, slots: slots, emit: emit)
-            }
-        }
-    }
-
-    private func visit(
-        _ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, block: Block, filter: ClusterFilter,
-        children: UnsafeBufferPointer<Ref>, slots: UnsafeBufferPointer<Slot>, emit: (UInt64, Tally, Ref) -> Void
-    ) {
-        if ref < 0 {
-            scan(leaf: Int(~ref), block: block, filter: filter, slots: slots, emit: emit)
-            return
-        }
-        let node = Int(ref)
-        if depth == block.depth {
-            var tally = Tally()
-            summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
-            if tally.aggregate.count > 0 { emit(cellKey(cx, cy), tally, ref) }
-            return
-        }
-        let shift = UInt64(block.depth - depth - 1)
-        for q in 0..<4 {
-            let child = children[node * 4 + q]
-            if child == Self.none { continue }
-            let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
-            guard x << shift <= block.x1, (x + 1) << shift > block.x0, y << shift <= block.y1, (y + 1) << shift > block.y0 else { continue }
-            visit(child, depth: depth + 1, cx: x, cy: y, block: block, filter: filter, children: children, slots: slots, emit: emit)
-        }
-    }
-
-    /// The cells of `block` inside one leaf: its slots are in key order, so each cell's
-    /// reports are one run, and a cell's key is the top bits of theirs.
-    private func scan(leaf: Int, block: Block, filter: ClusterFilter, slots: UnsafeBufferPointer<Slot>, emit: (UInt64, Tally, Ref) -> Void) {
-        let shift = UInt32(32 - block.depth), keyShift = UInt64(64 - 2 * block.depth)
-        var current = UInt64.max
-        var tally = Tally()
-        leaves[leaf].withUnsafeBufferPointer { list in
-            for i in list {
-                let slot = slots[Int(i)]
-                let x = UInt64(slot.x >> shift), y = UInt64(slot.y >> shift)
-                guard x >= block.x0, x <= block.x1, y >= block.y0, y <= block.y1, filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
-                let cell = slot.key >> keyShift
-                if cell != current {
-                    if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
-                    tally = Tally()
-                    current = cell
-                }
-                tally.add(slot)
-            }
-        }
-        if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+        withReader { $0.visit(root, block: block, filter: filter, emit: emit) }
     }
 
     /// Adds up the matching reports under `ref`; in a leaf, only those of `cellKey` at
-    /// level `depth` when given. Status filters read the per-status aggregates; a time
-    /// filter uses them for nodes whose whole time range is inside it, skips nodes
-    /// outside it, and looks inside the rest.
+    /// level `depth` when given (see ``Reader/summarize(_:filter:cellKey:depth:into:)``).
     func summarize(_ ref: Ref, filter: ClusterFilter, cellKey: UInt64?, depth: Int, into tally: inout Tally) {
-        if ref < 0 {
-            let shift = UInt64(64 - 2 * depth)
-            for i in leaves[Int(~ref)] {
-                let slot = slots[Int(i)]
-                if let cellKey, depth > 0, slot.key >> shift != cellKey { continue }
-                if filter.matches(status: slot.status, createdAt: slot.createdAt) { tally.add(slot) }
+        withReader { $0.summarize(ref, filter: filter, cellKey: cellKey, depth: depth, into: &tally) }
+    }
+
+    /// The tree's arrays as buffers, taken once for a whole walk. Each read of an array
+    /// property of this class retains and releases its storage, and queries running on
+    /// two cores at once then contend for the same counts: a tenth of the server's CPU
+    /// under z14 load went there.
+    func withReader<R>(_ body: (Reader) throws -> R) rethrows -> R {
+        try children.withUnsafeBufferPointer { children in
+            try slots.withUnsafeBufferPointer { slots in
+                try aggregates.withUnsafeBufferPointer { aggregates in
+                    try leaves.withUnsafeBufferPointer { leaves in
+                        try createdMin.withUnsafeBufferPointer { createdMin in
+                            try createdMax.withUnsafeBufferPointer { createdMax in
+                                try body(Reader(
+                                    children: children, slots: slots, aggregates: aggregates, leaves: leaves,
+                                    createdMin: createdMin, createdMax: createdMax, statusCount: statusCount))
+                            }
+                        }
+                    }
+                }
             }
-            return
         }
-        let node = Int(ref)
-        if let range = filter.created, !(range.lowerBound <= createdMin[node] && createdMax[node] <= range.upperBound) {
-            guard createdMax[node] >= range.lowerBound, createdMin[node] <= range.upperBound else { return }
-            for q in 0..<4 where children[node * 4 + q] != Self.none {
-                summarize(children[node * 4 + q], filter: filter, cellKey: nil, depth: depth, into: &tally)
+    }
+
+    /// See ``withReader(_:)``; valid only inside its closure.
+    struct Reader {
+        let children: UnsafeBufferPointer<Ref>
+        let slots: UnsafeBufferPointer<Slot>
+        let aggregates: UnsafeBufferPointer<Aggregate>
+        let leaves: UnsafeBufferPointer<[UInt32]>
+        let createdMin: UnsafeBufferPointer<Int64>
+        let createdMax: UnsafeBufferPointer<Int64>
+        let statusCount: Int
+
+        /// The slot numbers of a leaf, read in place.
+        @inline(__always)
+        func withLeaf<R>(_ leaf: Int, _ body: (UnsafeBufferPointer<UInt32>) -> R) -> R {
+            (leaves.baseAddress.unsafelyUnwrapped + leaf).pointee.withUnsafeBufferPointer(body)
+        }
+
+        /// The walk of ``QuadTree/visit(_:filter:emit:)``, depth first with a stack of its
+        /// own rather than by recursion: a recursive call passed `emit`'s captures on,
+        /// retaining and releasing them at every node.
+        func visit(_ root: Ref, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) {
+            // Each step takes one node off and puts at most four on: 3 per level plus 4.
+            withUnsafeTemporaryAllocation(of: Pending.self, capacity: 3 * (block.depth + 1) + 4) { stack in
+                stack[0] = Pending(ref: root, depth: 0, cx: 0, cy: 0)
+                var count = 1
+                while count > 0 {
+                    count -= 1
+                    let next = stack[count]
+                    if next.ref < 0 {
+                        scan(leaf: Int(~next.ref), block: block, filter: filter, emit: emit)
+                        continue
+                    }
+                    if next.depth == block.depth {
+                        var tally = Tally()
+                        summarize(next.ref, filter: filter, cellKey: nil, depth: next.depth, into: &tally)
+                        if tally.aggregate.count > 0 { emit(cellKey(next.cx, next.cy), tally, next.ref) }
+                        continue
+                    }
+                    // Children go on in reverse, so that they come off in Z-order.
+                    let node = Int(next.ref)
+                    let shift = UInt64(block.depth - next.depth - 1)
+                    for q in (0..<4).reversed() {
+                        let child = children[node * 4 + q]
+                        if child == QuadTree.none { continue }
+                        let x = next.cx << 1 | UInt64(q & 1), y = next.cy << 1 | UInt64(q >> 1)
+                        guard x << shift <= block.x1, (x + 1) << shift > block.x0, y << shift <= block.y1, (y + 1) << shift > block.y0 else { continue }
+                        stack[count] = Pending(ref: child, depth: next.depth + 1, cx: x, cy: y)
+                        count += 1
+                    }
+                }
             }
-            return
         }
-        var mask = filter.statuses & ((1 << UInt64(statusCount)) - 1)
-        aggregates.withUnsafeBufferPointer { aggregates in
+
+        /// A node yet to visit, and its cell.
+        private struct Pending {
+            var ref: Ref
+            var depth: Int
+            var cx: UInt64, cy: UInt64
+        }
+
+        /// The cells of `block` inside one leaf: its slots are in key order, so each cell's
+        /// reports are one run, and a cell's key is the top bits of theirs.
+        private func scan(leaf: Int, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) {
+            let shift = UInt32(32 - block.depth), keyShift = UInt64(64 - 2 * block.depth)
+            var current = UInt64.max
+            var tally = Tally()
+            withLeaf(leaf) { list in
+                for i in list {
+                    let slot = slots[Int(i)]
+                    let x = UInt64(slot.x >> shift), y = UInt64(slot.y >> shift)
+                    guard x >= block.x0, x <= block.x1, y >= block.y0, y <= block.y1, filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
+                    let cell = slot.key >> keyShift
+                    if cell != current {
+                        if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+                        tally = Tally()
+                        current = cell
+                    }
+                    tally.add(slot)
+                }
+            }
+            if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+        }
+
+        /// Adds up the matching reports under `ref`; in a leaf, only those of `cellKey` at
+        /// level `depth` when given. Status filters read the per-status aggregates; a time
+        /// filter uses them for nodes whose whole time range is inside it, skips nodes
+        /// outside it, and looks inside the rest.
+        func summarize(_ ref: Ref, filter: ClusterFilter, cellKey: UInt64?, depth: Int, into tally: inout Tally) {
+            if ref < 0 {
+                let shift = UInt64(64 - 2 * depth)
+                withLeaf(Int(~ref)) { list in
+                    for i in list {
+                        let slot = slots[Int(i)]
+                        if let cellKey, depth > 0, slot.key >> shift != cellKey { continue }
+                        if filter.matches(status: slot.status, createdAt: slot.createdAt) { tally.add(slot) }
+                    }
+                }
+                return
+            }
+            let node = Int(ref)
+            if let range = filter.created, !(range.lowerBound <= createdMin[node] && createdMax[node] <= range.upperBound) {
+                guard createdMax[node] >= range.lowerBound, createdMin[node] <= range.upperBound else { return }
+                for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
+                    summarize(children[node * 4 + q], filter: filter, cellKey: nil, depth: depth, into: &tally)
+                }
+                return
+            }
+            var mask = filter.statuses & ((1 << UInt64(statusCount)) - 1)
             let first = node * statusCount
             while mask != 0 {
                 let s = mask.trailingZeroBitCount
