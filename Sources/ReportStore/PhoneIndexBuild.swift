@@ -9,8 +9,8 @@ import GRDBSQLite
 /// pages, the structure record) and `report_search_idx` (where each segment's terms start).
 /// The index is built in a private in-memory database, under the same definition and
 /// settings, from the reports in the same order as ``DeferredIndexes`` reads the stored
-/// table, and those two tables are then copied into the new database: a copy of 150 MB instead of seconds of
-/// tokenizing on the critical path.
+/// table, and those two tables are then copied into the new database: a copy of 150 MB
+/// instead of seconds of tokenizing on the critical path.
 ///
 /// Only for a database that no other connection has opened
 /// (``ReportStore/create(path:reference:options:now:next:progress:)``), whose connection

@@ -171,6 +171,7 @@ struct RowInserter {
         let (code, extended, error) = arena.withUnsafeBufferPointer { bytes in
             for (column, start, count) in spans {
                 // SQLITE_STATIC (nil): the bytes stay put until the bindings are cleared below.
+                // (The arena is never empty, as the address is not: no text binds as NULL.)
                 _ = sqlite3_bind_text(s, column, bytes.baseAddress.map { UnsafeRawPointer($0 + start).assumingMemoryBound(to: CChar.self) }, Int32(count), nil)
             }
             let code = sqlite3_step(s)
