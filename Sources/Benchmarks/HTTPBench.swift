@@ -22,14 +22,15 @@ extension Bench {
             try await Task.sleep(for: .milliseconds(100))
         }
         if http {
-            try measureLoad(store, service, port: port, &report)
+            try measureLoad(service, port: port, &report)
             try await measureExport(store, port: port, &report)
         }
         if tiles { try await measureTiles(service, port: port, &report) }
     }
 
     /// wrk with 64 connections for 10 s per row, each row cycling through `repeats` requests.
-    func measureLoad(_ store: ReportStore, _ service: ReportService, port: Int, _ report: inout Report) throws {
+    func measureLoad(_ service: ReportService, port: Int, _ report: inout Report) throws {
+        let store = service.store
         report.section(
             "HTTP under load: wrk, 2 threads, 64 connections, 10 s per row, on loopback (server and wrk share the 2 cores)",
             header: ["requests", "requests/s", "p50 (ms)", "p99 (ms)"])

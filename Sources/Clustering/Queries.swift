@@ -114,6 +114,82 @@ extension QuadTree {
             }
         }
 
+        /// Calls `body` with the matching slots of cell `cellKey` (level `depth`) under `ref`,
+        /// in key order, after skipping `skip` of them; `body` returns false to stop. Whole
+        /// subtrees are skipped by their counts when the filter allows it.
+        @discardableResult
+        func forEachSlot(
+            _ ref: Ref, cellKey: UInt64, depth: Int, filter: ClusterFilter, skip: inout Int, _ body: (Slot) -> Bool
+        ) -> Bool {
+            if ref < 0 {
+                let shift = UInt64(64 - 2 * depth)
+                return withLeaf(Int(~ref)) { list in
+                    for i in list {
+                        let slot = slots[Int(i)]
+                        if depth > 0, slot.key >> shift != cellKey { continue }
+                        guard filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
+                        if skip > 0 {
+                            skip -= 1
+                        } else if !body(slot) {
+                            return false
+                        }
+                    }
+                    return true
+                }
+            }
+            let node = Int(ref)
+            if skip > 0 {
+                var tally = Tally()
+                summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
+                let n = Int(tally.aggregate.count)
+                if skip >= n {
+                    skip -= n
+                    return true
+                }
+            }
+            for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
+                if !forEachSlot(children[node * 4 + q], cellKey: cellKey, depth: depth, filter: filter, skip: &skip, body) { return false }
+            }
+            return true
+        }
+
+        func count(_ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, box: FixedBox, filter: ClusterFilter, uncertain: inout [UInt32]) -> Int {
+            if ref < 0 {
+                return withLeaf(Int(~ref)) { list in
+                    var n = 0
+                    for i in list {
+                        let slot = slots[Int(i)]
+                        guard filter.matches(status: slot.status, createdAt: slot.createdAt),
+                              slot.x >= box.west, slot.x <= box.east, slot.y >= box.north, slot.y <= box.south else { continue }
+                        if slot.x > box.west, slot.x < box.east, slot.y > box.north, slot.y < box.south {
+                            n += 1
+                        } else {
+                            uncertain.append(slot.id)
+                        }
+                    }
+                    return n
+                }
+            }
+            // The node's cell in fixed-point units.
+            let shift = UInt64(32 - depth)
+            let x0 = cx << shift, x1 = ((cx + 1) << shift) - 1, y0 = cy << shift, y1 = ((cy + 1) << shift) - 1
+            if x0 > UInt64(box.west), x1 < UInt64(box.east), y0 > UInt64(box.north), y1 < UInt64(box.south) {
+                var tally = Tally()
+                summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
+                return Int(tally.aggregate.count)
+            }
+            var n = 0
+            let node = Int(ref)
+            for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
+                let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
+                let s = UInt64(32 - depth - 1)
+                guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
+                      y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
+                n += count(children[node * 4 + q], depth: depth + 1, cx: x, cy: y, box: box, filter: filter, uncertain: &uncertain)
+            }
+            return n
+        }
+
         /// A node yet to visit, and its cell.
         private struct Pending {
             var ref: Ref
@@ -199,34 +275,7 @@ extension QuadTree {
     func forEachSlot(
         _ ref: Ref, cellKey: UInt64, depth: Int, filter: ClusterFilter, skip: inout Int, _ body: (Slot) -> Bool
     ) -> Bool {
-        if ref < 0 {
-            let shift = UInt64(64 - 2 * depth)
-            for i in leaves[Int(~ref)] {
-                let slot = slots[Int(i)]
-                if depth > 0, slot.key >> shift != cellKey { continue }
-                guard filter.matches(status: slot.status, createdAt: slot.createdAt) else { continue }
-                if skip > 0 {
-                    skip -= 1
-                } else if !body(slot) {
-                    return false
-                }
-            }
-            return true
-        }
-        let node = Int(ref)
-        if skip > 0 {
-            var tally = Tally()
-            summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
-            let n = Int(tally.aggregate.count)
-            if skip >= n {
-                skip -= n
-                return true
-            }
-        }
-        for q in 0..<4 where children[node * 4 + q] != Self.none {
-            if !forEachSlot(children[node * 4 + q], cellKey: cellKey, depth: depth, filter: filter, skip: &skip, body) { return false }
-        }
-        return true
+        withReader { $0.forEachSlot(ref, cellKey: cellKey, depth: depth, filter: filter, skip: &skip, body) }
     }
 }
 
@@ -247,41 +296,6 @@ extension QuadTree {
     /// Counts the matching reports certainly inside `box` and collects the ids of those on
     /// its edge units, whose exact positions decide.
     func count(in box: FixedBox, filter: ClusterFilter, uncertain: inout [UInt32]) -> Int {
-        count(root, depth: 0, cx: 0, cy: 0, box: box, filter: filter, uncertain: &uncertain)
-    }
-
-    private func count(_ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, box: FixedBox, filter: ClusterFilter, uncertain: inout [UInt32]) -> Int {
-        if ref < 0 {
-            var n = 0
-            for i in leaves[Int(~ref)] {
-                let slot = slots[Int(i)]
-                guard filter.matches(status: slot.status, createdAt: slot.createdAt),
-                      slot.x >= box.west, slot.x <= box.east, slot.y >= box.north, slot.y <= box.south else { continue }
-                if slot.x > box.west, slot.x < box.east, slot.y > box.north, slot.y < box.south {
-                    n += 1
-                } else {
-                    uncertain.append(slot.id)
-                }
-            }
-            return n
-        }
-        // The node's cell in fixed-point units.
-        let shift = UInt64(32 - depth)
-        let x0 = cx << shift, x1 = ((cx + 1) << shift) - 1, y0 = cy << shift, y1 = ((cy + 1) << shift) - 1
-        if x0 > UInt64(box.west), x1 < UInt64(box.east), y0 > UInt64(box.north), y1 < UInt64(box.south) {
-            var tally = Tally()
-            summarize(ref, filter: filter, cellKey: nil, depth: depth, into: &tally)
-            return Int(tally.aggregate.count)
-        }
-        var n = 0
-        let node = Int(ref)
-        for q in 0..<4 where children[node * 4 + q] != Self.none {
-            let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
-            let s = UInt64(32 - depth - 1)
-            guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
-                  y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
-            n += count(children[node * 4 + q], depth: depth + 1, cx: x, cy: y, box: box, filter: filter, uncertain: &uncertain)
-        }
-        return n
+        withReader { $0.count(root, depth: 0, cx: 0, cy: 0, box: box, filter: filter, uncertain: &uncertain) }
     }
 }

@@ -85,7 +85,8 @@ extension Router<BasicRequestContext> {
             let query = try QueryParameters(request, endpoint: endpoint)
             return try await Blocking.run { try handler(request, query, context) }
         }
-    }}
+    }
+}
 
 /// Synchronous work (SQLite reads) moved off Swift's cooperative thread pool.
 enum Blocking {

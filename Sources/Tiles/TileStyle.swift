@@ -155,14 +155,14 @@ public struct TileStyle: Sendable {
             widest = max(widest, font.width(of: countLabel(nines)))
             nines = nines * 10 + 9
         }
-        return max(disc, labelReach(width: widest, scale: 1)) + 1
+        return max(disc, labelReach(width: widest)) + 1
     }
 
-    /// How far a label of `width` pixels at `scale` reaches from its centre: half its
+    /// How far a label of `width` pixels reaches from its centre at scale 1: half its
     /// box's diagonal with the halo, and half a pixel of snapping each way.
-    func labelReach(width: Double, scale: Double) -> Double {
-        let halo = haloColor.alpha > 0 ? haloWidth * scale : 0
-        let x = width / 2 + halo + 0.5, y = font.height * scale / 2 + halo + 0.5
+    func labelReach(width: Double) -> Double {
+        let halo = haloColor.alpha > 0 ? haloWidth : 0
+        let x = width / 2 + halo + 0.5, y = font.height / 2 + halo + 0.5
         return (x * x + y * y).squareRoot()
     }
 }
