@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -58,8 +59,9 @@ let package = Package(
             name: "Server",
             dependencies: [
                 "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection", "Tiles",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             resources: [.embedInCode("Map")]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),

@@ -82,13 +82,14 @@ public struct ClusterGrid: Sendable, Hashable {
         return ClusterID(rawValue: (1 << (2 * d)) | Morton.code(x: UInt32(cell.x), y: UInt32(cell.y)))
     }
 
-    /// The cell an id names; a value that is no cell of this grid is an error on `field`.
-    public func cell(of id: ClusterID, field: String = "id") throws(ValidationError) -> Cell {
+    /// The cell an id names; a number that names no cell of this grid is a
+    /// ``NoSuchCluster`` (a well-formed id of nothing, as a deleted report's number is).
+    public func cell(of id: ClusterID) throws(NoSuchCluster) -> Cell {
         let raw = id.rawValue
         let top = raw == 0 ? -1 : 63 - raw.leadingZeroBitCount
         let d = top / 2
         guard raw != 0, top % 2 == 0, (cellShift...maxDepth).contains(d) else {
-            throw ValidationError(field: field, "\(raw) is not a cluster id of this grid (zooms 0 to \(maxZoom), \(cellSize)-px cells)")
+            throw NoSuchCluster(description: "\(raw) is not a cluster id of this grid (zooms 0 to \(maxZoom), \(cellSize)-px cells)")
         }
         let (x, y) = Morton.cell(raw & ((1 << (2 * d)) - 1))
         return Cell(zoom: d - cellShift, x: Int(x), y: Int(y))

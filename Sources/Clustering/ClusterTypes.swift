@@ -167,3 +167,8 @@ public struct ClusterNotFound: Error, Sendable, Hashable, CustomStringConvertibl
     public var cell: Cell
     public var description: String { "cluster \(id) (cell \(cell)) holds no matching reports" }
 }
+
+/// A number that is no cluster id of the grid: no cluster could ever have it.
+public struct NoSuchCluster: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+}

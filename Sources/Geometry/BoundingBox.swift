@@ -66,7 +66,7 @@ public struct BoundingBox: Sendable, Hashable, CustomStringConvertible {
         var values: [Double] = []
         for item in items {
             let trimmed = item.trimmingSpaces
-            guard let value = Double(trimmed), value.isFinite else {
+            guard let value = DecimalNumber.parse(trimmed) else {
                 throw ValidationError(field: field, "\"\(trimmed.prefix(40))\" is not a number; expected west,south,east,north in degrees")
             }
             values.append(value)

@@ -28,17 +28,69 @@ public struct ReportFilter: Sendable, Hashable {
 /// its own short transaction) and filtered listings.
 extension ReportStore {
     /// Up to `limit` matching reports with ids above `after`, in id order.
+    ///
+    /// A box that holds few reports is read through the R*Tree: its ids, then the matching
+    /// rows among them. Any other filter is a scan along the id index, which meets a match
+    /// every few rows when the box holds many. "Few" is where the two costs meet: listing
+    /// `n` ids costs about `n`, scanning for `limit` matches about `limit × total / n`
+    /// rows, even at `n = √(limit × total)` (at least 1,000).
     public func reports(matching filter: ReportFilter, after: Int64 = 0, limit: Int) throws -> [Report] {
         guard limit > 0 else { return [] }
-        // The id index, always: left to itself SQLite takes the time index for the
-        // (often unbounded) time range and sorts the whole table for every page.
         return try pool.read { db in
+            let few = max(Int((Double(limit) * Double(try Self.reportCount(db))).squareRoot()), 1_000)
+            if let box = filter.box, let ids = try Self.ids(db, in: box, cap: few) {
+                var found: [Report] = []
+                var rest = ids[Self.firstIndex(in: ids, above: after)...]
+                while found.count < limit, !rest.isEmpty {
+                    let chunk = rest.prefix(max(limit - found.count, 256))
+                    rest = rest.dropFirst(chunk.count)
+                    found += try Self.fetch(db, among: chunk, matching: filter).prefix(limit - found.count)
+                }
+                return found
+            }
+            // The id index, always: left to itself SQLite takes the time index for the
+            // (often unbounded) time range and sorts the whole table for every page.
             var arguments = Self.filterArguments(filter)
             arguments += ["after": after, "limit": limit]
             return try ReportRow.fetchAll(
                 db, sql: "SELECT \(ReportRow.columns) FROM report INDEXED BY report_id WHERE id > :after AND \(Self.filterWhere) ORDER BY id LIMIT :limit",
                 arguments: arguments)
         }
+    }
+
+    /// The ids of the reports in the box, ascending, from the R*Tree; nil when there are
+    /// more than `cap` (a box that holds that many is cheaper to scan for).
+    public func ids(in box: BoundingBox, cap: Int) throws -> [Int64]? {
+        try pool.read { db in try Self.ids(db, in: box, cap: cap) }
+    }
+
+    /// Those of the reports with these ids (ascending) that match the filter, in id order.
+    public func reports(among ids: some Collection<Int64>, matching filter: ReportFilter) throws -> [Report] {
+        try pool.read { db in try Self.fetch(db, among: ids, matching: filter) }
+    }
+
+    static func ids(_ db: Database, in box: BoundingBox, cap: Int) throws -> [Int64]? {
+        let keys = try keys(db, in: box, limit: cap + 1)
+        return keys.count > cap ? nil : keys.map(ReportRow.id(key:)).sorted()
+    }
+
+    /// The position of the first id above `id` in ascending `ids`.
+    static func firstIndex(in ids: [Int64], above id: Int64) -> Int {
+        var (low, high) = (0, ids.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] > id { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    static func fetch(_ db: Database, among ids: some Collection<Int64>, matching filter: ReportFilter) throws -> [Report] {
+        guard !ids.isEmpty else { return [] }
+        var arguments = filterArguments(filter)
+        arguments += ["ids": jsonList(ids)]
+        return try ReportRow.fetchAll(
+            db, sql: "SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT value FROM json_each(:ids)) AND \(filterWhere) ORDER BY id",
+            arguments: arguments)
     }
 
     /// How many of the reports with these ids match (e.g. those a map index could not place

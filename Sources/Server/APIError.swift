@@ -28,11 +28,16 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body = #"{"error":{"code":"# + GeoJSON.string(code) + #","message":"# + GeoJSON.string(message)
-        body += #","field":"# + (field.map(GeoJSON.string) ?? "null") + "}}\n"
+        let body = Self.body(code: code, message: message, field: field)
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         if let allow { headers[.allow] = allow }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    /// The JSON body of an error.
+    static func body(code: String, message: String, field: String?) -> String {
+        #"{"error":{"code":"# + GeoJSON.string(code) + #","message":"# + GeoJSON.string(message)
+            + #","field":"# + (field.map(GeoJSON.string) ?? "null") + "}}\n"
     }
 
     /// A failure of ours; the details are in the log under the request id.
@@ -44,6 +49,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as APIError: return e
         case let e as ValidationError: return APIError(.badRequest, code: "invalid_parameter", message: e.message, field: e.field)
         case let e as ClusterNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
+        case let e as NoSuchCluster: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ReportNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as HTTPError:
             let code = switch e.status {

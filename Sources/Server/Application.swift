@@ -1,6 +1,7 @@
 import Clustering
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ReportService
 import Tiles
@@ -26,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var baseMapAttribution: String?
     /// Where Debian's `libjs-leaflet` puts Leaflet.
     public var leafletDirectory = "/usr/share/javascript/leaflet"
+    /// Idle and header timeouts and the connection limit.
+    public var limits = ConnectionLimits()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate",
@@ -73,12 +76,23 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     return router
 }
 
-/// The application `posterwatch serve` runs.
+/// What answers requests: the router, behind the decoding of percent-encoded paths.
+public func makeResponder(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> some HTTPResponder<BasicRequestContext> {
+    PathDecodingResponder(base: makeRouter(service: service, configuration: configuration).buildResponder())
+}
+
+/// The application `posterwatch serve` runs: HTTP/1.1 with the connection rules and
+/// limits of `ConnectionGuard.swift`. It raises the process's descriptor limit first.
 public func makeApplication(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> some ApplicationProtocol {
     var logger = Logger(label: "posterwatch")
     logger.logLevel = configuration.logLevel
+    let maxConnections = configuration.limits.connectionCap(descriptorLimit: ConnectionLimits.raiseDescriptorLimit())
+    let open = OpenConnections()
     return Application(
-        router: makeRouter(service: service, configuration: configuration),
+        responder: makeResponder(service: service, configuration: configuration),
+        server: HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, limits: configuration.limits, maxConnections: maxConnections, open: open)
+        },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
         logger: logger)
 }

@@ -9,7 +9,7 @@ import Reprojection
 /// `/v1/export`: the whole matching data set for GIS tools, streamed a page at a time.
 ///
 /// Reports are read 2,000 at a time (each page its own short read transaction, by id
-/// cursor) and written as they come, so memory stays bounded whatever the size. With
+/// cursor, or by the ids of a box that holds few) and written as they come, so memory stays bounded whatever the size. With
 /// `crs`, positions are reprojected through PROJ and the CRS is named in `Content-Crs`
 /// (and, for a FeatureCollection, in a `crs` member that GDAL and QGIS read).
 struct ExportRoutes {
@@ -18,45 +18,65 @@ struct ExportRoutes {
     static let pageSize = 2_000
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get(RouterPath(Endpoint.export.path)) { request, _ in
-            let query = try QueryParameters(request, endpoint: .export)
-            let format = try Self.format(query["format"])
-            let filter = try ReportRoutes(service: service).reportFilter(query)
-            var headers: HTTPFields = [
-                // CSV has no charset of its own; ours is UTF-8.
-                .contentType: format == .csv ? format.mediaType + "; charset=utf-8" : format.mediaType,
-                .contentDisposition: "attachment; filename=\"posterwatch-reports.\(format.fileExtension)\"",
-            ]
-            var projected: ProjectedCoordinates?
-            if let text = query["crs"] {
-                let crs = try CRS(parsing: text)
-                headers[.contentCRS] = "<\(crs.uri)>"
-                if !crs.isWGS84LonLat {
-                    let reprojector = try Reprojector(to: crs)
-                    projected = ProjectedCoordinates(decimals: reprojector.decimals, crsName: crs.urn) {
-                        reprojector.project($0)
-                    }
+        // HEAD is registered, not generated: a generated one would say `Content-Length: 0`
+        // for this streamed body.
+        router.get(RouterPath(Endpoint.export.path)) { request, _ in try answer(request, streaming: true) }
+        router.head(RouterPath(Endpoint.export.path)) { request, _ in try answer(request, streaming: false) }
+    }
+
+    /// The export's headers, after every parameter is checked, and its body when `streaming`.
+    private func answer(_ request: Request, streaming: Bool) throws -> Response {
+        let query = try QueryParameters(request, endpoint: .export)
+        let format = try Self.format(query["format"])
+        let filter = try ReportRoutes(service: service).reportFilter(query)
+        var headers: HTTPFields = [
+            // CSV has no charset of its own; ours is UTF-8.
+            .contentType: format == .csv ? format.mediaType + "; charset=utf-8" : format.mediaType,
+            .contentDisposition: "attachment; filename=\"posterwatch-reports.\(format.fileExtension)\"",
+        ]
+        var projected: ProjectedCoordinates?
+        if let text = query["crs"] {
+            let crs = try CRS(parsing: text)
+            headers[.contentCRS] = "<\(crs.uri)>"
+            if !crs.isWGS84LonLat {
+                let reprojector = try Reprojector(to: crs)
+                projected = ProjectedCoordinates(decimals: reprojector.decimals, crsName: crs.urn) {
+                    reprojector.project($0)
                 }
             }
-            let store = service.store
-            let body = ResponseBody { [projected] writer in
-                var out = ReportWriter(format: format, projected: projected)
-                out.begin()
-                var cursor: Int64 = 0
-                while true {
-                    let after = cursor
-                    let page = try await Blocking.run { try store.reports(matching: filter, after: after, limit: Self.pageSize) }
-                    out.write(contentsOf: page)
+        }
+        guard streaming else { return Response(status: .ok, headers: headers, body: ResponseBody { writer in try await writer.finish(nil) }) }
+        let store = service.store
+        // A box that holds at most an eighth of all reports is read by its ids from the
+        // R*Tree (a small box costs what it holds); anything else by the id index.
+        let boxShare = service.index.count / 8
+        let body = ResponseBody { [projected] writer in
+            var out = ReportWriter(format: format, projected: projected)
+            out.begin()
+            let ids = try await Blocking.run { try filter.box.flatMap { try store.ids(in: $0, cap: boxShare) } }
+            var cursor: Int64 = 0
+            var position = 0
+            while true {
+                let (after, from) = (cursor, position)
+                let page = try await Blocking.run {
+                    guard let ids else { return try store.reports(matching: filter, after: after, limit: Self.pageSize) }
+                    return try store.reports(among: ids[from..<min(from + Self.pageSize, ids.count)], matching: filter)
+                }
+                out.write(contentsOf: page)
+                if let ids {
+                    position = min(position + Self.pageSize, ids.count)
+                    if position == ids.count { break }
+                } else {
                     if page.count < Self.pageSize { break }
                     cursor = page.last!.id
-                    try await writer.write(ByteBuffer(bytes: out.takeOutput()))
                 }
-                out.end()
                 try await writer.write(ByteBuffer(bytes: out.takeOutput()))
-                try await writer.finish(nil)
             }
-            return Response(status: .ok, headers: headers, body: body)
+            out.end()
+            try await writer.write(ByteBuffer(bytes: out.takeOutput()))
+            try await writer.finish(nil)
         }
+        return Response(status: .ok, headers: headers, body: body)
     }
 
     static func format(_ text: String?) throws(ValidationError) -> InterchangeFormat {

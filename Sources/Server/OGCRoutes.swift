@@ -21,33 +21,30 @@ struct OGCRoutes {
     func register(on router: Router<BasicRequestContext>) {
         router.read(.ogcLanding) { request, _, _ in
             let base = base(request)
-            return try Self.json([
-                "title": "PosterWatch", "description": "Reports of illegally placed posters, as OGC API – Features.",
-                "links": [
-                    Self.link(base + "/ogc", "self", "application/json", "this document"),
-                    Self.link(base + "/openapi.json", "service-desc", "application/vnd.oai.openapi+json;version=3.1", "the API definition"),
-                    Self.link(base + "/ogc/conformance", "conformance", "application/json", "conformance classes"),
-                    Self.link(base + "/ogc/collections", "data", "application/json", "the collections"),
-                ],
-            ])
+            return try Responses.json(OGC.Landing(
+                title: "PosterWatch", description: "Reports of illegally placed posters, as OGC API – Features.",
+                links: [
+                    OGC.Link(base + "/ogc", "self", "application/json", "this document"),
+                    OGC.Link(base + "/openapi.json", "service-desc", "application/vnd.oai.openapi+json;version=3.1", "the API definition"),
+                    OGC.Link(base + "/ogc/conformance", "conformance", "application/json", "conformance classes"),
+                    OGC.Link(base + "/ogc/collections", "data", "application/json", "the collections"),
+                ]))
         }
-        router.read(.ogcConformance) { request, _, _ in
-            return try Self.json(["conformsTo": [
+        router.read(.ogcConformance) { _, _, _ in
+            return try Responses.json(OGC.Conformance(conformsTo: [
                 "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
                 "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
                 "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
-            ]])
+            ]))
         }
         router.read(.ogcCollections) { request, _, _ in
             let base = base(request)
-            return try Self.json([
-                "collections": [try collection(base)],
-                "links": [Self.link(base + "/ogc/collections", "self", "application/json", "the collections")],
-            ])
+            return try Responses.json(OGC.Collections(
+                collections: [try collection(base)], links: [OGC.Link(base + "/ogc/collections", "self", "application/json", "the collections")]))
         }
         router.read(.ogcCollection) { request, _, context in
             try Self.checkCollection(context)
-            return try Self.json(try collection(base(request)))
+            return try Responses.json(try collection(base(request)))
         }
         router.read(.ogcItems) { request, query, context in
             try Self.checkCollection(context)
@@ -55,17 +52,17 @@ struct OGCRoutes {
             let page = try ReportRoutes(service: service).page(query, defaultLimit: 10)
             let base = base(request)
             let items = base + "/ogc/collections/reports/items"
-            var links: [Any] = [
-                Self.link(items + "?limit=\(page.limit)" + query.carried(["after"]) + page.kept, "self", "application/geo+json", "this page"),
-                Self.link(base + "/ogc/collections/reports", "collection", "application/json", "the collection"),
+            var links = [
+                OGC.Link(items + "?limit=\(page.limit)" + query.carried(["after"]) + page.kept, "self", "application/geo+json", "this page"),
+                OGC.Link(base + "/ogc/collections/reports", "collection", "application/json", "the collection"),
             ]
             if let after = page.nextAfter {
-                links.append(Self.link(items + "?limit=\(page.limit)&after=\(after)" + page.kept, "next", "application/geo+json", "the next page"))
+                links.append(OGC.Link(items + "?limit=\(page.limit)&after=\(after)" + page.kept, "next", "application/geo+json", "the next page"))
             }
-            let linksJSON = String(decoding: try JSONSerialization.data(withJSONObject: links, options: [.withoutEscapingSlashes]), as: UTF8.self)
             // No timeStamp: it would change the body, and so the ETag, every second.
             return Responses.geoJSON(Responses.featureCollection(page.reports, members: [
-                ("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)"), ("links", linksJSON),
+                ("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)"),
+                ("links", String(decoding: try Responses.jsonBytes(links), as: UTF8.self)),
             ]))
         }
         router.read(.ogcItem) { request, query, context in
@@ -75,26 +72,25 @@ struct OGCRoutes {
         }
     }
 
-    private func collection(_ base: String) throws -> [String: Any] {
+    private func collection(_ base: String) throws -> OGC.Collection {
         // The extent from the cluster index's aggregates, the times from the created_at
         // index: both current and cheap, so never cached.
         let box = service.extent() ?? .world
         let created = try service.store.createdRange()
-        let times: [Any] = [created.map { RFC3339.string(from: $0.lowerBound) } as Any? ?? NSNull(),
-                            created.map { RFC3339.string(from: $0.upperBound) } as Any? ?? NSNull()]
-        return [
-            "id": Self.collectionID, "title": "Poster reports", "itemType": "feature",
-            "description": "Geolocated reports of illegally placed posters: address, object, balance holder, violator, phones, status, times.",
-            "extent": [
-                "spatial": ["bbox": [[box.west, box.south, box.east, box.north]], "crs": Self.crs84],
-                "temporal": ["interval": [times], "trs": "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian"],
-            ],
-            "crs": [Self.crs84], "storageCrs": Self.crs84,
-            "links": [
-                Self.link(base + "/ogc/collections/reports", "self", "application/json", "this collection"),
-                Self.link(base + "/ogc/collections/reports/items", "items", "application/geo+json", "the reports"),
-            ],
-        ]
+        return OGC.Collection(
+            id: Self.collectionID, title: "Poster reports",
+            description: "Geolocated reports of illegally placed posters: address, object, balance holder, violator, phones, status, times.",
+            itemType: "feature",
+            extent: OGC.Extent(
+                spatial: .init(bbox: [[box.west, box.south, box.east, box.north]], crs: Self.crs84),
+                temporal: .init(
+                    interval: [[created.map { RFC3339.string(from: $0.lowerBound) }, created.map { RFC3339.string(from: $0.upperBound) }]],
+                    trs: "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian")),
+            crs: [Self.crs84], storageCrs: Self.crs84,
+            links: [
+                OGC.Link(base + "/ogc/collections/reports", "self", "application/json", "this collection"),
+                OGC.Link(base + "/ogc/collections/reports/items", "items", "application/geo+json", "the reports"),
+            ])
     }
 
     private static func checkCollection(_ context: BasicRequestContext) throws {
@@ -119,13 +115,5 @@ struct OGCRoutes {
     static func checkFormat(_ text: String?) throws(ValidationError) {
         guard let text, !["json", "geojson"].contains(text) else { return }
         throw ValidationError(field: "f", "only GeoJSON is offered (json or geojson), got \"\(text.prefix(40))\"")
-    }
-
-    static func link(_ href: String, _ rel: String, _ type: String, _ title: String) -> [String: Any] {
-        ["href": href, "rel": rel, "type": type, "title": title]
-    }
-
-    static func json(_ object: [String: Any]) throws -> Response {
-        Responses.body(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) + [0x0A], type: "application/json")
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -12,6 +13,18 @@ enum Responses {
     }
 
     static func geoJSON(_ bytes: [UInt8]) -> Response { body(bytes, type: "application/geo+json") }
+
+    /// A `Codable` value as a JSON body, members sorted (the same value is the same bytes,
+    /// and so the same tag), slashes unescaped.
+    static func json(_ value: some Encodable, type: String = "application/json") throws -> Response {
+        body(try jsonBytes(value) + [0x0A], type: type)
+    }
+
+    static func jsonBytes(_ value: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
 }
 
 /// Strong entity tags: a 64-bit hash of the body, in quotes. Four lanes take 32 bytes a

@@ -37,9 +37,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where Leaflet is installed (Debian's libjs-leaflet).", valueName: "path"))
     var leafletDir = "/usr/share/javascript/leaflet"
 
+    @Option(help: ArgumentHelp("Close a connection with no request under way after this many seconds.", valueName: "seconds"))
+    var idleTimeout = 60
+
+    @Option(help: ArgumentHelp("Answer 408 and close when a request's head is not complete this many seconds after its first byte.", valueName: "seconds"))
+    var headerTimeout = 10
+
+    @Option(help: ArgumentHelp("Refuse connections past this many with a 503 (lowered to half the descriptor limit if need be).", valueName: "count"))
+    var maxConnections = 4_096
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
+        guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 86400 seconds, got \(idleTimeout).") }
+        guard (1...3_600).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 3600 seconds, got \(headerTimeout).") }
+        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000, got \(maxConnections).") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port).") }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
@@ -54,6 +66,9 @@ struct Serve: AsyncParsableCommand {
         configuration.baseMapURL = baseMapURL
         configuration.baseMapAttribution = baseMapAttribution
         configuration.leafletDirectory = leafletDir
+        configuration.limits.idleTimeout = .seconds(idleTimeout)
+        configuration.limits.headerTimeout = .seconds(headerTimeout)
+        configuration.limits.maxConnections = maxConnections
         let app = makeApplication(service: service, configuration: configuration)
         try await app.runService()
     }

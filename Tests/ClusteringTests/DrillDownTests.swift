@@ -206,7 +206,7 @@ struct ErrorTests {
         #expect(offset?.field == "offset")
     }
 
-    @Test("malformed ids throw ValidationError, empty cells ClusterNotFound, from every call")
+    @Test("ids of no cell throw NoSuchCluster, empty cells ClusterNotFound, from every call")
     func ids() throws {
         // All reports in the eastern hemisphere's north.
         var entries: [ClusterEntry] = []
@@ -229,7 +229,7 @@ struct ErrorTests {
         }
         for raw in malformed {
             for (name, call) in calls(ClusterID(rawValue: raw), .all) {
-                #expect(throws: ValidationError.self, "\(name) \(raw)") { try call() }
+                #expect(throws: NoSuchCluster.self, "\(name) \(raw)") { try call() }
             }
         }
         for id in empty {

@@ -88,17 +88,15 @@ struct GridTests {
         // An odd top bit is no level, even where the bit lies within the grid's levels.
         let oddTop: [UInt64] = [32, 32 + 7, UInt64(1) << 41, (UInt64(1) << 43) + 12345]
         for raw in [0, 1, 2, 3, belowZoom0, 8, tooDeep, tooDeep + 5, UInt64(1) << 63, .max] + oddTop {
-            let error = #expect(throws: ValidationError.self, "id \(raw)") { try grid.cell(of: ClusterID(rawValue: raw)) }
-            #expect(error?.field == "id")
+            let error = #expect(throws: NoSuchCluster.self, "id \(raw)") { try grid.cell(of: ClusterID(rawValue: raw)) }
+            #expect(error?.description.contains("\(raw) is not a cluster id") == true)
         }
         #expect((try? grid.cell(of: ClusterID(rawValue: 16))) == Cell(zoom: 0, x: 0, y: 0))
-        let error = #expect(throws: ValidationError.self) { try grid.cell(of: ClusterID(rawValue: 0), field: "cluster") }
-        #expect(error?.field == "cluster")
         // 256-px cells: id 1 is the world at zoom 0; 2 and 3 are nothing.
         let big = try ClusterGrid(cellSize: 256, maxZoom: 3)
         #expect((try? big.cell(of: ClusterID(rawValue: 1))) == Cell(zoom: 0, x: 0, y: 0))
         for raw: UInt64 in [2, 3, 8, 9, 15, 32, 128, 256] {
-            #expect(throws: ValidationError.self, "id \(raw)") { try big.cell(of: ClusterID(rawValue: raw)) }
+            #expect(throws: NoSuchCluster.self, "id \(raw)") { try big.cell(of: ClusterID(rawValue: raw)) }
         }
         for text in ["", "-1", "1.5", "abc", "18446744073709551616", " 5"] {
             #expect(throws: ValidationError.self, "\(text)") { try ClusterID(parsing: text[...]) }

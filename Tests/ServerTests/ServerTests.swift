@@ -36,7 +36,7 @@ final class Fixture: Sendable {
     func test(
         configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let app = Application(router: makeRouter(service: service, configuration: configuration))
+        let app = Application(responder: makeResponder(service: service, configuration: configuration))
         try await app.test(.router, body)
     }
 }
@@ -420,7 +420,9 @@ struct ServerTests {
         ("/v1/clusters?bbox=0,0,1,1&zoom=3&status=lost", 400, "status", "unknown status"),
         ("/v1/clusters?bbox=0,0,1,1&zoom=3&datetime=yesterday", 400, "datetime", "RFC 3339"),
         ("/v1/clusters/abc/leaves", 400, "id", "cluster id"),
-        ("/v1/clusters/3/children", 400, "id", "not a cluster id"),
+        ("/v1/clusters/3/children", 404, "id", "not a cluster id"),
+        ("/v1/clusters/1", 404, "id", "not a cluster id"),
+        ("/v1/clusters/1/leaves", 404, "id", "not a cluster id"),
         ("/v1/clusters/16/leaves?limit=0", 400, "limit", "from 1"),
         ("/v1/reports/abc", 400, "id", "report number"),
         ("/v1/reports/99999", 404, "id", "does not exist"),
@@ -433,6 +435,17 @@ struct ServerTests {
         ("/v1/reports?status=lost", 400, "status", "unknown status"),
         ("/v1/search?q=abc", 400, "q", "digit"),
         ("/v1/nothing-here", 404, nil, "no such endpoint"),
+        // A NUL byte ends no number early: the whole value is refused.
+        ("/v1/reports?bbox=30.5%00garbage,50.4,30.6,50.5", 400, "bbox", "is not a number"),
+        ("/v1/clusters?bbox=30.5,50.4%00,30.6,50.5&zoom=10", 400, "bbox", "is not a number"),
+        ("/ogc/collections/reports/items?bbox=30.5,50.4,30.6%001,50.5", 400, "bbox", "is not a number"),
+        ("/v1/export?bbox=30.5,50.4,30.6,50.5%00", 400, "bbox", "is not a number"),
+        ("/v1/tiles.json?bbox=1", 400, "bbox", "unknown parameter"),
+        ("/v1/reports?limit=5%00", 400, "limit", "integer"),
+        ("/v1/clusters?bbox=30.5,50.4,30.6,50.5&zoom=1%000", 400, "zoom", "integer"),
+        ("/v1/reports?datetime=2026-01-01T00:00:00Z%00", 400, "datetime", "RFC 3339"),
+        ("/v1/reports?bbox=inf,50.4,30.6,50.5", 400, "bbox", "is not a number"),
+        ("/v1/reports?bbox=0x1p4,50.4,30.6,50.5", 400, "bbox", "is not a number"),
     ])
     func errors(uri: String, status: Int, field: String?, message: String) async throws {
         let fixture = try Fixture()
