@@ -2,7 +2,9 @@
 #
 #   make run     install system packages, build, create the database from data/ when absent, serve it
 #                on http://$(HOST):$(PORT)/ (HOST and PORT may be set: make run PORT=9000)
-#   make test    install system packages, build and run the test suite
+#   make test    install system packages, build, fuzz the HTTP API against its OpenAPI document with
+#                schemathesis (scripts/api-fuzz.sh, a fixed seed, FUZZ_EXAMPLES per operation) and run
+#                the test suite
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 #   make e2e     serve the sample data, open the map page in headless Chromium, check that tiles
 #                load and searching works, and save docs/map.png (not part of the tests)
@@ -11,7 +13,10 @@
 APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
 # The end-to-end test reads the server's exports back with GDAL; the benchmark loads
 # the server with wrk and fetches exports with curl; make e2e drives Chromium.
-TEST_APT_PACKAGES := gdal-bin
+TEST_APT_PACKAGES := gdal-bin curl
+# schemathesis fuzzes the API against /openapi.json in make test (from PyPI).
+FUZZ_PIP := schemathesis==4.32.5
+FUZZ_EXAMPLES ?= 100
 BENCH_APT_PACKAGES := wrk curl
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -53,6 +58,10 @@ run: build
 	$(BIN) serve --db $(DB) --host $(HOST) --port $(PORT)
 
 test: test-deps
+	@python3 -m pip show schemathesis 2>/dev/null | grep -qx "Version: $(lastword $(subst ==, ,$(FUZZ_PIP)))" \
+		|| python3 -m pip install -q --disable-pip-version-check $(FUZZ_PIP)
+	swift build --product posterwatch
+	scripts/api-fuzz.sh .build/debug/posterwatch $(FUZZ_EXAMPLES)
 	swift test
 
 bench: deps

@@ -23,6 +23,7 @@ extension Bench {
         }
         if http {
             try measureLoad(service, port: port, &report)
+            try measureMixedLoad(service, port: port, &report)
             try await measureExport(store, port: port, &report)
         }
         if tiles { try await measureTiles(service, port: port, &report) }
@@ -60,6 +61,34 @@ extension Bench {
             }
         }
         report.note(answers)
+    }
+
+    /// A mix of 50 URLs (clusters at z10 and z14, report pages, searches, tiles) under wrk,
+    /// with one export of a small box in it and, alternately, without it: an export must
+    /// cost what its box holds, not hold the rest of the mix back.
+    func measureMixedLoad(_ service: ReportService, port: Int, _ report: inout Report) throws {
+        func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
+        var rng = SplitMix64(state: 51)
+        var mix = kyivViewports(zoom: 14, seed: 52).prefix(16).map { "/v1/clusters?bbox=\(box($0))&zoom=14" }
+        mix += kyivViewports(zoom: 10, seed: 53).prefix(10).map { "/v1/clusters?bbox=\(box($0))&zoom=10" }
+        mix += kyivViewports(zoom: 14, seed: 54).prefix(10).map { "/v1/reports?bbox=\(box($0))&limit=100" }
+        mix += (0..<7).map { _ in "/v1/search?q=\(50 + rng.below(49))\(rng.below(10))" }
+        mix += (0..<6).map { i in "/v1/tiles/12/\(2_394 + i % 3)/\(1_384 + i / 3).png" }
+        let small = try BoundingBox(west: 30.5150, south: 50.4450, east: 30.5165, north: 50.4460)
+        let exportURL = "/v1/export?bbox=\(box(small))"
+        let inBox = try service.count(ReportFilter(box: small))
+        report.section(
+            "HTTP, a mixed load of 50 URLs (16 z14 and 10 z10 cluster viewports, 10 report pages, 7 searches, 6 z12 tiles, and the 50th), wrk as above, alternated",
+            header: ["the 50th URL", "requests/s", "p50 (ms)", "p99 (ms)"])
+        var rates: [Bool: [Double]] = [:]
+        for round in 0..<4 {
+            let withExport = round % 2 == 1
+            let result = try wrk(port: port, paths: mix + [withExport ? exportURL : mix[0]])
+            rates[withExport, default: []].append(result.rate)
+            report.row([withExport ? "`\(exportURL)` (\(fmt(inBox)) reports)" : "another z14 viewport", fmt(Int(result.rate)), f2(result.p50), f2(result.p99)])
+        }
+        let ratio = rates[true]!.reduce(0, +) / rates[false]!.reduce(0, +)
+        report.goal("mixed load with one small-box export in 50: within 15% of the mix without it", "\(f2(ratio))× the rate", ratio >= 0.85)
     }
 
     /// The work of one `/v1/clusters` answer without the HTTP around it, for the viewports

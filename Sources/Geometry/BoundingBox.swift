@@ -115,7 +115,8 @@ public struct BoundingBox: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Substring {
-    var trimmingSpaces: Substring {
+    /// Without the ASCII spaces at either end (and no other white space: parameters are exact).
+    public var trimmingSpaces: Substring {
         var s = self
         while s.first == " " { s.removeFirst() }
         while s.last == " " { s.removeLast() }

@@ -99,7 +99,7 @@ extension ReportStore {
     }
 
     static func searchDigits(_ text: String) throws(ValidationError) -> String {
-        guard text.count <= 64 else { throw ValidationError(field: "q", "must be at most 64 characters") }
+        guard text.unicodeScalars.count <= 64 else { throw ValidationError(field: "q", "must be at most 64 characters") }
         guard let digits = Phone.searchDigits(text) else {
             throw ValidationError(field: "q", "must contain at least one digit of a phone number or report id")
         }

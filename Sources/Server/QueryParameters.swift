@@ -12,15 +12,28 @@ struct QueryParameters {
     private var values: [String: String] = [:]
 
     init(_ request: Request, endpoint: Endpoint) throws(ValidationError) {
-        for (name, value) in request.uri.queryParameters {
-            let name = String(name)
+        for (name, value) in Self.pairs(request.uri.query ?? "") {
             guard endpoint.parameters.contains(where: { $0.location == .query && $0.name == name }) else {
                 let allowed = endpoint.queryNames
                 let takes = allowed.isEmpty ? "this endpoint takes no parameters" : "this endpoint takes \(allowed.joined(separator: ", "))"
                 throw ValidationError(field: String(name.prefix(40)), "unknown parameter; \(takes)")
             }
             guard values[name] == nil else { throw ValidationError(field: name, "is given more than once") }
-            values[name] = String(value)
+            values[name] = value
+        }
+    }
+
+    /// The query's names and values, decoded as browsers and HTTP clients encode them
+    /// (`application/x-www-form-urlencoded`): `+` is a space, `%XX` an octet. A value whose
+    /// octets are not UTF-8 is kept as it came, to be refused by its own rule.
+    static func pairs(_ query: String) -> [(name: String, value: String)] {
+        func decode(_ text: Substring) -> String {
+            let spaced = text.replacingOccurrences(of: "+", with: " ")
+            return spaced.removingPercentEncoding ?? spaced
+        }
+        return query.split(separator: "&").map { item in
+            guard let equals = item.firstIndex(of: "=") else { return (decode(item), "") }
+            return (decode(item[..<equals]), decode(item[item.index(after: equals)...]))
         }
     }
 
@@ -59,7 +72,7 @@ struct QueryParameters {
 
     /// `status=a,b`: a list of codes (spaces around them ignored).
     func statuses() -> [String]? {
-        values["status"].map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } }
+        values["status"].map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces) } }
     }
 
     /// `datetime=…` as OGC API – Features writes it, in milliseconds.

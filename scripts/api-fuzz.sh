@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Fuzzes the HTTP API with schemathesis against its own /openapi.json: a fresh database
+# from the shipped sample, `posterwatch serve` on a free loopback port, every operation
+# with positive and negative cases and every check (scripts/schemathesis/). Exits non-zero
+# on any failure. Usage: scripts/api-fuzz.sh BINARY [MAX_EXAMPLES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:?usage: scripts/api-fuzz.sh BINARY [MAX_EXAMPLES]}
+examples=${2:-25}
+work=$(mktemp -d)
+server=""
+cleanup() {
+    [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$bin" import data/sample-reports.geojsonl --db "$work/api.sqlite" >/dev/null 2>&1
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$bin" serve --db "$work/api.sqlite" --port "$port" >"$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+export HYPOTHESIS_STORAGE_DIRECTORY="$work/hypothesis"
+status=0
+schemathesis --config-file scripts/schemathesis/schemathesis.toml run "http://127.0.0.1:$port/openapi.json" \
+    --max-examples "$examples" --no-color || status=$?
+if ! kill -0 "$server" 2>/dev/null; then
+    echo "api-fuzz: the server stopped during the run:" >&2
+    cat "$work/serve.log" >&2
+    status=1
+fi
+exit $status
