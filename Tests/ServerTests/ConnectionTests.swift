@@ -252,3 +252,21 @@ struct PathDecodingTests {
         }
     }
 }
+
+@Suite("Connection limits")
+struct ConnectionLimitTests {
+    @Test("the descriptor limit is raised to the hard limit (at most 2^20), and connections capped at half of it")
+    func descriptors() {
+        var before = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &before)
+        let soft = ConnectionLimits.raiseDescriptorLimit()
+        #expect(soft == Int(min(before.rlim_max, 1 << 20)) || soft == Int(before.rlim_cur))
+        #expect(soft >= Int(before.rlim_cur))
+        var limits = ConnectionLimits()
+        #expect(limits.connectionCap(descriptorLimit: 128) == 64)
+        #expect(limits.connectionCap(descriptorLimit: 1 << 20) == 4_096)
+        limits.maxConnections = 10
+        #expect(limits.connectionCap(descriptorLimit: 1 << 20) == 10)
+        #expect(limits.connectionCap(descriptorLimit: 1) == 1)
+    }
+}

@@ -56,7 +56,8 @@ extension TestClientProtocol {
     func get(_ uri: String, headers: HTTPFields = [:]) async throws -> Answer {
         try await execute(uri: uri, method: .get, headers: headers) { response in
             let body = Data(buffer: response.body)
-            let isJSON = response.headers[.contentType]?.contains("json") == true && !body.isEmpty
+            let type = response.headers[.contentType] ?? ""
+            let isJSON = type.contains("json") && !type.contains("json-seq") && !body.isEmpty
             let json = !isJSON ? [:] : (try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? ["array": try JSONSerialization.jsonObject(with: body)])
             return Answer(status: response.status, headers: response.headers, json: json, body: body)
         }
