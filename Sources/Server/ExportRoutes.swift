@@ -9,9 +9,10 @@ import Reprojection
 /// `/v1/export`: the whole matching data set for GIS tools, streamed a page at a time.
 ///
 /// Reports are read 2,000 at a time (each page its own short read transaction, by id
-/// cursor, or by the ids of a box that holds few) and written as they come, so memory stays bounded whatever the size. With
-/// `crs`, positions are reprojected through PROJ and the CRS is named in `Content-Crs`
-/// (and, for a FeatureCollection, in a `crs` member that GDAL and QGIS read).
+/// cursor, or by the ids of a box that holds few) and written as they come, so memory
+/// stays bounded whatever the size. With `crs`, positions are reprojected through PROJ
+/// and the CRS is named in `Content-Crs` (and, for a FeatureCollection, in a `crs` member
+/// that GDAL and QGIS read).
 struct ExportRoutes {
     let service: ReportService
 

@@ -28,6 +28,7 @@ struct QueryParameters {
     /// octets are not UTF-8 is kept as it came, to be refused by its own rule.
     static func pairs(_ query: String) -> [(name: String, value: String)] {
         func decode(_ text: Substring) -> String {
+            guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return String(text) }
             let spaced = text.replacingOccurrences(of: "+", with: " ")
             return spaced.removingPercentEncoding ?? spaced
         }
