@@ -25,9 +25,9 @@ struct PathDecodingResponder<Base: HTTPResponder>: HTTPResponder {
 
     /// The request target with its path decoded as above; nil when there is nothing to decode.
     static func decode(_ target: String) -> String? {
+        guard target.utf8.prefix(while: { $0 != UInt8(ascii: "?") }).contains(UInt8(ascii: "%")) else { return nil }
         let bytes = Array(target.utf8)
         let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
-        guard bytes[..<pathEnd].contains(UInt8(ascii: "%")) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
