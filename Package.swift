@@ -8,6 +8,7 @@
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   ReportService the store and the cluster index kept in step; what the CLI and the server call
+//   Accounts      users, roles, passwords (bcrypt), sessions and access tokens (JWT), API keys
 //   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
@@ -35,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -52,6 +56,14 @@ let package = Package(
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(name: "ReportService", dependencies: ["Clustering", "Geometry", "ReportModel", "ReportStore"]),
+        .target(
+            name: "Accounts",
+            dependencies: [
+                "ReportModel", "ReportStore",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.embedInCode("common-passwords.txt")]),
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
@@ -68,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
+                "Accounts", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -84,6 +96,7 @@ let package = Package(
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["ReportService", "Generator"]),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore"]),
         .testTarget(
             name: "ServerTests",
             dependencies: [

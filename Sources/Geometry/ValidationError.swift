@@ -20,3 +20,12 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
 
     public var description: String { "\(field): \(message)" }
 }
+
+/// Every rule an input broke, all at once (a form with three bad fields hears of all three).
+public struct ValidationErrors: Error, Sendable, Hashable, CustomStringConvertible {
+    public var issues: [ValidationError]
+
+    public init(_ issues: [ValidationError]) { self.issues = issues }
+
+    public var description: String { issues.map(\.description).joined(separator: "; ") }
+}

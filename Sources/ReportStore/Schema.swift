@@ -128,6 +128,54 @@ enum Schema {
                     arguments: [s.code, position, s.nameUk, s.nameEn, s.open])
             }
         }
+        // Who may write: people (email and phone unique, the email compared by its
+        // lowercased form), their sessions (refresh tokens kept only as SHA-256 hashes, the
+        // rotated ones remembered so that a reuse can end the session), API keys (hashes
+        // only) and the keys that sign access tokens.
+        migrator.registerMigration("v2: accounts, sessions, API keys, signing keys") { db in
+            try db.execute(sql: """
+                CREATE TABLE account (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+                    email TEXT NOT NULL CHECK (length(email) BETWEEN 3 AND 254),
+                    email_key TEXT NOT NULL UNIQUE,
+                    phone TEXT NOT NULL UNIQUE,
+                    password_hash TEXT NOT NULL,
+                    role TEXT NOT NULL CHECK (role IN ('inspector', 'supervisor', 'admin')),
+                    disabled BOOLEAN NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL,
+                    last_login_at INTEGER
+                );
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY,
+                    account_id INTEGER NOT NULL REFERENCES account(id),
+                    refresh_hash BLOB NOT NULL UNIQUE,
+                    created_at INTEGER NOT NULL,
+                    last_used_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    ended_at INTEGER
+                );
+                CREATE INDEX session_account ON session(account_id);
+                CREATE TABLE session_rotated (
+                    refresh_hash BLOB PRIMARY KEY,
+                    session_id TEXT NOT NULL REFERENCES session(id)
+                ) WITHOUT ROWID;
+                CREATE TABLE api_key (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+                    role TEXT NOT NULL CHECK (role IN ('integration')),
+                    key_hash BLOB NOT NULL UNIQUE,
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER
+                );
+                CREATE TABLE signing_key (
+                    kid TEXT PRIMARY KEY,
+                    secret BLOB NOT NULL CHECK (length(secret) = 32),
+                    created_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
+
         return migrator
     }
 

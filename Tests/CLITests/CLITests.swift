@@ -32,15 +32,22 @@ struct CLI {
     }
 
     @discardableResult
-    func run(_ arguments: String...) throws -> Result {
+    func run(_ arguments: String...) throws -> Result { try run(arguments, input: nil) }
+
+    /// Runs the tool with `input` on its standard input (none: an empty, closed input).
+    @discardableResult
+    func run(_ arguments: [String], input: String?) throws -> Result {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        let out = Pipe(), err = Pipe()
+        let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out
         process.standardError = err
+        process.standardInput = inp
         try process.run()
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try inp.fileHandleForWriting.close()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -205,6 +212,36 @@ struct CLITests {
         #expect(skipped.stderr.contains("skipped 3 invalid"))
         let again = try cli.run("import", "bad.csv", "--db", "t.sqlite", "--skip-invalid")
         #expect(again.stderr.contains("line 2: id: report 1 already exists"))
+    }
+
+    @Test("user add reads the password from standard input and prints the id; list, set-role, disable and enable change the account")
+    func users() throws {
+        let cli = try CLI()
+        let add = ["user", "add", "--name", "Перша Адміністраторка", "--email", "Admin@Example.org", "--phone", "067 123 45 67", "--role", "admin", "--db", "u.sqlite"]
+        let added = try cli.run(add, input: "кашта́н у дворі\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout == "1\n")
+        #expect(!added.stdout.contains("кашта́н") && !added.stderr.contains("кашта́н"))
+
+        let again = try cli.run(add.map { $0 == "067 123 45 67" ? "+380 67 123 4567" : $0 }, input: "кашта́н у дворі\n")
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("email: is already registered") && again.stderr.contains("phone: is already registered"), "\(again.stderr)")
+        let weak = try cli.run(["user", "add", "--name", "B", "--email", "b@example.org", "--phone", "067 000 11 22", "--db", "u.sqlite"], input: "1234567890\n")
+        #expect(weak.status != 0 && weak.stderr.contains("password: is one of the most common passwords"), "\(weak.stderr)")
+        let none = try cli.run(["user", "add", "--name", "B", "--email", "b@example.org", "--phone", "067 000 11 22", "--db", "u.sqlite"], input: nil)
+        #expect(none.status != 0 && none.stderr.contains("standard input"), "\(none.stderr)")
+
+        #expect(try cli.run(["user", "add", "--name", "B", "--email", "b@example.org", "--phone", "067 000 11 22", "--db", "u.sqlite"], input: "ще один довгий пароль\n").stdout == "2\n")
+        #expect(try cli.run("user", "set-role", "2", "supervisor", "--db", "u.sqlite").status == 0)
+        #expect(try cli.run("user", "disable", "2", "--db", "u.sqlite").stdout.contains("disabled"))
+        let list = try cli.run("user", "list", "--db", "u.sqlite").stdout.split(separator: "\n")
+        #expect(list == ["1\tadmin\tactive\tAdmin@Example.org\t380671234567\tПерша Адміністраторка", "2\tsupervisor\tdisabled\tb@example.org\t380670001122\tB"])
+        #expect(try cli.run("user", "enable", "2", "--db", "u.sqlite").stdout.contains("enabled"))
+        #expect(try cli.run("user", "list", "--role", "admin", "--db", "u.sqlite").stdout.split(separator: "\n").count == 1)
+        let climb = try cli.run("user", "set-role", "2", "integration", "--db", "u.sqlite")
+        #expect(climb.status != 0 && climb.stderr.contains("integrations use API keys"))
+        let missing = try cli.run("user", "disable", "99", "--db", "u.sqlite")
+        #expect(missing.status != 0 && missing.stderr.contains("account 99 does not exist"))
     }
 
     @Test("bad arguments are one sentence on stderr and a non-zero exit", arguments: [

@@ -1,0 +1,55 @@
+import Foundation
+import Geometry
+import ReportModel
+
+/// A person who may write: an inspector, a supervisor or an administrator.
+public struct Account: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var name: String
+    public var email: String
+    /// Normalized like report phones (`380671234567`).
+    public var phone: String
+    public var role: Role
+    public var disabled: Bool
+    public var createdAt: Date
+    public var lastLoginAt: Date?
+}
+
+/// What a new account is made of, checked: every broken rule is reported at once.
+public struct AccountDraft: Sendable {
+    public var name: String
+    public var email: String
+    public var phone: String
+    public var password: String
+    public var role: Role
+
+    /// The fields checked and normalized: the name trimmed, the phone normalized, the
+    /// password of 10 to 128 characters and not a common one. Throws ``ValidationErrors``.
+    public init(name: String, email: String, phone: String, password: String, role: Role = .inspector) throws(ValidationErrors) {
+        var issues: [ValidationError] = []
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !(1...100).contains(name.count) { issues.append(ValidationError(field: "name", "must be 1 to 100 characters")) }
+        let email = email.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let problem = Self.emailProblem(email) { issues.append(ValidationError(field: "email", problem)) }
+        var normalizedPhone = phone
+        do { normalizedPhone = try Phone.normalize(phone, field: "phone") } catch { issues.append(error) }
+        if let problem = Passwords.problem(password) { issues.append(ValidationError(field: "password", problem)) }
+        if !Role.people.contains(role) { issues.append(ValidationError(field: "role", "must be inspector, supervisor or admin")) }
+        guard issues.isEmpty else { throw ValidationErrors(issues) }
+        (self.name, self.email, self.phone, self.password, self.role) = (name, email, normalizedPhone, password, role)
+    }
+
+    /// What is wrong with an email address, or nil: one `@` with text on both sides, a dot
+    /// in the domain, no spaces or control characters, at most 254 characters (RFC 5321).
+    static func emailProblem(_ email: String) -> String? {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard (3...254).contains(email.count), parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64,
+              parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else { return "must be an email address such as name@example.org" }
+        return nil
+    }
+
+    /// The form an email is compared by: lowercased (emails differ by no case).
+    static func key(email: String) -> String { email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
+}

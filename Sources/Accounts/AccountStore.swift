@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import Geometry
+import ReportModel
+import ReportStore
+
+/// The accounts in the database (table `account`): every read and write of them, SQL with
+/// bound parameters only. Passwords arrive here already hashed.
+public struct AccountStore: Sendable {
+    let pool: DatabasePool
+
+    public init(_ store: ReportStore) { pool = store.pool }
+
+    /// Adds an account. An email or phone already registered is a ``ValidationErrors`` on
+    /// that field.
+    public func create(_ draft: AccountDraft, passwordHash: String, now: Date = Date()) throws -> Account {
+        try pool.write { db in
+            var taken: [ValidationError] = []
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE email_key = ?", arguments: [AccountDraft.key(email: draft.email)]) == true {
+                taken.append(ValidationError(field: "email", "is already registered"))
+            }
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE phone = ?", arguments: [draft.phone]) == true {
+                taken.append(ValidationError(field: "phone", "is already registered"))
+            }
+            guard taken.isEmpty else { throw ValidationErrors(taken) }
+            try db.execute(
+                sql: """
+                    INSERT INTO account (name, email, email_key, phone, password_hash, role, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [draft.name, draft.email, AccountDraft.key(email: draft.email), draft.phone, passwordHash, draft.role.rawValue, Self.ms(now)])
+            return try Self.fetch(db, id: db.lastInsertedRowID)!
+        }
+    }
+
+    /// The account with this id, or nil.
+    public func account(id: Int64) throws -> Account? {
+        try pool.read { db in try Self.fetch(db, id: id) }
+    }
+
+    /// The account a login names (its email in any case, or its phone in any written form)
+    /// and its password hash; nil when there is none.
+    public func account(login: String) throws -> (account: Account, passwordHash: String)? {
+        let phone = try? Phone.normalize(login, field: "login")
+        return try pool.read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT \(Self.columns), password_hash FROM account WHERE email_key = ? OR phone = ?",
+                arguments: [AccountDraft.key(email: login), phone])
+            return row.map { (Self.account($0), $0["password_hash"]) }
+        }
+    }
+
+    /// Accounts in id order after `after`, at most `limit`, of one role when given.
+    public func list(role: Role? = nil, after: Int64 = 0, limit: Int) throws -> [Account] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.columns) FROM account WHERE id > ? AND (? IS NULL OR role = ?) ORDER BY id LIMIT ?",
+                arguments: [after, role?.rawValue, role?.rawValue, limit]
+            ).map(Self.account)
+        }
+    }
+
+    /// Changes an account's role, its name or whether it is disabled; the account as it is
+    /// now. An unknown id is an ``AccountNotFound``.
+    public func update(id: Int64, role: Role? = nil, name: String? = nil, disabled: Bool? = nil) throws -> Account {
+        let name = name?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let name, !(1...100).contains(name.count) { throw ValidationErrors([ValidationError(field: "name", "must be 1 to 100 characters")]) }
+        if let role, !Role.people.contains(role) { throw ValidationErrors([ValidationError(field: "role", "must be inspector, supervisor or admin")]) }
+        return try pool.write { db in
+            try db.execute(
+                sql: "UPDATE account SET role = coalesce(?, role), name = coalesce(?, name), disabled = coalesce(?, disabled) WHERE id = ?",
+                arguments: [role?.rawValue, name, disabled, id])
+            guard let account = try Self.fetch(db, id: id) else { throw AccountNotFound(id: id) }
+            return account
+        }
+    }
+
+    /// Replaces an account's password hash.
+    public func setPasswordHash(id: Int64, _ hash: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE account SET password_hash = ? WHERE id = ?", arguments: [hash, id])
+            guard db.changesCount == 1 else { throw AccountNotFound(id: id) }
+        }
+    }
+
+    public func recordLogin(id: Int64, at time: Date = Date()) throws {
+        try pool.write { db in try db.execute(sql: "UPDATE account SET last_login_at = ? WHERE id = ?", arguments: [Self.ms(time), id]) }
+    }
+
+    static let columns = "id, name, email, phone, role, disabled, created_at, last_login_at"
+
+    static func fetch(_ db: Database, id: Int64) throws -> Account? {
+        try Row.fetchOne(db, sql: "SELECT \(columns) FROM account WHERE id = ?", arguments: [id]).map(account)
+    }
+
+    static func account(_ row: Row) -> Account {
+        Account(
+            id: row["id"], name: row["name"], email: row["email"], phone: row["phone"], role: Role(rawValue: row["role"]) ?? .inspector,
+            disabled: row["disabled"], createdAt: date(row["created_at"]), lastLoginAt: (row["last_login_at"] as Int64?).map(date))
+    }
+
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+}
+
+/// No account has this id.
+public struct AccountNotFound: Error, Sendable, Hashable, CustomStringConvertible {
+    public var id: Int64
+    public var description: String { "account \(id) does not exist" }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import HummingbirdBcrypt
+
+/// Passwords: their rules, and bcrypt (cost 12 by default) to hash and verify them.
+///
+/// Hashing is slow on purpose (about a quarter of a second at cost 12), so callers run it
+/// off the threads that serve requests. A login for an unknown account is checked against
+/// a dummy hash of the same cost, so that it takes as long as a wrong password.
+public struct Passwords: Sendable {
+    public let cost: UInt8
+    let dummyHash: String
+
+    public init(cost: UInt8 = 12) {
+        self.cost = cost
+        dummyHash = Bcrypt.hash("not a password of anyone", cost: cost)
+    }
+
+    public func hash(_ password: String) -> String { Bcrypt.hash(password, cost: cost) }
+
+    /// Whether `password` matches `hash`; with no hash (no such account), a comparison
+    /// of the same cost that fails.
+    public func verify(_ password: String, hash: String?) -> Bool {
+        guard let hash else {
+            _ = Bcrypt.verify(password, hash: dummyHash)
+            return false
+        }
+        return Bcrypt.verify(password, hash: hash)
+    }
+
+    /// What is wrong with a new password, or nil: 10 to 128 characters, and not one of the
+    /// 1,780 of that length among the 20,000 most common (the list Django ships, from
+    /// Royce Williams's compilation), compared without case.
+    public static func problem(_ password: String) -> String? {
+        guard (10...128).contains(password.count) else { return "must be 10 to 128 characters" }
+        guard !common.contains(password.lowercased()) else { return "is one of the most common passwords; choose another" }
+        return nil
+    }
+
+    static let common: Set<String> = Set(
+        String(decoding: PackageResources.common_passwords_txt, as: UTF8.self).split(separator: "\n").map { $0.lowercased() })
+}

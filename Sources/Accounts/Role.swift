@@ -1,0 +1,23 @@
+/// What a caller may do. Each role may do what the roles below it may, and more:
+/// - `inspector` files reports and follows its own (what a self-registration gets);
+/// - `supervisor` works reports and phones;
+/// - `admin` manages accounts;
+/// - `integration` is a machine client (an operator's blocklist sync, a push gateway):
+///   API keys only, never a person's account, and ranked apart from the people's roles.
+public enum Role: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    case inspector, supervisor, admin, integration
+
+    /// The roles a person's account may have.
+    public static let people: [Role] = [.inspector, .supervisor, .admin]
+
+    /// Whether this role may do what `role` may (people's roles only rank among themselves).
+    public func includes(_ role: Role) -> Bool {
+        switch (self, role) {
+        case (.integration, .integration): true
+        case (.integration, _), (_, .integration): false
+        default: Self.people.firstIndex(of: self)! >= Self.people.firstIndex(of: role)!
+        }
+    }
+
+    public var description: String { rawValue }
+}

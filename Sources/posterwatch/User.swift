@@ -1,0 +1,94 @@
+import Accounts
+import ArgumentParser
+import Foundation
+import ReportStore
+
+extension Role: ExpressibleByArgument {}
+
+/// `posterwatch user …`: accounts from the command line, for the first administrator of
+/// a new database and for operators who prefer a shell to the API.
+struct UserCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "Add, list and change accounts.",
+        subcommands: [Add.self, List.self, SetRole.self, Disable.self, Enable.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add an account; its password is read from standard input (one line). Prints the new account's id.")
+
+        @Option(help: "The person's name (1 to 100 characters).") var name: String
+        @Option(help: "The email address, unique without regard to case.") var email: String
+        @Option(help: "The phone number in any written form, unique.") var phone: String
+        @Option(help: "inspector, supervisor or admin.") var role: Role = .inspector
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            guard let password = readLine(strippingNewline: true) else {
+                throw ValidationError("Give the password on standard input, one line (e.g. read -s PW; echo \"$PW\" | posterwatch user add …).")
+            }
+            let draft = try AccountDraft(name: name, email: email, phone: phone, password: password, role: role)
+            let accounts = AccountStore(try ReportStore(path: store.db))
+            let account = try accounts.create(draft, passwordHash: Passwords().hash(draft.password))
+            print(account.id)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List accounts: id, role, state, email, phone, name.")
+
+        @Option(help: "Only accounts with this role.") var role: Role?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let accounts = AccountStore(try ReportStore(path: store.db))
+            var after: Int64 = 0
+            while true {
+                let page = try accounts.list(role: role, after: after, limit: 1_000)
+                for a in page {
+                    print([String(a.id), a.role.rawValue, a.disabled ? "disabled" : "active", a.email, a.phone, a.name].joined(separator: "\t"))
+                }
+                guard page.count == 1_000, let last = page.last else { break }
+                after = last.id
+            }
+        }
+    }
+
+    struct SetRole: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set-role", abstract: "Give an account another role.")
+
+        @Argument(help: "The account's id.") var id: Int64
+        @Argument(help: "inspector, supervisor or admin.") var role: Role
+        @OptionGroup var store: StoreOptions
+
+        func validate() throws {
+            guard Role.people.contains(role) else { throw ValidationError("An account's role is inspector, supervisor or admin; integrations use API keys.") }
+        }
+
+        func run() throws {
+            let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, role: role)
+            print("account \(account.id) is now \(account.role)")
+        }
+    }
+
+    struct Disable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an account: it can no longer log in.")
+        @Argument(help: "The account's id.") var id: Int64
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, disabled: true)
+            print("account \(account.id) is disabled")
+        }
+    }
+
+    struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled account again.")
+        @Argument(help: "The account's id.") var id: Int64
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, disabled: false)
+            print("account \(account.id) is enabled")
+        }
+    }
+}
