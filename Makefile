@@ -14,8 +14,9 @@ APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config libj
 # The end-to-end test reads the server's exports back with GDAL; the benchmark loads
 # the server with wrk and fetches exports with curl; make e2e drives Chromium.
 TEST_APT_PACKAGES := gdal-bin curl
-# schemathesis fuzzes the API against /openapi.json in make test (from PyPI).
-FUZZ_PIP := schemathesis==4.32.5
+# From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
+# access tokens as an independent JWT implementation.
+TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5
 FUZZ_EXAMPLES ?= 100
 BENCH_APT_PACKAGES := wrk curl
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
@@ -58,8 +59,10 @@ run: build
 	$(BIN) serve --db $(DB) --host $(HOST) --port $(PORT)
 
 test: test-deps
-	@python3 -m pip show schemathesis 2>/dev/null | grep -qx "Version: $(lastword $(subst ==, ,$(FUZZ_PIP)))" \
-		|| python3 -m pip install -q --disable-pip-version-check $(FUZZ_PIP)
+	@for p in $(TEST_PIP); do \
+		python3 -m pip show "$${p%%==*}" 2>/dev/null | grep -qx "Version: $${p##*==}" \
+			|| python3 -m pip install -q --disable-pip-version-check "$$p"; \
+	done
 	swift build --product posterwatch
 	scripts/api-fuzz.sh .build/debug/posterwatch $(FUZZ_EXAMPLES)
 	swift test

@@ -75,6 +75,11 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// The ids of the disabled accounts.
+    public func disabledIDs() throws -> [Int64] {
+        try pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM account WHERE disabled") }
+    }
+
     /// Replaces an account's password hash.
     public func setPasswordHash(id: Int64, _ hash: String) throws {
         try pool.write { db in

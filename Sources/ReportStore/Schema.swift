@@ -172,7 +172,7 @@ enum Schema {
                     kid TEXT PRIMARY KEY,
                     secret BLOB NOT NULL CHECK (length(secret) = 32),
                     created_at INTEGER NOT NULL
-                ) WITHOUT ROWID;
+                );
                 """)
         }
 

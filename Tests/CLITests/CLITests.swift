@@ -240,6 +240,8 @@ struct CLITests {
         #expect(try cli.run("user", "list", "--role", "admin", "--db", "u.sqlite").stdout.split(separator: "\n").count == 1)
         let climb = try cli.run("user", "set-role", "2", "integration", "--db", "u.sqlite")
         #expect(climb.status != 0 && climb.stderr.contains("integrations use API keys"))
+        let rotated = try cli.run("keys", "rotate", "--db", "u.sqlite")
+        #expect(rotated.status == 0 && rotated.stdout.hasPrefix("new signing key "), "\(rotated.stderr)")
         let missing = try cli.run("user", "disable", "99", "--db", "u.sqlite")
         #expect(missing.status != 0 && missing.stderr.contains("account 99 does not exist"))
     }

@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import GRDB
+import JWTKit
+
+/// What an access token says: who (`sub`, the account id), with which role, in which
+/// session (`sid`), for whom (`aud`), from whom (`iss`), issued and expiring when.
+public struct AccessClaims: JWTPayload, Equatable {
+    public var sub: SubjectClaim
+    public var role: String
+    public var sid: String
+    public var iss: IssuerClaim
+    public var aud: AudienceClaim
+    public var exp: ExpirationClaim
+    public var iat: IssuedAtClaim
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        try aud.verifyIntendedAudience(includes: AccessTokens.audience)
+        guard iss.value == AccessTokens.issuer else { throw JWTError.claimVerificationFailure(failedClaim: iss, reason: "not issued by PosterWatch") }
+    }
+}
+
+/// Access tokens: JWTs signed with HS256 (HMAC-SHA-256, about a microsecond to check),
+/// living 15 minutes.
+///
+/// The signing keys are 256 random bits each, kept in the database (`signing_key`) and
+/// named by a `kid`: the newest signs, every kept one verifies, so a rotation
+/// (`posterwatch keys rotate`) leaves the tokens already out valid until they expire.
+/// jwt-kit checks the signature with the key the `kid` names, refuses `alg: none` and any
+/// algorithm but the key's, and ``AccessClaims`` checks `exp`, `aud` and `iss`.
+public final class AccessTokens: Sendable {
+    public static let lifetime: TimeInterval = 15 * 60
+    static let issuer = "posterwatch"
+    static let audience = "posterwatch-api"
+
+    let keys: JWTKeyCollection
+    let signingKid: JWKIdentifier
+
+    /// The keys of the database, a first one made if there is none.
+    public init(_ accounts: AccountStore) async throws {
+        let stored = try Self.storedKeys(accounts)
+        keys = JWTKeyCollection()
+        for key in stored {
+            await keys.add(hmac: HMACKey(key: SymmetricKey(data: key.secret)), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid))
+        }
+        signingKid = JWKIdentifier(string: stored[0].kid)
+    }
+
+    /// The stored keys, newest first; a first one is made if there is none.
+    static func storedKeys(_ accounts: AccountStore) throws -> [(kid: String, secret: Data)] {
+        try accounts.pool.write { db in
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM signing_key") == 0 { try insertKey(db, now: Date()) }
+            return try Row.fetchAll(db, sql: "SELECT kid, secret FROM signing_key ORDER BY rowid DESC")
+                .map { (kid: $0["kid"] as String, secret: $0["secret"] as Data) }
+        }
+    }
+
+    /// A token for the account's session, and how many seconds it lives.
+    public func issue(accountID: Int64, role: Role, sessionID: String, now: Date = Date()) async throws -> (token: String, expiresIn: Int) {
+        // Whole seconds, as verifiers commonly compare `iat` with their clock's second.
+        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let claims = AccessClaims(
+            sub: SubjectClaim(value: String(accountID)), role: role.rawValue, sid: sessionID, iss: IssuerClaim(value: Self.issuer),
+            aud: AudienceClaim(value: Self.audience), exp: ExpirationClaim(value: now.addingTimeInterval(Self.lifetime)),
+            iat: IssuedAtClaim(value: now))
+        return (try await keys.sign(claims, kid: signingKid), Int(Self.lifetime))
+    }
+
+    /// The claims of a token whose signature, algorithm, audience, issuer and expiry hold.
+    public func verify(_ token: String) async throws -> AccessClaims {
+        try await keys.verify(token, as: AccessClaims.self)
+    }
+
+    /// Adds a new signing key, which signs from the server's next start on, and keeps the
+    /// one before it (which running servers still sign with); older keys are dropped.
+    public static func rotate(_ accounts: AccountStore, now: Date = Date()) throws -> String {
+        try accounts.pool.write { db in
+            let kid = try insertKey(db, now: now)
+            try db.execute(sql: """
+                DELETE FROM signing_key WHERE kid NOT IN (SELECT kid FROM signing_key ORDER BY rowid DESC LIMIT 2)
+                """)
+            return kid
+        }
+    }
+
+    @discardableResult
+    static func insertKey(_ db: Database, now: Date) throws -> String {
+        let kid = Secrets.token(bytes: 9)
+        try db.execute(
+            sql: "INSERT INTO signing_key (kid, secret, created_at) VALUES (?, ?, ?)",
+            arguments: [kid, Data(Secrets.random(bytes: 32)), AccountStore.ms(now)])
+        return kid
+    }
+}
+
+/// Random secrets and their hashes.
+enum Secrets {
+    static func random(bytes count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// `count` random bytes as unpadded base64url text.
+    static func token(bytes count: Int) -> String {
+        Data(random(bytes: count)).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func sha256(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
+}

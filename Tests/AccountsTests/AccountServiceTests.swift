@@ -1,0 +1,227 @@
+import Foundation
+import Geometry
+import JWTKit
+import ReportStore
+import Testing
+@testable import Accounts
+
+@Suite("The account service: sign-in, tokens, sessions")
+struct AccountServiceTests {
+    static func service(_ fixture: TemporaryAccounts, throttle: LoginThrottle = LoginThrottle()) async throws -> AccountService {
+        try await AccountService(store: fixture.store, passwords: Passwords(cost: 4), throttle: throttle)
+    }
+
+    static let password = "кашта́н у дворі"
+
+    static func register(_ service: AccountService, _ n: Int = 1) async throws -> (account: Account, tokens: AccountService.TokenPair) {
+        try await service.register(name: "Інспектор \(n)", email: "i\(n)@example.org", phone: "067 123 45 \(10 + n)", password: password)
+    }
+
+    @Test("registration answers an OAuth token pair whose access token speaks for a new inspector")
+    func register() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (account, tokens) = try await Self.register(service)
+        #expect(account.role == .inspector)
+        #expect(tokens.tokenType == "Bearer" && tokens.expiresIn == 900 && tokens.refreshToken.count >= 43)
+        let identity = try await service.authenticate(tokens.accessToken)
+        #expect(identity.accountID == account.id && identity.role == .inspector)
+        let json = String(decoding: try JSONEncoder().encode(tokens), as: UTF8.self)
+        for key in ["access_token", "token_type", "expires_in", "refresh_token"] { #expect(json.contains("\"\(key)\"")) }
+        let taken = await #expect(throws: ValidationErrors.self) { try await Self.register(service) }
+        #expect(taken?.issues.map(\.field) == ["email", "phone"])
+    }
+
+    @Test("a login by email or by phone written any way; an unknown login and a wrong password fail alike")
+    func login() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (account, _) = try await Self.register(service)
+        for login in ["I1@Example.org", "067 123 45 11", "+380671234511"] {
+            let tokens = try await service.login(login, password: Self.password, client: "127.0.0.1")
+            #expect(try await service.authenticate(tokens.accessToken).accountID == account.id)
+        }
+        let wrongPassword = await #expect(throws: Unauthorized.self) { try await service.login("i1@example.org", password: "not it at all", client: "a") }
+        let unknown = await #expect(throws: Unauthorized.self) { try await service.login("nobody@example.org", password: Self.password, client: "b") }
+        #expect(wrongPassword == unknown)
+        #expect(try fixture.accounts.account(id: account.id)?.lastLoginAt != nil)
+    }
+
+    @Test("after 5 failures for an account, or from a client address, within 15 minutes: too many attempts")
+    func throttling() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        _ = try await Self.register(service, 1)
+        _ = try await Self.register(service, 2)
+        for i in 0..<5 { _ = try? await service.login("i1@example.org", password: "wrong \(i)", client: "client-\(i)") }
+        let tooMany = await #expect(throws: TooManyAttempts.self) { try await service.login("i1@example.org", password: Self.password, client: "fresh") }
+        #expect((1...900).contains(tooMany?.retryAfter ?? 0))
+        // Another account is not held back by the first one's failures...
+        _ = try await service.login("i2@example.org", password: Self.password, client: "fresh")
+        // ...but one client address guessing at many accounts is.
+        for i in 0..<5 { _ = try? await service.login("guess\(i)@example.org", password: "wrong", client: "10.0.0.9") }
+        await #expect(throws: TooManyAttempts.self) { try await service.login("i2@example.org", password: Self.password, client: "10.0.0.9") }
+        // The window passes.
+        let throttle = LoginThrottle(limit: 2, window: 60)
+        let later = Date().addingTimeInterval(61)
+        throttle.failed(["k"])
+        throttle.failed(["k"])
+        #expect(throttle.wait(["k"]) != nil && throttle.wait(["k"], now: later) == nil)
+    }
+
+    @Test("a refresh rotates the pair; presenting a used refresh token ends the session and its access tokens")
+    func refreshRotation() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (_, first) = try await Self.register(service)
+        let second = try await service.refresh(first.refreshToken)
+        #expect(second.refreshToken != first.refreshToken && second.accessToken != first.accessToken)
+        let third = try await service.refresh(second.refreshToken)
+        let reuse = await #expect(throws: Unauthorized.self) { try await service.refresh(first.refreshToken) }
+        #expect(reuse?.reason.contains("already used") == true)
+        await #expect(throws: Unauthorized.self) { try await service.refresh(third.refreshToken) }
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(third.accessToken) }
+        await #expect(throws: Unauthorized.self) { try await service.refresh("made-up") }
+    }
+
+    @Test("logout and a disabled account stop access tokens at once; a disabled account cannot sign in")
+    func revocation() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (account, tokens) = try await Self.register(service)
+        let other = try await service.login("i1@example.org", password: Self.password, client: "x")
+        let identity = try await service.authenticate(tokens.accessToken)
+        try service.endSession(identity.sessionID, of: identity)
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(tokens.accessToken) }
+        await #expect(throws: Unauthorized.self) { try await service.refresh(tokens.refreshToken) }
+        _ = try await service.authenticate(other.accessToken)
+
+        _ = try service.setDisabled(account.id, true)
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(other.accessToken) }
+        await #expect(throws: Forbidden.self) { try await service.login("i1@example.org", password: Self.password, client: "x") }
+        // A restarted server still refuses them.
+        let restarted = try await Self.service(fixture)
+        await #expect(throws: Unauthorized.self) { try await restarted.authenticate(other.accessToken) }
+        _ = try restarted.setDisabled(account.id, false)
+        _ = try await restarted.login("i1@example.org", password: Self.password, client: "x")
+    }
+
+    @Test("a password change needs the old password, checks the new one, and ends every other session")
+    func changePassword() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (_, mine) = try await Self.register(service)
+        let elsewhere = try await service.login("i1@example.org", password: Self.password, client: "x")
+        let me = try await service.authenticate(mine.accessToken)
+        let wrongOld = await #expect(throws: ValidationErrors.self) { try await service.changePassword(of: me, old: "not it", new: "новий довгий пароль") }
+        #expect(wrongOld?.issues.map(\.field) == ["old_password"])
+        let weak = await #expect(throws: ValidationErrors.self) { try await service.changePassword(of: me, old: Self.password, new: "1234567890") }
+        #expect(weak?.issues.map(\.field) == ["new_password"])
+        try await service.changePassword(of: me, old: Self.password, new: "новий довгий пароль")
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(elsewhere.accessToken) }
+        _ = try await service.authenticate(mine.accessToken)
+        await #expect(throws: Unauthorized.self) { try await service.login("i1@example.org", password: Self.password, client: "y") }
+        _ = try await service.login("i1@example.org", password: "новий довгий пароль", client: "y")
+    }
+
+    @Test("tampered tokens are refused: alg none, another key, expired, another audience or issuer, a changed payload")
+    func tampered() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (account, tokens) = try await Self.register(service)
+        let identity = try await service.authenticate(tokens.accessToken)
+        let key = try #require(try AccessTokens.storedKeys(fixture.accounts).first)
+        func signed(secret: Data, kid: String = key.kid, _ change: (inout AccessClaims) -> Void) async throws -> String {
+            var claims = AccessClaims(
+                sub: .init(value: String(account.id)), role: "admin", sid: identity.sessionID, iss: .init(value: "posterwatch"),
+                aud: .init(value: "posterwatch-api"), exp: .init(value: Date().addingTimeInterval(600)), iat: .init(value: Date()))
+            change(&claims)
+            let keys = JWTKeyCollection()
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
+            return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+        }
+        // The real key signs a valid token (so the forgeries below fail for their own fault).
+        #expect(try await service.authenticate(try await signed(secret: key.secret) { _ in }).role == .admin)
+        var forgeries = [
+            try await signed(secret: Data(repeating: 7, count: 32)) { _ in },
+            try await signed(secret: Data(repeating: 7, count: 32), kid: "other") { _ in },
+            try await signed(secret: key.secret) { $0.exp = .init(value: Date().addingTimeInterval(-1)) },
+            try await signed(secret: key.secret) { $0.aud = .init(value: "someone-else") },
+            try await signed(secret: key.secret) { $0.iss = .init(value: "someone-else") },
+            "", "Bearer", "a.b.c", tokens.accessToken + "x",
+        ]
+        func base64URL(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let parts = tokens.accessToken.split(separator: ".")
+        forgeries.append(base64URL(#"{"alg":"none","typ":"JWT","kid":"\#(key.kid)"}"#) + "." + parts[1] + ".")
+        let payload = String(decoding: Data(base64Encoded: String(parts[1]).padding(toLength: (parts[1].count + 3) / 4 * 4, withPad: "=", startingAt: 0)
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")) ?? Data(), as: UTF8.self)
+        forgeries.append(parts[0] + "." + base64URL(payload.replacingOccurrences(of: "\"inspector\"", with: "\"admin\"")) + "." + parts[2])
+        for token in forgeries {
+            await #expect(throws: Unauthorized.self, "\(token.prefix(60))") { try await service.authenticate(token) }
+        }
+    }
+
+    @Test("a rotated key keeps the tokens it signed valid; two rotations later they are refused")
+    func keyRotation() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (_, tokens) = try await Self.register(service)
+        let firstKid = try #require(try AccessTokens.storedKeys(fixture.accounts).first?.kid)
+        let newKid = try AccessTokens.rotate(fixture.accounts)
+        let restarted = try await Self.service(fixture)
+        _ = try await restarted.authenticate(tokens.accessToken)
+        let fresh = try await restarted.login("i1@example.org", password: Self.password, client: "x")
+        #expect(fresh.accessToken.split(separator: ".").first.map { String(decoding: Data(base64Encoded: String($0) + "==") ?? Data(), as: UTF8.self) }?.contains(newKid) == true)
+        _ = try AccessTokens.rotate(fixture.accounts)
+        #expect(try AccessTokens.storedKeys(fixture.accounts).map(\.kid).contains(firstKid) == false)
+        let later = try await Self.service(fixture)
+        await #expect(throws: Unauthorized.self) { try await later.authenticate(tokens.accessToken) }
+        _ = try await later.authenticate(fresh.accessToken)
+    }
+}
+
+@Suite("Access tokens checked by an independent implementation")
+struct IndependentTokenTests {
+    /// joserfc (PyPI; `make test` installs it) verifies the token with the stored key, HS256
+    /// only, and checks its claims.
+    @Test("joserfc verifies an access token's signature, algorithm and claims")
+    func joserfc() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await AccountServiceTests.service(fixture)
+        let (account, tokens) = try await AccountServiceTests.register(service)
+        let key = try #require(try AccessTokens.storedKeys(fixture.accounts).first)
+        let script = """
+            import json, os, sys, time
+            from joserfc import jwt
+            from joserfc.jwk import OctKey
+            from joserfc.jwt import JWTClaimsRegistry
+            key = OctKey.import_key(bytes.fromhex(os.environ["KEY"]))
+            token = jwt.decode(os.environ["TOKEN"], key, algorithms=["HS256"])
+            JWTClaimsRegistry(iss={"essential": True, "value": "posterwatch"}, aud={"essential": True, "value": "posterwatch-api"},
+                              exp={"essential": True}, sub={"essential": True}).validate(token.claims)
+            print(json.dumps({"header": token.header, "claims": token.claims}, sort_keys=True))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["KEY": key.secret.map { String(format: "%02x", $0) }.joined(), "TOKEN": tokens.accessToken]) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(errors)")
+        let json = try #require(try JSONSerialization.jsonObject(with: output) as? [String: [String: Any]])
+        #expect(json["header"]?["alg"] as? String == "HS256" && json["header"]?["kid"] as? String == key.kid)
+        let claims = try #require(json["claims"])
+        #expect(claims["sub"] as? String == String(account.id) && claims["role"] as? String == "inspector" && claims["sid"] is String)
+        let lifetime = (claims["exp"] as? Double ?? 0) - (claims["iat"] as? Double ?? 0)
+        #expect(lifetime == 900)
+    }
+}
