@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection", "Tiles",
+                "Accounts", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection", "Tiles",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -86,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
+                "Accounts", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Server", "ReportService", "Interchange", "Generator", "Tiles", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),

@@ -143,6 +143,29 @@ public final class AccountService: Sendable {
         return account
     }
 
+    /// The caller's account.
+    public func account(of identity: Identity) throws -> Account {
+        guard let account = try accounts.account(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
+        return account
+    }
+
+    /// Changes the caller's name.
+    public func rename(_ identity: Identity, to name: String) throws -> Account {
+        try accounts.update(id: identity.accountID, name: name)
+    }
+
+    /// An administrator changes another account's role or state. Administrators do not
+    /// change their own (so that the last one cannot lock everyone out by mistake).
+    public func administer(_ id: Int64, role: Role?, disabled: Bool?, by admin: Identity) throws -> Account {
+        guard admin.role.includes(.admin) else { throw Forbidden(reason: "only administrators change accounts") }
+        guard id != admin.accountID else {
+            throw ValidationErrors([ValidationError(field: "id", "administrators do not change their own role or state; another administrator can")])
+        }
+        var account = try accounts.update(id: id, role: role)
+        if let disabled { account = try setDisabled(id, disabled) }
+        return account
+    }
+
     private func signIn(_ account: Account) async throws -> TokenPair {
         let (session, refreshToken) = try sessions.start(accountID: account.id)
         let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
@@ -160,12 +183,14 @@ public final class AccountService: Sendable {
 /// A missing, malformed, expired or revoked credential (HTTP 401).
 public struct Unauthorized: Error, Sendable, Hashable, CustomStringConvertible {
     public var reason: String
+    public init(reason: String) { self.reason = reason }
     public var description: String { reason }
 }
 
 /// A credential that is valid but may not do this (HTTP 403).
 public struct Forbidden: Error, Sendable, Hashable, CustomStringConvertible {
     public var reason: String
+    public init(reason: String) { self.reason = reason }
     public var description: String { reason }
 }
 

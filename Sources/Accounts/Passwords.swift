@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdBcrypt
+import Synchronization
 
 /// Passwords: their rules, and bcrypt (cost 12 by default) to hash and verify them.
 ///
@@ -8,12 +9,18 @@ import HummingbirdBcrypt
 /// a dummy hash of the same cost, so that it takes as long as a wrong password.
 public struct Passwords: Sendable {
     public let cost: UInt8
-    let dummyHash: String
 
-    public init(cost: UInt8 = 12) {
-        self.cost = cost
-        dummyHash = Bcrypt.hash("not a password of anyone", cost: cost)
+    public init(cost: UInt8 = 12) { self.cost = cost }
+
+    /// A hash of the same cost for no one, made on first need (once per cost).
+    var dummyHash: String {
+        if let hash = Self.dummies.withLock({ $0[cost] }) { return hash }
+        let hash = Bcrypt.hash("not a password of anyone", cost: cost)
+        Self.dummies.withLock { $0[cost] = hash }
+        return hash
     }
+
+    private static let dummies = Mutex<[UInt8: String]>([:])
 
     public func hash(_ password: String) -> String { Bcrypt.hash(password, cost: cost) }
 

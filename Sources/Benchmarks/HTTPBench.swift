@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Generator
 import Geometry
@@ -15,7 +16,8 @@ extension Bench {
     func measureServed(_ store: ReportStore, http: Bool, tiles: Bool, _ report: inout Report) async throws {
         let service = try ReportService(store: store)
         let port = 18_000 + Int.random(in: 0..<2_000)
-        let app = makeApplication(service: service, configuration: ServerConfiguration(port: port, logLevel: .warning))
+        let accounts = try await AccountService(store: store)
+        let app = makeApplication(service: service, accounts: accounts, configuration: ServerConfiguration(port: port, logLevel: .warning))
         let server = Task { try await app.runService() }
         defer { server.cancel() }
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {

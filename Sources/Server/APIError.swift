@@ -1,3 +1,4 @@
+import Accounts
 import Clustering
 import Foundation
 import Geometry
@@ -6,10 +7,14 @@ import Hummingbird
 import Interchange
 import ReportStore
 
-/// An error as every endpoint answers it: a status and `{"error": {"code", "message", "field"}}`.
+/// An error as every endpoint answers it: a status and
+/// `{"error": {"code", "message", "field", "fields": [{"field", "message"}]}}`, where
+/// `field` is the first field at fault and `fields` lists every one.
 ///
-/// Bad input is a 400 naming the parameter and the rule; a missing thing is a 404; a
-/// failure of ours is a 500 whose message says nothing of the internals (they go to the log).
+/// Bad input is a 400 (a parameter) or a 422 (a body's fields) naming each field and its
+/// rule; a missing thing is a 404; a missing or bad credential a 401 with
+/// `WWW-Authenticate`; a role that may not do this a 403; a failure of ours is a 500 whose
+/// message says nothing of the internals (they go to the log).
 public struct APIError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     /// A stable machine-readable code, e.g. `invalid_parameter`, `not_found`.
@@ -17,8 +22,10 @@ public struct APIError: HTTPResponseError, Sendable {
     public var message: String
     /// The parameter at fault, when there is one.
     public var field: String?
-    /// The `Allow` header of a 405.
-    var allow: String?
+    /// Every field at fault with its rule (the one of `field` when there is only that).
+    public var fields: [ValidationError] = []
+    /// Extra headers: `Allow` on a 405, `WWW-Authenticate` on a 401, `Retry-After` on a 429.
+    var headers: HTTPFields = [:]
 
     public init(_ status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
         self.status = status
@@ -27,17 +34,45 @@ public struct APIError: HTTPResponseError, Sendable {
         self.field = field
     }
 
+    /// A 422 naming every field of a body that broke a rule.
+    init(_ errors: ValidationErrors) {
+        let count = errors.issues.count
+        self.init(
+            .unprocessableContent, code: "invalid_body",
+            message: count == 1 ? errors.issues[0].description : "\(count) fields are invalid: " + errors.description, field: errors.issues.first?.field)
+        fields = errors.issues
+    }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = Self.body(code: code, message: message, field: field)
-        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
-        if let allow { headers[.allow] = allow }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        var headers = self.headers
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        let fields = self.fields.isEmpty ? field.map { [ValidationError(field: $0, message)] } ?? [] : self.fields
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: Self.body(code: code, message: message, field: field, fields: fields))))
     }
 
     /// The JSON body of an error.
-    static func body(code: String, message: String, field: String?) -> String {
-        #"{"error":{"code":"# + GeoJSON.string(code) + #","message":"# + GeoJSON.string(message)
-            + #","field":"# + (field.map(GeoJSON.string) ?? "null") + "}}\n"
+    static func body(code: String, message: String, field: String?, fields: [ValidationError] = []) -> String {
+        struct Body: Encodable {
+            struct Detail: Encodable {
+                struct Field: Encodable { var field, message: String }
+                var code, message: String
+                var field: String?
+                var fields: [Field]
+
+                func encode(to encoder: any Encoder) throws {
+                    var container = encoder.container(keyedBy: CodingKeys.self)
+                    try container.encode(code, forKey: .code)
+                    try container.encode(message, forKey: .message)
+                    try container.encode(field, forKey: .field)  // null when there is none
+                    try container.encode(fields, forKey: .fields)
+                }
+                enum CodingKeys: CodingKey { case code, message, field, fields }
+            }
+            var error: Detail
+        }
+        let body = Body(error: .init(code: code, message: message, field: field, fields: fields.map { .init(field: $0.field, message: $0.message) }))
+        return String(decoding: (try? Responses.jsonBytes(body)) ?? Array(#"{"error":{"code":"internal"}}"#.utf8), as: UTF8.self) + "\n"
     }
 
     /// A failure of ours; the details are in the log under the request id.
@@ -48,6 +83,17 @@ public struct APIError: HTTPResponseError, Sendable {
         switch error {
         case let e as APIError: return e
         case let e as ValidationError: return APIError(.badRequest, code: "invalid_parameter", message: e.message, field: e.field)
+        case let e as ValidationErrors: return APIError(e)
+        case let e as Unauthorized:
+            var error = APIError(.unauthorized, code: "unauthorized", message: e.reason)
+            error.headers[.wwwAuthenticate] = #"Bearer realm="posterwatch", error="invalid_token""#
+            return error
+        case let e as Forbidden: return APIError(.forbidden, code: "forbidden", message: e.reason)
+        case let e as TooManyAttempts:
+            var error = APIError(.tooManyRequests, code: "too_many_attempts", message: e.description)
+            error.headers[.retryAfter] = String(e.retryAfter)
+            return error
+        case let e as AccountNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ClusterNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as NoSuchCluster: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ReportNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")

@@ -1,3 +1,4 @@
+import Accounts
 import Clustering
 import HTTPTypes
 import Hummingbird
@@ -48,14 +49,15 @@ public struct ServerConfiguration: Sendable {
 /// Handlers are thin: they read checked parameters (``QueryParameters``), call the
 /// service, and write GeoJSON or JSON. The request path for "clusters in this area" is
 /// `ClusterRoutes.swift` → `ReportService.clusters` → `ClusterIndex`.
-public func makeRouter(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<BasicRequestContext> {
-    let router = Router(options: .autoGenerateHeadEndpoints)
+public func makeRouter(service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<AppRequestContext> {
+    let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: LogRequestsMiddleware(.info))
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: OpenCORSMiddleware())
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
+    router.add(middleware: AuthenticationMiddleware(accounts: accounts))
     let tiles = TileCache(renderer: TileRenderer(index: service.index), byteLimit: configuration.tileCacheBytes, tag: { $0.withUnsafeBytes(ETag.of) })
     service.onWrite { touched in tiles.invalidate(touched) }
     router.read(.health) { _, _, _ in
@@ -73,23 +75,28 @@ public func makeRouter(service: ReportService, configuration: ServerConfiguratio
     ExportRoutes(service: service).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.store.reference).register(on: router)
+    AccountRoutes(accounts: accounts).register(on: router)
     return router
 }
 
 /// What answers requests: the router, behind the decoding of percent-encoded paths.
-public func makeResponder(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> some HTTPResponder<BasicRequestContext> {
-    PathDecodingResponder(base: makeRouter(service: service, configuration: configuration).buildResponder())
+public func makeResponder(
+    service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()
+) -> some HTTPResponder<AppRequestContext> {
+    PathDecodingResponder(base: makeRouter(service: service, accounts: accounts, configuration: configuration).buildResponder())
 }
 
 /// The application `posterwatch serve` runs: HTTP/1.1 with the connection rules and
 /// limits of `ConnectionGuard.swift`. It raises the process's descriptor limit first.
-public func makeApplication(service: ReportService, configuration: ServerConfiguration = ServerConfiguration()) -> some ApplicationProtocol {
+public func makeApplication(
+    service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()
+) -> some ApplicationProtocol {
     var logger = Logger(label: "posterwatch")
     logger.logLevel = configuration.logLevel
     let maxConnections = configuration.limits.connectionCap(descriptorLimit: ConnectionLimits.raiseDescriptorLimit())
     let open = OpenConnections()
     return Application(
-        responder: makeResponder(service: service, configuration: configuration),
+        responder: makeResponder(service: service, accounts: accounts, configuration: configuration),
         server: HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, limits: configuration.limits, maxConnections: maxConnections, open: open)
         },
@@ -106,22 +113,24 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// CORS for a public read-only API: any origin may read every answer, errors included,
-/// and the headers a client needs (`ETag`, `X-Request-Id`, `Content-Crs`); preflights are
-/// answered here. (Hummingbird's CORS middleware exposes headers only on preflights and
+/// CORS: any origin may call the API and read every answer, errors included, and the
+/// headers a client needs (`ETag`, `X-Request-Id`, `Content-Crs`, `Location`,
+/// `Retry-After`, `WWW-Authenticate`); preflights are answered here. Credentials are bearer
+/// tokens the page sends itself, never cookies, so `*` lends no one's session to another
+/// site. (Hummingbird's CORS middleware exposes headers only on preflights and
 /// wraps errors, which would hide our JSON error bodies.) Errors reach it as responses.
 struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.headers[.origin] != nil else { return try await next(request, context) }
         if request.method == .options {
             return Response(status: .noContent, headers: [
-                .accessControlAllowOrigin: "*", .accessControlAllowMethods: "GET, HEAD, OPTIONS",
-                .accessControlAllowHeaders: "Accept, Accept-Encoding, If-None-Match, Content-Type", .accessControlMaxAge: "86400",
+                .accessControlAllowOrigin: "*", .accessControlAllowMethods: "GET, HEAD, OPTIONS, POST, PATCH, DELETE",
+                .accessControlAllowHeaders: "Accept, Accept-Encoding, Authorization, If-None-Match, Content-Type", .accessControlMaxAge: "86400",
             ])
         }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = "*"
-        response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, Content-Crs"
+        response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, Content-Crs, Location, Retry-After, WWW-Authenticate"
         return response
     }
 }

@@ -13,7 +13,7 @@ struct ClusterRoutes {
     /// reports (a continent at zoom 20); a 4K screen of 32-px cells is about 8,200.
     static let maxCells = 16_384
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         // GET /v1/clusters?bbox=W,S,E,N&zoom=Z[&status=a,b][&datetime=…]
         router.read(.clusters) { request, query, _ in
             let box = try query.required("bbox", query.bbox())
@@ -50,7 +50,7 @@ struct ClusterRoutes {
         }
     }
 
-    private func clusterID(_ context: BasicRequestContext) throws -> ClusterID {
+    private func clusterID(_ context: AppRequestContext) throws -> ClusterID {
         try ClusterID(parsing: Substring(context.parameters.get("id") ?? ""))
     }
 }

@@ -1,4 +1,6 @@
+import Accounts
 import Foundation
+import HTTPTypes
 import ReportModel
 
 /// Every endpoint of the API: its path, what it answers and the parameters it takes.
@@ -7,6 +9,14 @@ import ReportModel
 /// endpoint does not list here, and `/openapi.json` is written from it: the document
 /// cannot drift from the server.
 struct Endpoint: Sendable {
+    /// Who may call an endpoint.
+    enum Access: Sendable, Equatable {
+        /// Anyone, with or without a token.
+        case anyone
+        /// A signed-in account whose role includes this one.
+        case role(Role)
+    }
+
     /// The path in OpenAPI form, e.g. `/v1/clusters/{id}/leaves`, which is also how
     /// Hummingbird's router writes it (`{name}` captures a segment, `{y}.png` its start).
     var path: String
@@ -20,6 +30,14 @@ struct Endpoint: Sendable {
 
     /// What a `204 No Content` means here, for the endpoints that answer one.
     var noContent: String? = nil
+
+    var method: HTTPRequest.Method = .get
+    /// Who may call it; checked in one place (``Router/handle(_:_:)``), before the handler.
+    var access: Access = .anyone
+    /// The request body's schema (a component of ``OpenAPI``'s document), for endpoints that take one.
+    var requestBody: String? = nil
+    /// The status of a successful answer: 200, 201 (created) or 204 (nothing to say).
+    var success: HTTPResponse.Status = .ok
 
     /// The names of its query parameters.
     var queryNames: [String] { parameters.filter { $0.location == .query }.map(\.name) }
@@ -241,6 +259,7 @@ extension Endpoint {
     static let all: [Endpoint] = [
         clusters, cluster, children, leaves, tile, tileJSON, reports, report, export, search, districts, objectTypes, statuses,
         ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, leafletFile, leafletImage, health, openAPI,
+        register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
     ]
 }
 

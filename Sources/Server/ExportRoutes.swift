@@ -18,7 +18,7 @@ struct ExportRoutes {
 
     static let pageSize = 2_000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         // HEAD is registered, not generated: a generated one would say `Content-Length: 0`
         // for this streamed body.
         router.get(RouterPath(Endpoint.export.path)) { request, _ in try answer(request, streaming: true) }

@@ -34,7 +34,7 @@ struct MapRoutes {
         leaflet = LeafletFiles(directory: configuration.leafletDirectory)
     }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         router.get(RouterPath(Endpoint.mapPage.path)) { request, _ in
             _ = try QueryParameters(request, endpoint: .mapPage)
             return page

@@ -18,7 +18,7 @@ struct OGCRoutes {
     static let collectionID = "reports"
     static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         router.read(.ogcLanding) { request, _, _ in
             let base = base(request)
             return try Responses.json(OGC.Landing(
@@ -93,7 +93,7 @@ struct OGCRoutes {
             ])
     }
 
-    private static func checkCollection(_ context: BasicRequestContext) throws {
+    private static func checkCollection(_ context: AppRequestContext) throws {
         let id = context.parameters.get("collectionId") ?? ""
         guard id == collectionID else {
             throw APIError(.notFound, code: "not_found", message: "there is no collection \"\(id.prefix(40))\"; the one collection is \"reports\"", field: "collectionId")

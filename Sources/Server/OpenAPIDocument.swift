@@ -4,38 +4,56 @@
 enum OpenAPI {
     /// The document, with status lists checked against `statusCodes` (the served ones).
     static func document(statusCodes: [String]) -> String {
-        var paths: [(String, JSONValue)] = []
+        var paths: [(String, [(String, JSONValue)])] = []
         for e in Endpoint.all {
-            let parameters: [JSONValue] = e.parameters.map { p in
-                var schema = p.schema
-                if p.listsStatuses { schema["pattern"] = .string(Patterns.statuses(statusCodes)) }
-                return [
-                    "name": .string(p.name), "in": .string(p.location.rawValue), "required": .bool(p.required), "description": .string(p.description),
-                    "schema": .object(schema.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
-                ]
-            }
-            let content: [(String, JSONValue)] = e.answers.map { type in
-                if let schema = e.answerSchema, type.hasSuffix("json") { return (type, ["schema": ref(schema)]) }
-                if type.hasPrefix("image/") { return (type, ["schema": ["type": "string", "format": "binary"]]) }
-                return (type, ["schema": ["type": "string"]])
-            }
-            var responses: [(String, JSONValue)] = [
-                ("200", ["description": .string(e.answerDescription), "content": .object(content)]),
-                ("304", ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."]),
-                ("4XX", ["description": "Bad input or nothing there: the parameter and the rule are named.",
-                         "content": ["application/json": ["schema": ref("Error")]]]),
-            ]
-            if let noContent = e.noContent { responses.insert(("204", ["description": .string(noContent)]), at: 1) }
-            let get: JSONValue = ["summary": .string(e.summary), "parameters": .array(parameters), "responses": .object(responses)]
-            paths.append((e.path, ["get": get]))
+            let operation = (e.method.rawValue.lowercased(), self.operation(e, statusCodes: statusCodes))
+            if let i = paths.firstIndex(where: { $0.0 == e.path }) { paths[i].1.append(operation) } else { paths.append((e.path, [operation])) }
         }
         let document: JSONValue = [
             "openapi": "3.1.0",
-            "info": ["title": "PosterWatch", "version": "1", "description": "Reports of illegally placed posters: clusters for maps, search by phone fragment, reports by area."],
-            "paths": .object(paths),
-            "components": ["schemas": .object(schemas)],
+            "info": ["title": "PosterWatch", "version": "1", "description": "Reports of illegally placed posters: clusters for maps, search by phone fragment, reports by area, accounts."],
+            "paths": .object(paths.map { ($0.0, .object($0.1)) }),
+            "components": [
+                "schemas": .object(schemas + bodies),
+                "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "An access token from /v1/auth/login, /register or /refresh."]],
+            ],
         ]
         return document.text + "\n"
+    }
+
+    static func operation(_ e: Endpoint, statusCodes: [String]) -> JSONValue {
+        let parameters: [JSONValue] = e.parameters.map { p in
+            var schema = p.schema
+            if p.listsStatuses { schema["pattern"] = .string(Patterns.statuses(statusCodes)) }
+            return [
+                "name": .string(p.name), "in": .string(p.location.rawValue), "required": .bool(p.required), "description": .string(p.description),
+                "schema": .object(schema.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
+            ]
+        }
+        let content: [(String, JSONValue)] = e.answers.map { type in
+            if let schema = e.answerSchema, type.hasSuffix("json") { return (type, ["schema": ref(schema)]) }
+            if type.hasPrefix("image/") { return (type, ["schema": ["type": "string", "format": "binary"]]) }
+            return (type, ["schema": ["type": "string"]])
+        }
+        var success: JSONValue = ["description": .string(e.answerDescription)]
+        if !content.isEmpty { success = ["description": .string(e.answerDescription), "content": .object(content)] }
+        var responses: [(String, JSONValue)] = [(String(e.success.code), success)]
+        if let noContent = e.noContent { responses.append(("204", ["description": .string(noContent)])) }
+        if e.method == .get { responses.append(("304", ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."])) }
+        responses.append(("4XX", [
+            "description": "Bad input (every field at fault named), nothing there, a missing or invalid token (401), a role that may not (403), too many attempts (429).",
+            "content": ["application/json": ["schema": ref("Error")]],
+        ]))
+        var operation: [(String, JSONValue)] = [("summary", .string(e.summary)), ("parameters", .array(parameters))]
+        if let body = e.requestBody {
+            operation.append(("requestBody", ["required": true, "content": ["application/json": ["schema": ref(body)]]]))
+        }
+        if case .role(let role) = e.access {
+            operation.append(("security", [["bearer": []]]))
+            operation[0].1 = .string(e.summary + " Needs the role \(role) or above.")
+        }
+        operation.append(("responses", .object(responses)))
+        return .object(operation)
     }
 
     static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/" + name)] }
@@ -57,7 +75,10 @@ enum OpenAPI {
     /// The shapes of the answers.
     static let schemas: [(String, JSONValue)] = [
         ("Error", object([
-            ("error", object([("code", string), ("message", string), ("field", nullableString)])),
+            ("error", object([
+                ("code", string), ("message", string), ("field", nullableString),
+                ("fields", array(of: object([("field", string), ("message", string)]))),
+            ])),
         ])),
         ("Point", object([("type", ["const": "Point"]), ("coordinates", array(of: number, count: 2))])),
         ("Link", object([("href", string), ("rel", string), ("type", string), ("title", string)], required: ["href", "rel"])),
@@ -112,5 +133,53 @@ enum OpenAPI {
         ])),
         ("OGCCollections", object([("collections", array(of: ref("OGCCollection"))), ("links", array(of: ref("Link")))])),
         ("OpenAPIDocument", object([("openapi", string), ("info", ["type": "object"]), ("paths", ["type": "object"])])),
+        ("TokenPair", object([
+            ("access_token", string), ("token_type", ["const": "Bearer"]), ("expires_in", ["type": "integer", "minimum": 1]), ("refresh_token", string),
+        ])),
+        ("Me", object([("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role)])),
+        ("User", object([
+            ("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role), ("disabled", ["type": "boolean"]),
+            ("created_at", string), ("last_login_at", nullableString),
+        ])),
+        ("Users", object([("users", array(of: ref("User"))), ("next", ["type": ["integer", "null"]])], required: ["users"])),
+        ("Sessions", object([
+            ("sessions", array(of: object([
+                ("id", string), ("created_at", string), ("last_used_at", string), ("expires_at", string), ("current", ["type": "boolean"]),
+            ]))),
+        ])),
+    ]
+
+    static let role: JSONValue = ["type": "string", "enum": ["inspector", "supervisor", "admin"]]
+
+    /// A request body: exactly these members, no others.
+    static func body(_ properties: [(String, JSONValue)], required: [String]? = nil) -> JSONValue {
+        guard case .object(var members) = object(properties, required: required) else { return object(properties) }
+        members.append(("additionalProperties", false))
+        return .object(members)
+    }
+
+    /// The request bodies. Rules that depend on what is stored (an email or phone already
+    /// registered, the current password, one's own account) and the list of common
+    /// passwords are in the descriptions, not in the schemas: they are 422s all the same.
+    static let bodies: [(String, JSONValue)] = [
+        ("Registration", body([
+            ("name", ["type": "string", "minLength": 1, "maxLength": 100, "description": "1 to 100 characters once trimmed."]),
+            ("email", ["type": "string", "format": "email", "maxLength": 254, "description": "An email address; one not registered yet (compared without case)."]),
+            ("phone", ["type": "string", "format": "phone", "description": "A phone number in any written form, as on reports; one not registered yet."]),
+            ("password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "10 to 128 characters, not among the most common passwords."]),
+        ])),
+        ("Login", body([
+            ("login", ["type": "string", "description": "The email, or the phone in any written form (`067 123 45 67`)."]), ("password", string),
+        ])),
+        ("Refresh", body([("refresh_token", string)])),
+        ("MePatch", body([("name", ["type": "string", "minLength": 1, "maxLength": 100])])),
+        ("PasswordChange", body([
+            ("old_password", string), ("new_password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "As at registration."]),
+        ])),
+        ("UserPatch", {
+            guard case .object(var members) = body([("role", role), ("disabled", ["type": "boolean"])], required: []) else { return .null }
+            members.append(("minProperties", 1))
+            return .object(members)
+        }()),
     ]
 }

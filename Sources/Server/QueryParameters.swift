@@ -87,14 +87,14 @@ struct QueryParameters {
     }
 }
 
-extension Router<BasicRequestContext> {
+extension Router<AppRequestContext> {
     /// Registers a read endpoint of the table in `Endpoints.swift`: GET (and HEAD) on its
     /// path; the query string is checked against the parameters it lists; the handler,
     /// which may wait on SQLite, runs on a thread of its own rather than on one of the few
     /// threads that serve every request. (Measured: running the in-memory cluster answers
     /// inline instead was 15-20 % slower at zoom 14 under wrk, as the two cooperative
     /// threads then compute while they should be moving bytes.)
-    func read(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, BasicRequestContext) throws -> Response) {
+    func read(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext) throws -> Response) {
         get(RouterPath(endpoint.path)) { request, context in
             let query = try QueryParameters(request, endpoint: endpoint)
             return try await Blocking.run { try handler(request, query, context) }

@@ -7,7 +7,7 @@ import ReportModel
 struct ReferenceRoutes {
     let reference: ReferenceData
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -13,7 +13,7 @@ struct ReportRoutes {
     static let maxPage = 10_000
     static let maxSearch = 1_000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
         router.read(.reports) { request, query, _ in
             let page = try self.page(query, defaultLimit: 100)
@@ -77,7 +77,7 @@ extension ReportRoutes {
     }
 
     /// The report a path parameter names, as a Feature.
-    func feature(_ context: BasicRequestContext, parameter: String) throws -> Response {
+    func feature(_ context: AppRequestContext, parameter: String) throws -> Response {
         let text = context.parameters.get(parameter) ?? ""
         guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
             throw ValidationError(field: parameter, "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")

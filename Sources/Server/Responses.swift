@@ -20,6 +20,13 @@ enum Responses {
         body(try jsonBytes(value) + [0x0A], type: type)
     }
 
+    /// A `Codable` value for the caller alone (tokens, accounts): never stored by a cache.
+    static func `private`(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try jsonBytes(value) + [0x0A])))
+    }
+
     static func jsonBytes(_ value: some Encodable) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -118,8 +125,9 @@ struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The API reads: GET, HEAD (the router answers it as GET without the body) and CORS preflights.
-/// Any other method is a 405 with `Allow`; a request line longer than 8 KiB is a 414.
+/// The methods of the endpoint table: a method a path does not take is a 405 with `Allow`
+/// listing those it does (GET brings HEAD; every path answers CORS preflights); a request
+/// line longer than 8 KiB is a 414.
 struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
     static var maxURILength: Int { 8_192 }
 
@@ -127,15 +135,39 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.uri.description.utf8.count <= Self.maxURILength else {
             throw APIError(.uriTooLong, code: "too_long", message: "the request URI is longer than \(Self.maxURILength) bytes", field: nil)
         }
-        switch request.method {
-        case .get, .head, .options:
-            return try await next(request, context)
-        default:
-            var error = APIError(.methodNotAllowed, code: "method_not_allowed", message: "\(request.method) is not allowed here; this API answers GET and HEAD")
-            error.allow = "GET, HEAD, OPTIONS"
+        let allowed = Self.methods(of: request.uri.path)
+        guard allowed.isEmpty || request.method == .options || allowed.contains(request.method) else {
+            let names = allowed.map(\.rawValue).joined(separator: ", ")
+            var error = APIError(.methodNotAllowed, code: "method_not_allowed", message: "\(request.method) is not allowed here; this path takes \(names)")
+            error.headers[.allow] = names
             throw error
         }
+        return try await next(request, context)
     }
+
+    /// The methods the endpoints of a path take (empty: no endpoint has the path).
+    static func methods(of path: String) -> [HTTPRequest.Method] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var methods: [HTTPRequest.Method] = []
+        for (template, endpoints) in table where template.count == segments.count
+            && zip(template, segments).allSatisfy({ $0.contains("{") || $0 == $1 })
+        {
+            for e in endpoints where !methods.contains(e.method) {
+                methods.append(e.method)
+                if e.method == .get { methods.append(.head) }
+            }
+        }
+        if !methods.isEmpty { methods.append(.options) }
+        return methods
+    }
+
+    static var table: [([Substring], [Endpoint])] { EndpointPaths.table }
+}
+
+/// The endpoint table by path, each path split into its segments.
+enum EndpointPaths {
+    static let table: [([Substring], [Endpoint])] = Dictionary(grouping: Endpoint.all, by: \.path)
+        .map { ($0.key.split(separator: "/", omittingEmptySubsequences: false), $0.value) }
 }
 
 /// A response body collected (to be compressed), within one request.

@@ -14,7 +14,7 @@ struct TileRoutes {
     let cacheControl: String
     let publicURL: String?
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AppRequestContext>) {
         // GET /v1/tiles/{z}/{x}/{y}.png and {y}@2x.png [?status=…][&datetime=…]
         // A cached tile is answered on the spot; a miss is drawn on a thread of its own.
         router.get(RouterPath(Endpoint.tile.path)) { request, context in
@@ -52,7 +52,7 @@ struct TileRoutes {
     static let mercatorWorld = try! TileID(z: 0, x: 0, y: 0).bounds
 
     /// The tile a request names: `{z}`, `{x}`, and `{y}` or `{y}@2x` before `.png`.
-    private func key(_ context: BasicRequestContext, _ query: QueryParameters) throws -> TileCache.Key {
+    private func key(_ context: AppRequestContext, _ query: QueryParameters) throws -> TileCache.Key {
         func integer(_ name: String, _ text: Substring) throws(ValidationError) -> Int {
             guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int(text) else {
                 throw ValidationError(field: name, "must be a whole number, got \"\(text.prefix(40))\"")

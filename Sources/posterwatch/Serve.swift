@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import Clustering
 import Foundation
@@ -69,7 +70,8 @@ struct Serve: AsyncParsableCommand {
         configuration.limits.idleTimeout = .seconds(idleTimeout)
         configuration.limits.headerTimeout = .seconds(headerTimeout)
         configuration.limits.maxConnections = maxConnections
-        let app = makeApplication(service: service, configuration: configuration)
+        let accounts = try await AccountService(store: service.store)
+        let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
         try await app.runService()
     }
 }

@@ -81,7 +81,7 @@ extension Fixture {
         var configuration = configuration
         configuration.port = 0
         configuration.logLevel = .critical
-        try await makeApplication(service: service, configuration: configuration).test(.live) { client in
+        try await makeApplication(service: service, accounts: try await accounts(), configuration: configuration).test(.live) { client in
             try await body(try #require(client.port), client)
         }
     }
@@ -229,7 +229,7 @@ struct PathDecodingTests {
             ("/%7e%7E", "/~~"),
         ]
         for (target, expected) in cases {
-            #expect(PathDecodingResponder<CallbackResponder<BasicRequestContext>>.decode(target) == expected, "\(target)")
+            #expect(PathDecodingResponder<CallbackResponder<AppRequestContext>>.decode(target) == expected, "\(target)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTPTypes
 import Interchange
@@ -36,8 +37,13 @@ final class Fixture: Sendable {
     func test(
         configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let app = Application(responder: makeResponder(service: service, configuration: configuration))
+        let app = Application(responder: makeResponder(service: service, accounts: try await accounts(), configuration: configuration))
         try await app.test(.router, body)
+    }
+
+    /// The account service over the fixture's database (bcrypt at cost 4, for speed).
+    func accounts() async throws -> AccountService {
+        try await AccountService(store: service.store, passwords: Passwords(cost: 4))
     }
 }
 
@@ -389,12 +395,16 @@ struct ServerTests {
             #expect(Set(paths.keys) == Set(Endpoint.all.map(\.path)))
             let someCluster = try await client.get("/v1/clusters?bbox=-180,-90,180,90&zoom=2").features.first!["id"] as! Int
             for (path, item) in paths {
-                let get = try #require(item["get"] as? [String: Any], "\(path)")
-                let parameters = get["parameters"] as! [[String: Any]]
                 let concrete = path.replacingOccurrences(of: "{id}", with: path.hasPrefix("/v1/clusters") ? "\(someCluster)" : "1")
                     .replacingOccurrences(of: "{collectionId}", with: "reports").replacingOccurrences(of: "{featureId}", with: "1")
                     .replacingOccurrences(of: "{z}/{x}/{y}", with: "1/1/1")
                     .replacingOccurrences(of: "images/{file}", with: "images/layers.png").replacingOccurrences(of: "{file}", with: "leaflet.js")
+                for method in item.keys where method != "get" {
+                    let status = try await client.execute(uri: concrete, method: try #require(HTTPRequest.Method(method.uppercased()))) { $0.status }
+                    #expect(![404, 405].contains(status.code), "\(method) \(path) is documented but not served")
+                }
+                guard let get = item["get"] as? [String: Any] else { continue }
+                let parameters = get["parameters"] as! [[String: Any]]
                 let bare = try await client.get(concrete)
                 #expect(![404, 405].contains(bare.status.code), "\(path) is documented but not served")
                 for p in parameters where p["in"] as? String == "query" {

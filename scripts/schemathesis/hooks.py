@@ -56,6 +56,10 @@ def _datetime_interval(draw):
 
 schemathesis.openapi.format("bbox", _bbox())
 schemathesis.openapi.format("datetime-interval", _datetime_interval())
+schemathesis.openapi.format("phone", st.builds(
+    lambda operator, number, style: style.format(operator, number),
+    st.sampled_from(["50", "63", "66", "67", "68", "73", "93", "95", "96", "97", "98", "99"]), st.integers(0, 9_999_999).map(lambda n: f"{n:07d}"),
+    st.sampled_from(["0{}{}", "+380{}{}", "380{}{}"])))
 schemathesis.openapi.format("crs", st.sampled_from(sorted(KNOWN_CRS) + ["EPSG:3857", "OGC:CRS84", " EPSG:4326 "]))
 
 

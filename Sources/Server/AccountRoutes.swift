@@ -1,0 +1,171 @@
+import Accounts
+import Foundation
+import Geometry
+import HTTPTypes
+import Hummingbird
+import Interchange
+
+/// `/v1/auth/…`, `/v1/me…` and `/v1/users…`: signing in and out, the caller's own
+/// account and sessions, and the administration of accounts. Handlers read the body, call
+/// ``AccountService`` and answer; who may call each is the endpoint table's to say.
+struct AccountRoutes {
+    let accounts: AccountService
+
+    func register(on router: Router<AppRequestContext>) {
+        router.handlePublic(.register) { request, _, _ in
+            var body = try await JSONBody.read(request, allowed: ["name", "email", "phone", "password"])
+            let (name, email, phone, password) = (body.string("name"), body.string("email"), body.string("phone"), body.string("password"))
+            body.check { () throws(ValidationErrors) in _ = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "") }
+            try body.finish()
+            let (_, tokens) = try await accounts.register(name: name!, email: email!, phone: phone!, password: password!)
+            var response = try Responses.private(tokens, status: .created)
+            response.headers[.location] = "/v1/me"
+            return response
+        }
+        router.handlePublic(.login) { request, _, context in
+            var body = try await JSONBody.read(request, allowed: ["login", "password"])
+            let (login, password) = (body.string("login"), body.string("password"))
+            try body.finish()
+            return try Responses.private(try await accounts.login(login!, password: password!, client: context.client))
+        }
+        router.handlePublic(.refresh) { request, _, _ in
+            var body = try await JSONBody.read(request, allowed: ["refresh_token"])
+            let token = body.string("refresh_token")
+            try body.finish()
+            return try Responses.private(try await accounts.refresh(token!))
+        }
+        router.handle(.logout) { _, _, _, identity in
+            try accounts.endSession(identity.sessionID, of: identity)
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+        router.handle(.me) { _, _, _, identity in
+            try Responses.private(Me(try accounts.account(of: identity)))
+        }
+        router.handle(.updateMe) { request, _, _, identity in
+            var body = try await JSONBody.read(request, allowed: ["name"])
+            let name = body.string("name")
+            try body.finish()
+            return try Responses.private(Me(try accounts.rename(identity, to: name!)))
+        }
+        router.handle(.changePassword) { request, _, _, identity in
+            var body = try await JSONBody.read(request, allowed: ["old_password", "new_password"])
+            let (old, new) = (body.string("old_password"), body.string("new_password"))
+            try body.finish()
+            try await accounts.changePassword(of: identity, old: old!, new: new!)
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+        router.handle(.mySessions) { _, _, _, identity in
+            let sessions = try accounts.sessions.open(accountID: identity.accountID).map { SessionList.Item($0, current: $0.id == identity.sessionID) }
+            return try Responses.private(SessionList(sessions: sessions))
+        }
+        router.handle(.endSession) { _, _, context, identity in
+            let id = context.parameters.get("id") ?? ""
+            do {
+                try accounts.endSession(id, of: identity)
+            } catch is AccountNotFound {
+                throw APIError(.notFound, code: "not_found", message: "the caller has no open session \"\(id.prefix(40))\"", field: "id")
+            }
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+        router.handle(.users) { _, query, _, _ in
+            let role = try query["role"].map { text throws(ValidationError) in
+                guard let role = Role(rawValue: text), Role.people.contains(role) else {
+                    throw ValidationError(field: "role", "must be inspector, supervisor or admin, got \"\(text.prefix(40))\"")
+                }
+                return role
+            }
+            let limit = try query.integer("limit", in: 1...1_000, default: 100)!
+            let after = try query.integer("after", in: 0...Int(Int64.max), default: 0)!
+            let page = try accounts.accounts.list(role: role, after: Int64(after), limit: limit)
+            return try Responses.private(UserList(users: page.map(UserList.User.init), next: page.count == limit ? page.last?.id : nil))
+        }
+        router.handle(.updateUser) { request, _, context, identity in
+            let text = context.parameters.get("id") ?? ""
+            guard let id = Int64(text), id >= 1 else { throw ValidationError(field: "id", "must be an account id, got \"\(text.prefix(40))\"") }
+            var body = try await JSONBody.read(request, allowed: ["role", "disabled"])
+            let roleText = body.string("role", required: false)
+            let disabled = body.bool("disabled")
+            var issues = body.issues
+            let role = roleText.flatMap(Role.init(rawValue:))
+            if let roleText, role == nil || !Role.people.contains(role!) {
+                issues.append(.init(field: "role", "must be inspector, supervisor or admin, got \"\(roleText.prefix(40))\""))
+            }
+            if roleText == nil && disabled == nil && issues.isEmpty { issues.append(.init(field: "role", "give role, disabled or both")) }
+            if !issues.isEmpty { throw ValidationErrors(issues) }
+            return try Responses.private(UserList.User(try accounts.administer(id, role: role, disabled: disabled, by: identity)))
+        }
+    }
+}
+
+/// `GET /v1/me`: the caller's own account.
+struct Me: Codable {
+    var id: Int64
+    var name, email, phone: String
+    var role: Role
+
+    init(_ account: Account) {
+        (id, name, email, phone, role) = (account.id, account.name, account.email, account.phone, account.role)
+    }
+}
+
+/// `GET /v1/me/sessions`.
+struct SessionList: Codable {
+    struct Item: Codable {
+        var id: String
+        var createdAt, lastUsedAt, expiresAt: String
+        var current: Bool
+
+        init(_ session: Session, current: Bool) {
+            id = session.id
+            createdAt = RFC3339.string(from: session.createdAt)
+            lastUsedAt = RFC3339.string(from: session.lastUsedAt)
+            expiresAt = RFC3339.string(from: session.expiresAt)
+            self.current = current
+        }
+
+        enum CodingKeys: String, CodingKey { case id, createdAt = "created_at", lastUsedAt = "last_used_at", expiresAt = "expires_at", current }
+    }
+    var sessions: [Item]
+}
+
+/// `GET /v1/users`: a page of accounts, and the cursor of the next.
+struct UserList: Codable {
+    struct User: Codable {
+        var id: Int64
+        var name, email, phone: String
+        var role: Role
+        var disabled: Bool
+        var createdAt: String
+        var lastLoginAt: String?
+
+        init(_ account: Account) {
+            (id, name, email, phone, role, disabled) = (account.id, account.name, account.email, account.phone, account.role, account.disabled)
+            createdAt = RFC3339.string(from: account.createdAt)
+            lastLoginAt = account.lastLoginAt.map { RFC3339.string(from: $0) }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, email, phone, role, disabled, createdAt = "created_at", lastLoginAt = "last_login_at"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(name, forKey: .name)
+            try c.encode(email, forKey: .email)
+            try c.encode(phone, forKey: .phone)
+            try c.encode(role, forKey: .role)
+            try c.encode(disabled, forKey: .disabled)
+            try c.encode(createdAt, forKey: .createdAt)
+            try c.encode(lastLoginAt, forKey: .lastLoginAt)  // null before the first login
+        }
+    }
+    var users: [User]
+    var next: Int64?
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(users, forKey: .users)
+        try c.encode(next, forKey: .next)  // null on the last page
+    }
+}

@@ -1,0 +1,63 @@
+import Accounts
+import HTTPTypes
+import Hummingbird
+
+/// Reads `Authorization: Bearer <token>` into the request's identity. No header: the
+/// public. A header that is not a valid access token of an open session: a 401 at once,
+/// so that a client learns to refresh instead of being served the public form silently.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let accounts: AccountService
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else { return try await next(request, context) }
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw Unauthorized(reason: "the Authorization header must be Bearer and a token")
+        }
+        var context = context
+        context.identity = try await accounts.authenticate(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        return try await next(request, context)
+    }
+}
+
+extension Endpoint.Access {
+    /// The caller, when it may call an endpoint of this access: nil for the public on a
+    /// public endpoint. No token where one is needed is a 401; a role below the one
+    /// needed, a 403.
+    func check(_ context: AppRequestContext) throws -> AccountService.Identity? {
+        guard case .role(let needed) = self else { return context.identity }
+        guard let identity = context.identity else {
+            throw Unauthorized(reason: "sign in first: send Authorization: Bearer and an access token")
+        }
+        guard identity.role.includes(needed) else {
+            throw Forbidden(reason: "this needs the role \(needed) or above; the caller is \(identity.role)")
+        }
+        return identity
+    }
+}
+
+extension Router<AppRequestContext> {
+    /// Registers an endpoint of the table that needs a signed-in caller: its method on its
+    /// path, its query checked against the parameters it lists, and its access checked
+    /// before the handler runs, which gets the caller.
+    func handle(
+        _ endpoint: Endpoint,
+        _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext, AccountService.Identity) async throws -> Response
+    ) {
+        on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
+            let query = try QueryParameters(request, endpoint: endpoint)
+            guard let identity = try endpoint.access.check(context) else {
+                throw Unauthorized(reason: "sign in first: send Authorization: Bearer and an access token")
+            }
+            return try await handler(request, query, context, identity)
+        }
+    }
+
+    /// Registers a public endpoint of the table that is not a read (sign-in and the like).
+    func handlePublic(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> Response) {
+        precondition(endpoint.access == .anyone, "\(endpoint.path) needs a caller: register it with handle")
+        on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
+            try await handler(request, try QueryParameters(request, endpoint: endpoint), context)
+        }
+    }
+}

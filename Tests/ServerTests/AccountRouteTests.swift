@@ -1,0 +1,208 @@
+import Accounts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import Server
+import Testing
+
+extension TestClientProtocol {
+    /// A request with a JSON body (or raw text) and, when given, a bearer token.
+    func send(_ method: HTTPRequest.Method, _ uri: String, json: Any? = nil, raw: String? = nil, token: String? = nil,
+              headers: HTTPFields = [:]) async throws -> Answer
+    {
+        var headers = headers
+        if let token { headers[.authorization] = "Bearer " + token }
+        var body: ByteBuffer?
+        if let json {
+            body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+            if headers[.contentType] == nil { headers[.contentType] = "application/json" }
+        } else if let raw {
+            body = ByteBuffer(string: raw)
+        }
+        return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
+            let data = Data(buffer: response.body)
+            let json = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+            return Answer(status: response.status, headers: response.headers, json: json, body: data)
+        }
+    }
+}
+
+/// Accounts over HTTP: registration, sign-in, tokens, the caller's account, administration.
+@Suite("Accounts over HTTP")
+struct AccountRouteTests {
+    static let password = "кашта́н у дворі"
+
+    static func registration(_ n: Int) -> [String: Any] {
+        ["name": "Інспектор \(n)", "email": "i\(n)@example.org", "phone": "067 123 45 \(10 + n)", "password": password]
+    }
+
+    /// An administrator made as `posterwatch user add` makes one, signed in over HTTP.
+    static func admin(_ fixture: Fixture, _ client: any TestClientProtocol) async throws -> String {
+        let draft = try AccountDraft(name: "Адмін", email: "admin@example.org", phone: "050 000 00 01", password: password, role: .admin)
+        _ = try AccountStore(fixture.service.store).create(draft, passwordHash: Passwords(cost: 4).hash(password))
+        let login = try await client.send(.post, "/v1/auth/login", json: ["login": "050 000 00 01", "password": password])
+        return try #require(login.json["access_token"] as? String)
+    }
+
+    @Test("register answers 201 with OAuth tokens; the access token reads /v1/me; renaming works, changing one's role does not")
+    func registerAndMe() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let created = try await client.send(.post, "/v1/auth/register", json: Self.registration(1))
+            #expect(created.status == .created && created.headers[.location] == "/v1/me" && created.headers[.cacheControl] == "no-store")
+            #expect(created.json["token_type"] as? String == "Bearer" && created.json["expires_in"] as? Int == 900)
+            #expect(!String(decoding: created.body, as: UTF8.self).contains(Self.password))
+            let token = try #require(created.json["access_token"] as? String)
+            let me = try await client.send(.get, "/v1/me", token: token)
+            #expect(me.status == .ok)
+            #expect(me.json["email"] as? String == "i1@example.org" && me.json["phone"] as? String == "380671234511" && me.json["role"] as? String == "inspector")
+            #expect(Set(me.json.keys) == ["id", "name", "email", "phone", "role"])
+            let renamed = try await client.send(.patch, "/v1/me", json: ["name": "  Оксана  "], token: token)
+            #expect(renamed.json["name"] as? String == "Оксана")
+            let climb = try await client.send(.patch, "/v1/me", json: ["name": "Оксана", "role": "admin"], token: token)
+            #expect(climb.status == .unprocessableContent && climb.error?["field"] as? String == "role")
+            #expect(try await client.send(.get, "/v1/me", token: token).json["role"] as? String == "inspector")
+        }
+    }
+
+    @Test("a bad registration is one 422 naming every field and rule, and writes nothing")
+    func badRegistration() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let bad = try await client.send(.post, "/v1/auth/register", json: ["name": "", "email": "nope", "phone": "12", "password": "short", "extra": 1])
+            #expect(bad.status == .unprocessableContent)
+            let fields = try #require(bad.error?["fields"] as? [[String: String]])
+            #expect(fields.map { $0["field"] } == ["extra", "name", "email", "phone", "password"])
+            #expect(bad.error?["field"] as? String == "extra" && fields.allSatisfy { !($0["message"] ?? "").isEmpty })
+            let missing = try await client.send(.post, "/v1/auth/register", json: ["name": 5])
+            #expect((missing.error?["fields"] as? [[String: String]])?.map { $0["field"]! } == ["name", "email", "phone", "password"])
+            #expect(try AccountStore(fixture.service.store).list(limit: 10).isEmpty)
+            for (raw, type, status) in [
+                ("not json", "application/json", 400), ("[1, 2]", "application/json", 400), ("{}", "text/plain", 415),
+                ("{\"name\": \"" + String(repeating: "x", count: 70_000) + "\"}", "application/json", 413),
+            ] {
+                let answer = try await client.send(.post, "/v1/auth/register", raw: raw, headers: [.contentType: type])
+                #expect(answer.status.code == status, "\(raw.prefix(20)) as \(type)")
+                #expect(answer.error?["code"] is String)
+            }
+        }
+    }
+
+    @Test("login by phone with spaces; an unknown login and a wrong password get the same 401; the sixth failure a 429")
+    func login() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            _ = try await client.send(.post, "/v1/auth/register", json: Self.registration(2))
+            let ok = try await client.send(.post, "/v1/auth/login", json: ["login": "067 123 45 12", "password": Self.password])
+            #expect(ok.status == .ok && ok.json["refresh_token"] is String)
+            let wrong = try await client.send(.post, "/v1/auth/login", json: ["login": "i2@example.org", "password": "wrong password"])
+            let unknown = try await client.send(.post, "/v1/auth/login", json: ["login": "nobody@example.org", "password": "wrong password"])
+            #expect(wrong.status == .unauthorized && unknown.status == .unauthorized && wrong.body == unknown.body)
+            #expect(wrong.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+            for _ in 0..<3 { _ = try await client.send(.post, "/v1/auth/login", json: ["login": "i2@example.org", "password": "wrong password"]) }
+            let throttled = try await client.send(.post, "/v1/auth/login", json: ["login": "i2@example.org", "password": Self.password])
+            #expect(throttled.status == .tooManyRequests)
+            #expect(Int(throttled.headers[.retryAfter] ?? "") ?? 0 > 0)
+        }
+    }
+
+    @Test("refresh rotates; a reused refresh token ends the session; logout stops the access token at once")
+    func refreshAndLogout() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let first = try await client.send(.post, "/v1/auth/register", json: Self.registration(3)).json
+            let second = try await client.send(.post, "/v1/auth/refresh", json: ["refresh_token": first["refresh_token"]!])
+            #expect(second.status == .ok)
+            let reused = try await client.send(.post, "/v1/auth/refresh", json: ["refresh_token": first["refresh_token"]!])
+            #expect(reused.status == .unauthorized && reused.headers[.wwwAuthenticate] != nil)
+            #expect(try await client.send(.get, "/v1/me", token: second.json["access_token"] as? String).status == .unauthorized)
+
+            let fresh = try await client.send(.post, "/v1/auth/login", json: ["login": "i3@example.org", "password": Self.password]).json
+            let token = fresh["access_token"] as? String
+            #expect(try await client.send(.post, "/v1/auth/logout", token: token).status == .noContent)
+            #expect(try await client.send(.get, "/v1/me", token: token).status == .unauthorized)
+        }
+    }
+
+    @Test("no token, a malformed one, a forged one: 401 with WWW-Authenticate; the public reads stay public")
+    func tokens() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let token = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(4)).json["access_token"] as? String)
+            for (header, label) in [(nil, "none"), ("Basic abc", "basic"), ("Bearer", "empty"), ("Bearer " + token + "x", "forged")] as [(String?, String)] {
+                let answer = try await client.send(.get, "/v1/me", headers: header.map { [.authorization: $0] } ?? [:])
+                #expect(answer.status == .unauthorized, "\(label)")
+                #expect(answer.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true, "\(label)")
+            }
+            #expect(try await client.send(.get, "/v1/statuses").status == .ok)
+            #expect(try await client.send(.get, "/v1/statuses", token: token).status == .ok)
+        }
+    }
+
+    @Test("roles: an inspector may not list or change accounts; an administrator may, but not their own; a disabled account's token stops")
+    func administration() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let admin = try await Self.admin(fixture, client)
+            let inspector = try await client.send(.post, "/v1/auth/register", json: Self.registration(5)).json
+            let inspectorToken = inspector["access_token"] as? String
+            let inspectorID = try #require(try await client.send(.get, "/v1/me", token: inspectorToken).json["id"] as? Int)
+            #expect(try await client.send(.get, "/v1/users", token: inspectorToken).status == .forbidden)
+            let selfPromotion = try await client.send(.patch, "/v1/users/\(inspectorID)", json: ["role": "admin"], token: inspectorToken)
+            #expect(selfPromotion.status == .forbidden)
+            #expect(try await client.send(.get, "/v1/users").status == .unauthorized)
+
+            let list = try await client.send(.get, "/v1/users?role=inspector", token: admin)
+            #expect(list.status == .ok && (list.json["users"] as? [[String: Any]])?.map { $0["id"] as? Int } == [inspectorID])
+            #expect(list.json.keys.contains("next"))
+            let promoted = try await client.send(.patch, "/v1/users/\(inspectorID)", json: ["role": "supervisor"], token: admin)
+            #expect(promoted.status == .ok && promoted.json["role"] as? String == "supervisor")
+            let adminID = try #require(try await client.send(.get, "/v1/me", token: admin).json["id"] as? Int)
+            let own = try await client.send(.patch, "/v1/users/\(adminID)", json: ["disabled": true], token: admin)
+            #expect(own.status == .unprocessableContent && own.error?["field"] as? String == "id")
+            let badRole = try await client.send(.patch, "/v1/users/\(inspectorID)", json: ["role": "integration", "disabled": "yes"], token: admin)
+            #expect((badRole.error?["fields"] as? [[String: String]])?.map { $0["field"]! }.sorted() == ["disabled", "role"])
+
+            #expect(try await client.send(.get, "/v1/me", token: inspectorToken).status == .ok)
+            #expect(try await client.send(.patch, "/v1/users/\(inspectorID)", json: ["disabled": true], token: admin).json["disabled"] as? Bool == true)
+            #expect(try await client.send(.get, "/v1/me", token: inspectorToken).status == .unauthorized)
+            let login = try await client.send(.post, "/v1/auth/login", json: ["login": "i5@example.org", "password": Self.password])
+            #expect(login.status == .forbidden)
+            #expect(try await client.send(.patch, "/v1/users/999", json: ["disabled": true], token: admin).status == .notFound)
+        }
+    }
+
+    @Test("sessions: listed with the current one marked, ended one by one; a password change ends the others")
+    func sessionsAndPassword() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let first = try await client.send(.post, "/v1/auth/register", json: Self.registration(6)).json["access_token"] as? String
+            let second = try await client.send(.post, "/v1/auth/login", json: ["login": "i6@example.org", "password": Self.password]).json["access_token"] as? String
+            let third = try await client.send(.post, "/v1/auth/login", json: ["login": "i6@example.org", "password": Self.password]).json["access_token"] as? String
+            let sessions = try #require(try await client.send(.get, "/v1/me/sessions", token: first).json["sessions"] as? [[String: Any]])
+            #expect(sessions.count == 3 && sessions.filter { $0["current"] as? Bool == true }.count == 1)
+            let other = try #require(sessions.first { $0["current"] as? Bool == false }?["id"] as? String)
+            #expect(try await client.send(.delete, "/v1/me/sessions/\(other)", token: first).status == .noContent)
+            #expect(try await client.send(.delete, "/v1/me/sessions/\(other)", token: first).status == .notFound)
+            #expect(try await client.send(.get, "/v1/me/sessions", token: first).json["sessions"].map { ($0 as? [Any])?.count } == 2)
+
+            let wrong = try await client.send(.post, "/v1/me/password", json: ["old_password": "nope", "new_password": "новий довгий пароль"], token: first)
+            #expect(wrong.status == .unprocessableContent && wrong.error?["field"] as? String == "old_password")
+            let changed = try await client.send(.post, "/v1/me/password", json: ["old_password": Self.password, "new_password": "новий довгий пароль"], token: first)
+            #expect(changed.status == .noContent)
+            #expect(try await client.send(.get, "/v1/me", token: first).status == .ok)
+            for token in [second, third] { #expect(try await client.send(.get, "/v1/me", token: token).status == .unauthorized) }
+        }
+    }
+
+    @Test("methods a path does not take are a 405 naming those it does")
+    func methods() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let answer = try await client.send(.delete, "/v1/me")
+            #expect(answer.status == .methodNotAllowed && answer.headers[.allow] == "GET, HEAD, PATCH, OPTIONS")
+            #expect(try await client.send(.get, "/v1/auth/login").headers[.allow] == "POST, OPTIONS")
+        }
+    }
+}
