@@ -14,6 +14,7 @@ import Synchronization
 public final class AccountService: Sendable {
     public let accounts: AccountStore
     public let sessions: SessionStore
+    public let apiKeys: APIKeyStore
     let tokens: AccessTokens
     let passwords: Passwords
     let throttle: LoginThrottle
@@ -24,11 +25,13 @@ public final class AccountService: Sendable {
         var accounts: Set<Int64>
     }
 
-    /// What a valid access token speaks for.
+    /// What a valid credential speaks for: an account's session, or an API key (whose
+    /// role is `integration`; it has no account and no session).
     public struct Identity: Sendable, Hashable {
         public var accountID: Int64
         public var role: Role
         public var sessionID: String
+        public var apiKeyID: Int64? = nil
     }
 
     /// Tokens as OAuth 2.0 answers them (RFC 6749 §5.1).
@@ -46,6 +49,7 @@ public final class AccountService: Sendable {
     public init(store: ReportStore, passwords: Passwords = Passwords(), throttle: LoginThrottle = LoginThrottle()) async throws {
         accounts = AccountStore(store)
         sessions = SessionStore(accounts)
+        apiKeys = APIKeyStore(accounts)
         tokens = try await AccessTokens(accounts)
         self.passwords = passwords
         self.throttle = throttle
@@ -100,6 +104,10 @@ public final class AccountService: Sendable {
     /// Who a bearer token speaks for: a valid access token of an open session of an
     /// enabled account. Anything else is ``Unauthorized``.
     public func authenticate(_ token: String) async throws -> Identity {
+        if token.hasPrefix(APIKeyStore.prefix) {
+            guard let key = try apiKeys.key(secret: token) else { throw Unauthorized(reason: "the API key is not valid or was revoked") }
+            return Identity(accountID: 0, role: key.role, sessionID: "", apiKeyID: key.id)
+        }
         guard let claims = try? await tokens.verify(token), let id = Int64(claims.sub.value), let role = Role(rawValue: claims.role) else {
             throw Unauthorized(reason: "the access token is not valid or has expired")
         }

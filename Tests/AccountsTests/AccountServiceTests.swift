@@ -225,3 +225,26 @@ struct IndependentTokenTests {
         #expect(lifetime == 900)
     }
 }
+
+@Suite("API keys")
+struct APIKeyTests {
+    @Test("a key is shown once, stored as a hash, authenticates as an integration, and stops when revoked")
+    func lifecycle() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await AccountServiceTests.service(fixture)
+        let (key, secret) = try service.apiKeys.create(name: "Оператор: синхронізація")
+        #expect(secret.hasPrefix("pwk_") && secret.count >= 47)
+        let stored = try await fixture.store.pool.read { db in try String.fetchAll(db, sql: "SELECT quote(key_hash) || name FROM api_key") }
+        #expect(!stored.joined().contains(String(secret.dropFirst(4))))
+        let identity = try await service.authenticate(secret)
+        #expect(identity.role == .integration && identity.apiKeyID == key.id)
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(secret + "x") }
+        await #expect(throws: Unauthorized.self) { try await service.authenticate("pwk_") }
+        try service.apiKeys.revoke(id: key.id)
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(secret) }
+        #expect(try service.apiKeys.list().first?.revokedAt != nil)
+        #expect(throws: APIKeyNotFound(id: 99)) { try service.apiKeys.revoke(id: 99) }
+        #expect(throws: ValidationErrors.self) { try service.apiKeys.create(name: " ") }
+        #expect(throws: ValidationErrors.self) { try service.apiKeys.create(name: "x", role: .admin) }
+    }
+}

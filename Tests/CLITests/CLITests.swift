@@ -240,6 +240,13 @@ struct CLITests {
         #expect(try cli.run("user", "list", "--role", "admin", "--db", "u.sqlite").stdout.split(separator: "\n").count == 1)
         let climb = try cli.run("user", "set-role", "2", "integration", "--db", "u.sqlite")
         #expect(climb.status != 0 && climb.stderr.contains("integrations use API keys"))
+        let key = try cli.run("apikey", "create", "--name", "blocklist sync", "--db", "u.sqlite")
+        #expect(key.status == 0 && key.stdout.hasPrefix("pwk_") && key.stderr.contains("not shown again"), "\(key.stderr)")
+        let keys = try cli.run("apikey", "list", "--db", "u.sqlite").stdout
+        #expect(keys == "1\tintegration\tactive\tblocklist sync\n" && !keys.contains("pwk_"))
+        #expect(try cli.run("apikey", "revoke", "1", "--db", "u.sqlite").status == 0)
+        #expect(try cli.run("apikey", "list", "--db", "u.sqlite").stdout.contains("revoked"))
+        #expect(try cli.run("apikey", "create", "--name", "x", "--role", "admin", "--db", "u.sqlite").stderr.contains("role: an API key's role is integration"))
         let rotated = try cli.run("keys", "rotate", "--db", "u.sqlite")
         #expect(rotated.status == 0 && rotated.stdout.hasPrefix("new signing key "), "\(rotated.stderr)")
         let missing = try cli.run("user", "disable", "99", "--db", "u.sqlite")

@@ -196,6 +196,21 @@ struct AccountRouteTests {
         }
     }
 
+    @Test("an API key is a bearer credential of the integration role: it may not act as a person; revoked, it is a 401")
+    func apiKeys() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let keys = APIKeyStore(AccountStore(fixture.service.store))
+            let (key, secret) = try keys.create(name: "blocklist sync")
+            let me = try await client.send(.get, "/v1/me", token: secret)
+            #expect(me.status == .forbidden)
+            #expect(try await client.send(.get, "/v1/users", token: secret).status == .forbidden)
+            #expect(try await client.send(.get, "/v1/statuses", token: secret).status == .ok)
+            try keys.revoke(id: key.id)
+            #expect(try await client.send(.get, "/v1/statuses", token: secret).status == .unauthorized)
+        }
+    }
+
     @Test("methods a path does not take are a 405 naming those it does")
     func methods() async throws {
         let fixture = try Fixture()

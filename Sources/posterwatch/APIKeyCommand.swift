@@ -1,0 +1,46 @@
+import Accounts
+import ArgumentParser
+import Foundation
+import ReportStore
+
+/// `posterwatch apikey …`: credentials for machine clients.
+struct APIKeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apikey", abstract: "Create, list and revoke API keys for integrations.", subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an API key and print it. It is shown this once: only its hash is stored. Send it as Authorization: Bearer <key>.")
+        @Option(help: "What the key is for (1 to 100 characters).") var name: String
+        @Option(help: "The key's role: integration.") var role: Role = .integration
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let (key, secret) = try APIKeyStore(AccountStore(try ReportStore(path: store.db))).create(name: name, role: role)
+            Console.error("API key \(key.id) (\(key.name), \(key.role)); it is not shown again:")
+            print(secret)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List API keys: id, role, state, name (never the keys).")
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            for key in try APIKeyStore(AccountStore(try ReportStore(path: store.db))).list() {
+                print([String(key.id), key.role.rawValue, key.revokedAt == nil ? "active" : "revoked", key.name].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an API key: it stops at once, also in a running server.")
+        @Argument(help: "The key's id.") var id: Int64
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try APIKeyStore(AccountStore(try ReportStore(path: store.db))).revoke(id: id)
+            print("API key \(id) is revoked")
+        }
+    }
+}
