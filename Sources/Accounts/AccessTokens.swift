@@ -4,7 +4,8 @@ import GRDB
 import JWTKit
 
 /// What an access token says: who (`sub`, the account id), with which role, in which
-/// session (`sid`), for whom (`aud`), from whom (`iss`), issued and expiring when.
+/// session (`sid`), for whom (`aud`), from whom (`iss`), issued and expiring when, and its
+/// own id (`jti`).
 public struct AccessClaims: JWTPayload, Equatable {
     public var sub: SubjectClaim
     public var role: String
@@ -13,6 +14,8 @@ public struct AccessClaims: JWTPayload, Equatable {
     public var aud: AudienceClaim
     public var exp: ExpirationClaim
     public var iat: IssuedAtClaim
+    /// A random id: no two tokens are alike, even of one session within one second.
+    public var jti: IDClaim
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
@@ -63,7 +66,7 @@ public final class AccessTokens: Sendable {
         let claims = AccessClaims(
             sub: SubjectClaim(value: String(accountID)), role: role.rawValue, sid: sessionID, iss: IssuerClaim(value: Self.issuer),
             aud: AudienceClaim(value: Self.audience), exp: ExpirationClaim(value: now.addingTimeInterval(Self.lifetime)),
-            iat: IssuedAtClaim(value: now))
+            iat: IssuedAtClaim(value: now), jti: IDClaim(value: Secrets.token(bytes: 12)))
         return (try await keys.sign(claims, kid: signingKid), Int(Self.lifetime))
     }
 

@@ -19,6 +19,12 @@ public final class AccountService: Sendable {
     let passwords: Passwords
     let throttle: LoginThrottle
     private let revoked: Mutex<Revoked>
+    /// Access tokens already verified, with what they say and when they expire. A client
+    /// presents the same token for its 15 minutes, and checking the signature each time
+    /// would cost more than the rest of a small request. Keyed by the whole token, its
+    /// signature included, so only a token verified before can hit; emptied when full.
+    private let verified = Mutex<[String: (identity: Identity, expires: Date)]>([:])
+    static let verifiedLimit = 50_000
 
     struct Revoked {
         var sessions: Set<String>
@@ -108,12 +114,23 @@ public final class AccountService: Sendable {
             guard let key = try apiKeys.key(secret: token) else { throw Unauthorized(reason: "the API key is not valid or was revoked") }
             return Identity(accountID: 0, role: key.role, sessionID: "", apiKeyID: key.id)
         }
-        guard let claims = try? await tokens.verify(token), let id = Int64(claims.sub.value), let role = Role(rawValue: claims.role) else {
-            throw Unauthorized(reason: "the access token is not valid or has expired")
+        let now = Date()
+        let identity: Identity
+        if let known = verified.withLock({ $0[token] }), known.expires > now {
+            identity = known.identity
+        } else {
+            guard let claims = try? await tokens.verify(token), let id = Int64(claims.sub.value), let role = Role(rawValue: claims.role) else {
+                throw Unauthorized(reason: "the access token is not valid or has expired")
+            }
+            identity = Identity(accountID: id, role: role, sessionID: claims.sid)
+            verified.withLock { cache in
+                if cache.count >= Self.verifiedLimit { cache.removeAll(keepingCapacity: true) }
+                cache[token] = (identity, claims.exp.value)
+            }
         }
-        let isRevoked = revoked.withLock { $0.sessions.contains(claims.sid) || $0.accounts.contains(id) }
+        let isRevoked = revoked.withLock { $0.sessions.contains(identity.sessionID) || $0.accounts.contains(identity.accountID) }
         guard !isRevoked else { throw Unauthorized(reason: "the session has ended") }
-        return Identity(accountID: id, role: role, sessionID: claims.sid)
+        return identity
     }
 
     /// Ends the caller's session (logout), or another of its own sessions.

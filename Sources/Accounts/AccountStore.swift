@@ -95,7 +95,7 @@ public struct AccountStore: Sendable {
     static let columns = "id, name, email, phone, role, disabled, created_at, last_login_at"
 
     static func fetch(_ db: Database, id: Int64) throws -> Account? {
-        try Row.fetchOne(db, sql: "SELECT \(columns) FROM account WHERE id = ?", arguments: [id]).map(account)
+        try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(columns) FROM account WHERE id = ?"), arguments: [id]).map(account)
     }
 
     static func account(_ row: Row) -> Account {

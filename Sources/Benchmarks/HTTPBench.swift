@@ -26,6 +26,7 @@ extension Bench {
         if http {
             try measureLoad(service, port: port, &report)
             try measureMixedLoad(service, port: port, &report)
+            try await measureAuth(accounts, store: store, port: port, &report)
             try await measureExport(store, port: port, &report)
         }
         if tiles { try await measureTiles(service, port: port, &report) }
@@ -110,11 +111,22 @@ extension Bench {
     }
 
     /// Runs wrk against the paths (cycled by a Lua script); requests/s, p50 and p99 in ms.
-    func wrk(port: Int, paths: [String]) throws -> (rate: Double, p50: Double, p99: Double) {
+    /// With `bearerTokens`, each request carries the next of them as `Authorization: Bearer`.
+    func wrk(port: Int, paths: [String], bearerTokens: [String] = []) throws -> (rate: Double, p50: Double, p99: Double) {
         let script = "\(work)/wrk-paths.lua"
         let list = paths.map { "\"" + $0 + "\"" }.joined(separator: ",\n")
-        try "local paths = {\(list)}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  return wrk.format(\"GET\", paths[(i % #paths) + 1])\nend\n"
-            .write(toFile: script, atomically: true, encoding: .utf8)
+        let tokens = bearerTokens.map { "\"" + $0 + "\"" }.joined(separator: ",\n")
+        let headers = bearerTokens.isEmpty ? "nil" : "{[\"Authorization\"] = \"Bearer \" .. tokens[(i % #tokens) + 1]}"
+        try """
+            local paths = {\(list)}
+            local tokens = {\(tokens)}
+            local i = 0
+            request = function()
+              i = i + 1
+              return wrk.format("GET", paths[(i % #paths) + 1], \(headers))
+            end
+
+            """.write(toFile: script, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
         process.arguments = ["-t2", "-c64", "-d10s", "--latency", "-s", script, "http://127.0.0.1:\(port)"]

@@ -1,5 +1,6 @@
 import Accounts
 import Hummingbird
+import NIOCore
 
 /// What a request carries through the router: Hummingbird's core context, and who is
 /// calling (set by ``AuthenticationMiddleware`` from a valid bearer token; nil for the
@@ -7,11 +8,13 @@ import Hummingbird
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: AccountService.Identity?
-    /// The peer's address (what login throttling counts by).
-    public let client: String
+    private let remoteAddress: SocketAddress?
 
     public init(source: Source) {
         coreContext = .init(source: source)
-        client = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        remoteAddress = source.channel.remoteAddress
     }
+
+    /// The peer's address (what login throttling counts by).
+    public var client: String { remoteAddress?.ipAddress ?? "unknown" }
 }

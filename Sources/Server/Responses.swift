@@ -135,14 +135,20 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.uri.description.utf8.count <= Self.maxURILength else {
             throw APIError(.uriTooLong, code: "too_long", message: "the request URI is longer than \(Self.maxURILength) bytes", field: nil)
         }
-        let allowed = Self.methods(of: request.uri.path)
-        guard allowed.isEmpty || request.method == .options || allowed.contains(request.method) else {
-            let names = allowed.map(\.rawValue).joined(separator: ", ")
-            var error = APIError(.methodNotAllowed, code: "method_not_allowed", message: "\(request.method) is not allowed here; this path takes \(names)")
-            error.headers[.allow] = names
+        // A request the router finds a route for is let through at once; only the router's
+        // "no route" is looked into, to tell a wrong method (405) from a wrong path (404).
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let allowed = Self.methods(of: request.uri.path)
+            guard allowed.isEmpty || request.method == .options || allowed.contains(request.method) else {
+                let names = allowed.map(\.rawValue).joined(separator: ", ")
+                var refusal = APIError(.methodNotAllowed, code: "method_not_allowed", message: "\(request.method) is not allowed here; this path takes \(names)")
+                refusal.headers[.allow] = names
+                throw refusal
+            }
             throw error
         }
-        return try await next(request, context)
     }
 
     /// The methods the endpoints of a path take (empty: no endpoint has the path).

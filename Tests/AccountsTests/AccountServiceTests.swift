@@ -134,7 +134,8 @@ struct AccountServiceTests {
         func signed(secret: Data, kid: String = key.kid, _ change: (inout AccessClaims) -> Void) async throws -> String {
             var claims = AccessClaims(
                 sub: .init(value: String(account.id)), role: "admin", sid: identity.sessionID, iss: .init(value: "posterwatch"),
-                aud: .init(value: "posterwatch-api"), exp: .init(value: Date().addingTimeInterval(600)), iat: .init(value: Date()))
+                aud: .init(value: "posterwatch-api"), exp: .init(value: Date().addingTimeInterval(600)), iat: .init(value: Date()),
+                jti: .init(value: "forged"))
             change(&claims)
             let keys = JWTKeyCollection()
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
