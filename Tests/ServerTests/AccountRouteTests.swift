@@ -221,3 +221,44 @@ struct AccountRouteTests {
         }
     }
 }
+
+/// The whole account story over the real server and a real socket, as a client app lives it.
+@Suite("Accounts end to end, over a socket")
+struct AccountEndToEndTests {
+    @Test("register, sign in by phone written with spaces, refresh, reuse a refresh token, sign out, an administrator disables an account")
+    func story() async throws {
+        let fixture = try Fixture()
+        try await fixture.live { _, client in
+            let password = AccountRouteTests.password
+            let registered = try await client.send(.post, "/v1/auth/register", json: [
+                "name": "Марія", "email": "maria@example.org", "phone": "+380 (93) 555-12-34", "password": password,
+            ])
+            #expect(registered.status == .created)
+            let login = try await client.send(.post, "/v1/auth/login", json: ["login": "093 555 12 34", "password": password])
+            #expect(login.status == .ok)
+            let refreshed = try await client.send(.post, "/v1/auth/refresh", json: ["refresh_token": login.json["refresh_token"]!])
+            #expect(refreshed.status == .ok)
+            let token = try #require(refreshed.json["access_token"] as? String)
+            #expect(try await client.send(.get, "/v1/me", token: token).json["phone"] as? String == "380935551234")
+
+            let reuse = try await client.send(.post, "/v1/auth/refresh", json: ["refresh_token": login.json["refresh_token"]!])
+            #expect(reuse.status == .unauthorized)
+            #expect(try await client.send(.get, "/v1/me", token: token).status == .unauthorized, "the reused token's session is over")
+
+            let other = try #require(registered.json["access_token"] as? String)
+            #expect(try await client.send(.get, "/v1/me", token: other).status == .ok, "the registration's session is another one")
+            #expect(try await client.send(.post, "/v1/auth/logout", token: other).status == .noContent)
+            #expect(try await client.send(.get, "/v1/me", token: other).status == .unauthorized)
+
+            let again = try await client.send(.post, "/v1/auth/login", json: ["login": "Maria@Example.org", "password": password])
+            let maria = try #require(again.json["access_token"] as? String)
+            let mariaID = try #require(try await client.send(.get, "/v1/me", token: maria).json["id"] as? Int)
+            let admin = try await AccountRouteTests.admin(fixture, client)
+            let disabled = try await client.send(.patch, "/v1/users/\(mariaID)", json: ["disabled": true], token: admin)
+            #expect(disabled.status == .ok && disabled.json["disabled"] as? Bool == true)
+            let refused = try await client.send(.get, "/v1/me", token: maria)
+            #expect(refused.status == .unauthorized && refused.headers[.wwwAuthenticate] != nil)
+            #expect(try await client.send(.post, "/v1/auth/login", json: ["login": "093 555 12 34", "password": password]).status == .forbidden)
+        }
+    }
+}
