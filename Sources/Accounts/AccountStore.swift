@@ -33,9 +33,9 @@ public struct AccountStore: Sendable {
         }
     }
 
-    /// The account with this id, or nil.
+    /// The account with this id, or nil. One row by its key needs no transaction around it.
     public func account(id: Int64) throws -> Account? {
-        try pool.read { db in try Self.fetch(db, id: id) }
+        try pool.unsafeRead { db in try Self.fetch(db, id: id) }
     }
 
     /// The account a login names (its email in any case, or its phone in any written form)
