@@ -70,25 +70,31 @@ struct UserCommand: ParsableCommand {
         }
     }
 
-    struct Disable: ParsableCommand {
+    struct Disable: AccountStateCommand {
         static let configuration = CommandConfiguration(abstract: "Disable an account: it can no longer log in.")
+        static let disabled = true
         @Argument(help: "The account's id.") var id: Int64
         @OptionGroup var store: StoreOptions
-
-        func run() throws {
-            let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, disabled: true)
-            print("account \(account.id) is disabled")
-        }
     }
 
-    struct Enable: ParsableCommand {
+    struct Enable: AccountStateCommand {
         static let configuration = CommandConfiguration(abstract: "Enable a disabled account again.")
+        static let disabled = false
         @Argument(help: "The account's id.") var id: Int64
         @OptionGroup var store: StoreOptions
+    }
+}
 
-        func run() throws {
-            let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, disabled: false)
-            print("account \(account.id) is enabled")
-        }
+/// `user disable` and `user enable`: one change, either way.
+protocol AccountStateCommand: ParsableCommand {
+    static var disabled: Bool { get }
+    var id: Int64 { get }
+    var store: StoreOptions { get }
+}
+
+extension AccountStateCommand {
+    func run() throws {
+        let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, disabled: Self.disabled)
+        print("account \(account.id) is \(account.disabled ? "disabled" : "enabled")")
     }
 }
