@@ -115,19 +115,27 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
 /// CORS: any origin may call the API and read every answer, errors included, and the
 /// headers a client needs (`ETag`, `X-Request-Id`, `Content-Crs`, `Location`,
-/// `Retry-After`, `WWW-Authenticate`); preflights are answered here. Credentials are bearer
+/// `Retry-After`, `WWW-Authenticate`); preflights (and any `OPTIONS`) are answered here
+/// with the methods the endpoint table gives the path. Credentials are bearer
 /// tokens the page sends itself, never cookies, so `*` lends no one's session to another
 /// site. (Hummingbird's CORS middleware exposes headers only on preflights and
 /// wraps errors, which would hide our JSON error bodies.) Errors reach it as responses.
 struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.headers[.origin] != nil else { return try await next(request, context) }
         if request.method == .options {
-            return Response(status: .noContent, headers: [
-                .accessControlAllowOrigin: "*", .accessControlAllowMethods: "GET, HEAD, OPTIONS, POST, PATCH, DELETE",
-                .accessControlAllowHeaders: "Accept, Accept-Encoding, Authorization, If-None-Match, Content-Type", .accessControlMaxAge: "86400",
-            ])
+            // The path's methods, from the endpoint table.
+            let methods = MethodMiddleware<Context>.methods(of: request.uri.path).map(\.rawValue).joined(separator: ", ")
+            guard !methods.isEmpty else { return try await next(request, context) }
+            var headers: HTTPFields = [.allow: methods]
+            if request.headers[.origin] != nil {
+                headers[.accessControlAllowOrigin] = "*"
+                headers[.accessControlAllowMethods] = methods
+                headers[.accessControlAllowHeaders] = "Accept, Accept-Encoding, Authorization, If-None-Match, Content-Type"
+                headers[.accessControlMaxAge] = "86400"
+            }
+            return Response(status: .noContent, headers: headers)
         }
+        guard request.headers[.origin] != nil else { return try await next(request, context) }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = "*"
         response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, Content-Crs, Location, Retry-After, WWW-Authenticate"

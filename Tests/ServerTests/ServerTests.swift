@@ -363,7 +363,12 @@ struct ServerTests {
             let preflight = try await client.execute(
                 uri: "/v1/clusters", method: .options,
                 headers: [.origin: "https://map.example", .accessControlRequestMethod: "GET"]) { ($0.status, $0.headers) }
-            #expect(preflight.0.code < 300 && preflight.1[.accessControlAllowMethods]?.contains("GET") == true)
+            #expect(preflight.0.code < 300 && preflight.1[.accessControlAllowMethods] == "GET, HEAD, OPTIONS")
+            let me = try await client.execute(
+                uri: "/v1/me", method: .options, headers: [.origin: "https://map.example", .accessControlRequestMethod: "PATCH"]) { $0.headers }
+            #expect(me[.accessControlAllowMethods] == "GET, HEAD, PATCH, OPTIONS" && me[.accessControlAllowHeaders]?.contains("Authorization") == true)
+            #expect(try await client.execute(uri: "/v1/auth/login", method: .options) { $0.headers[.allow] } == "POST, OPTIONS")
+            #expect(try await client.execute(uri: "/v1/nothing", method: .options) { $0.status } == .notFound)
             // Errors keep their status and JSON body for cross-origin clients too.
             let (status, allowed, body) = try await client.execute(uri: "/v1/clusters?zoom=99", method: .get, headers: [.origin: "https://map.example"]) {
                 ($0.status, $0.headers[.accessControlAllowOrigin], String(buffer: $0.body))
