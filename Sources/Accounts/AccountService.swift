@@ -141,11 +141,9 @@ public final class AccountService: Sendable {
 
     /// Changes the caller's password, given the old one, and ends every other session.
     public func changePassword(of identity: Identity, old: String, new: String) async throws {
-        guard let found = try accounts.account(id: identity.accountID).flatMap({ try accounts.account(login: $0.email) }) else {
-            throw Unauthorized(reason: "the account no longer exists")
-        }
+        guard let current = try accounts.passwordHash(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
         if let problem = Passwords.problem(new) { throw ValidationErrors([ValidationError(field: "new_password", problem)]) }
-        let valid = await Self.offloaded { [passwords] in passwords.verify(old, hash: found.passwordHash) }
+        let valid = await Self.offloaded { [passwords] in passwords.verify(old, hash: current) }
         guard valid else { throw ValidationErrors([ValidationError(field: "old_password", "is not the current password")]) }
         let hash = await Self.offloaded { [passwords] in passwords.hash(new) }
         try accounts.setPasswordHash(id: identity.accountID, hash)

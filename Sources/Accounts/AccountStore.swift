@@ -75,6 +75,11 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// An account's password hash, or nil when there is no such account.
+    public func passwordHash(id: Int64) throws -> String? {
+        try pool.read { db in try String.fetchOne(db, sql: "SELECT password_hash FROM account WHERE id = ?", arguments: [id]) }
+    }
+
     /// The ids of the disabled accounts.
     public func disabledIDs() throws -> [Int64] {
         try pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM account WHERE disabled") }

@@ -30,12 +30,22 @@ public struct SessionStore: Sendable {
         case unknown
     }
 
+    /// How many of a session's replaced refresh tokens are remembered (a copy of an older
+    /// one is refused all the same, as unknown, but no longer ends the session).
+    static let rotatedKept = 64
+
     /// Starts a session for the account; its id, and the refresh token to hand out.
+    /// Sessions ended or expired over a month ago are forgotten meanwhile.
     public func start(accountID: Int64, now: Date = Date()) throws -> (session: Session, refreshToken: String) {
         let token = Secrets.token(bytes: 32)
         let session = Session(
             id: Secrets.token(bytes: 12), accountID: accountID, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(Self.lifetime))
         try pool.write { db in
+            let forgotten = AccountStore.ms(now.addingTimeInterval(-Self.lifetime))
+            try db.execute(
+                sql: "DELETE FROM session_rotated WHERE session_id IN (SELECT id FROM session WHERE ended_at < ? OR expires_at < ?)",
+                arguments: [forgotten, forgotten])
+            try db.execute(sql: "DELETE FROM session WHERE ended_at < ? OR expires_at < ?", arguments: [forgotten, forgotten])
             try db.execute(
                 sql: "INSERT INTO session (id, account_id, refresh_hash, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [session.id, accountID, Secrets.sha256(token), AccountStore.ms(now), AccountStore.ms(now), AccountStore.ms(session.expiresAt)])
@@ -56,6 +66,13 @@ public struct SessionStore: Sendable {
                 session.lastUsedAt = now
                 session.expiresAt = now.addingTimeInterval(Self.lifetime)
                 try db.execute(sql: "INSERT INTO session_rotated (refresh_hash, session_id) VALUES (?, ?)", arguments: [presented, session.id])
+                // The session's last rotated tokens are enough to catch a copy in use.
+                try db.execute(
+                    sql: """
+                        DELETE FROM session_rotated WHERE session_id = ?1 AND rowid NOT IN (
+                            SELECT rowid FROM session_rotated WHERE session_id = ?1 ORDER BY rowid DESC LIMIT \(Self.rotatedKept))
+                        """,
+                    arguments: [session.id])
                 try db.execute(
                     sql: "UPDATE session SET refresh_hash = ?, last_used_at = ?, expires_at = ? WHERE id = ?",
                     arguments: [Secrets.sha256(next), AccountStore.ms(now), AccountStore.ms(session.expiresAt), session.id])

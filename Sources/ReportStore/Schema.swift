@@ -157,9 +157,10 @@ enum Schema {
                 );
                 CREATE INDEX session_account ON session(account_id);
                 CREATE TABLE session_rotated (
-                    refresh_hash BLOB PRIMARY KEY,
+                    refresh_hash BLOB NOT NULL UNIQUE,
                     session_id TEXT NOT NULL REFERENCES session(id)
-                ) WITHOUT ROWID;
+                );
+                CREATE INDEX session_rotated_session ON session_rotated(session_id);
                 CREATE TABLE api_key (
                     id INTEGER PRIMARY KEY,
                     name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),

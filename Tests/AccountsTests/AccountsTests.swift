@@ -119,3 +119,37 @@ struct AccountsTests {
         #expect(try fixture.accounts.account(id: ids[0])?.lastLoginAt == Date(timeIntervalSince1970: 1_800_000_000))
     }
 }
+
+@Suite("Sessions")
+struct SessionStoreTests {
+    @Test("a session remembers its last 64 replaced refresh tokens; sessions over a month gone are forgotten at the next sign-in")
+    func bounded() throws {
+        let fixture = try TemporaryAccounts()
+        let sessions = SessionStore(fixture.accounts)
+        let draft = try AccountDraft(name: "S", email: "s@example.org", phone: "067 111 22 33", password: "кашта́н у дворі")
+        let account = try fixture.accounts.create(draft, passwordHash: "x")
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var (session, token) = try sessions.start(accountID: account.id, now: start)
+        var used = [token]
+        for i in 1...70 {
+            let (outcome, next) = try sessions.refresh(token, now: start.addingTimeInterval(Double(i)))
+            #expect(outcome == .rotated(Session(
+                id: session.id, accountID: account.id, createdAt: start, lastUsedAt: start.addingTimeInterval(Double(i)),
+                expiresAt: start.addingTimeInterval(Double(i) + SessionStore.lifetime))))
+            token = try #require(next)
+            used.append(token)
+        }
+        let remembered = try fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM session_rotated") }
+        #expect(remembered == 64)
+        #expect(try sessions.refresh(used[0], now: start.addingTimeInterval(100)).outcome == .unknown)
+        #expect(try sessions.refresh(used[60], now: start.addingTimeInterval(100)).outcome == .reused(sessionID: session.id))
+
+        // Ended over a month ago: gone at the next sign-in (of anyone), with its tokens.
+        let later = start.addingTimeInterval(SessionStore.lifetime + 200)
+        (session, token) = try sessions.start(accountID: account.id, now: later)
+        let left = try fixture.store.pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM session"), try Int.fetchOne(db, sql: "SELECT count(*) FROM session_rotated"))
+        }
+        #expect(left.0 == 1 && left.1 == 0)
+    }
+}
