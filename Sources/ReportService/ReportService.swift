@@ -21,8 +21,17 @@ import Synchronization
 /// let answer = try service.clusters(in: box, zoom: 12, filter: filter)
 /// ```
 public final class ReportService: Sendable {
-    public let store: ReportStore
-    public let index: ClusterIndex
+    /// The store and the index are the service's own: everything outside the package
+    /// reads and writes through the methods below, so no write can reach the index
+    /// around the store, nor the store around the index and its observers.
+    package let store: ReportStore
+    package let index: ClusterIndex
+    /// The vocabularies of the store (districts, object types, holders, statuses).
+    public var reference: ReferenceData { store.reference }
+    /// How many reports the index holds.
+    public var reportCount: Int { index.count }
+    /// The deepest zoom of the clusters.
+    public var maxZoom: Int { index.grid.maxZoom }
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
     private let writes = Mutex(())
@@ -151,6 +160,44 @@ public final class ReportService: Sendable {
         let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
         return (page.total, page.members.count, try store.reports(ids: page.members.map(\.id)))
     }
+
+    /// One cluster, counted under the filter.
+    public func cluster(_ id: ClusterID, filter: ClusterFilter = .all) throws -> Cluster {
+        try index.cluster(id, filter: filter)
+    }
+
+    /// One report by its number, or nil.
+    public func report(id: Int64) throws -> Report? { try store.report(id: id) }
+
+    /// Reports by a phone fragment or id (exact id first, then newest), and how many match.
+    public func search(_ text: String, limit: Int) throws -> (reports: [Report], matched: Int) {
+        (try store.search(text, limit: limit), try store.searchCount(text))
+    }
+
+    /// A page of a filtered listing in id order after the cursor: the store's box paths
+    /// when only a box narrows it, the filtered reads otherwise.
+    public func page(_ filter: ReportFilter, after: Int64?, limit: Int) throws -> [Report] {
+        filter.isBoxOnly
+            ? try store.page(in: filter.box ?? .world, after: after, limit: limit)
+            : try store.reports(matching: filter, after: after ?? 0, limit: limit)
+    }
+
+    /// How an export reads a filter: the ids of its box when the box holds at most an
+    /// eighth of all reports (read by ``exportPage(_:of:after:limit:)`` a slice at a
+    /// time), nil for pages along the id index.
+    public func exportIDs(_ filter: ReportFilter) throws -> [Int64]? {
+        try filter.box.flatMap { try store.ids(in: $0, cap: index.count / 8) }
+    }
+
+    /// A page of an export: the matching reports among a slice of ``exportIDs(_:)``, or
+    /// (without ids) up to `limit` after the cursor.
+    public func exportPage(_ filter: ReportFilter, among ids: ArraySlice<Int64>?, after: Int64, limit: Int) throws -> [Report] {
+        guard let ids else { return try store.reports(matching: filter, after: after, limit: limit) }
+        return try store.reports(among: ids, matching: filter)
+    }
+
+    /// The first and last creation times, nil without reports.
+    public func createdRange() throws -> ClosedRange<Date>? { try store.createdRange() }
 
     /// The smallest box around every report (from the index, so current and cheap), nil
     /// when there are none. Reports on both sides of the antimeridian give a box from the

@@ -58,11 +58,13 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
     router.add(middleware: AuthenticationMiddleware(accounts: accounts))
+    // The one place the server holds the index itself: the tiles draw from it. They only
+    // read; writes go through the service, whose observer below drops the tiles they touch.
     let tiles = TileCache(renderer: TileRenderer(index: service.index), byteLimit: configuration.tileCacheBytes, tag: { $0.withUnsafeBytes(ETag.of) })
     service.onWrite { touched in tiles.invalidate(touched) }
     router.read(.health) { _, _, _ in
         let cache = tiles.statistics
-        let body = #"{"status":"ok","reports":\#(service.index.count),"tile_cache":{"tiles":\#(cache.tiles),"bytes":\#(cache.bytes),"#
+        let body = #"{"status":"ok","reports":\#(service.reportCount),"tile_cache":{"tiles":\#(cache.tiles),"bytes":\#(cache.bytes),"#
             + #""hits":\#(cache.hits),"misses":\#(cache.misses),"evictions":\#(cache.evictions),"invalidations":\#(cache.invalidations)}}"#
         var response = Responses.body(Array(body.utf8), type: "application/json")
         response.headers[.cacheControl] = "no-store"
@@ -74,7 +76,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ReportRoutes(service: service).register(on: router)
     ExportRoutes(service: service).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
-    ReferenceRoutes(reference: service.store.reference).register(on: router)
+    ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
     return router
 }

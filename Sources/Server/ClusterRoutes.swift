@@ -17,7 +17,7 @@ struct ClusterRoutes {
         // GET /v1/clusters?bbox=W,S,E,N&zoom=Z[&status=a,b][&datetime=…]
         router.read(.clusters) { request, query, _ in
             let box = try query.required("bbox", query.bbox())
-            let zoom = try query.required("zoom", query.integer("zoom", in: 0...service.index.grid.maxZoom))
+            let zoom = try query.required("zoom", query.integer("zoom", in: 0...service.maxZoom))
             let answer = try service.clusters(in: box, zoom: zoom, filter: query.clusterFilter(service), maxCells: Self.maxCells)
             return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [
                 ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"), ("zoom", "\(zoom)"),
@@ -25,7 +25,7 @@ struct ClusterRoutes {
         }
         // GET /v1/clusters/{id}: one cluster as a Feature.
         router.read(.cluster) { request, query, context in
-            let cluster = try service.index.cluster(try clusterID(context), filter: query.clusterFilter(service))
+            let cluster = try service.cluster(try clusterID(context), filter: query.clusterFilter(service))
             var out: [UInt8] = []
             ClusterGeoJSON.appendFeature(cluster, statusCodes: service.statusCodes, to: &out)
             return Responses.geoJSON(out)

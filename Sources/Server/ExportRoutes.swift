@@ -47,21 +47,18 @@ struct ExportRoutes {
             }
         }
         guard streaming else { return Response(status: .ok, headers: headers, body: ResponseBody { writer in try await writer.finish(nil) }) }
-        let store = service.store
-        // A box that holds at most an eighth of all reports is read by its ids from the
-        // R*Tree (a small box costs what it holds); anything else by the id index.
-        let boxShare = service.index.count / 8
+        let service = self.service
         let body = ResponseBody { [projected] writer in
             var out = ReportWriter(format: format, projected: projected)
             out.begin()
-            let ids = try await Blocking.run { try filter.box.flatMap { try store.ids(in: $0, cap: boxShare) } }
+            // A small box is read by its ids (it costs what it holds), the rest by id cursor.
+            let ids = try await Blocking.run { try service.exportIDs(filter) }
             var cursor: Int64 = 0
             var position = 0
             while true {
                 let (after, from) = (cursor, position)
                 let page = try await Blocking.run {
-                    guard let ids else { return try store.reports(matching: filter, after: after, limit: Self.pageSize) }
-                    return try store.reports(among: ids[from..<min(from + Self.pageSize, ids.count)], matching: filter)
+                    try service.exportPage(filter, among: ids.map { $0[from..<min(from + Self.pageSize, $0.count)] }, after: after, limit: Self.pageSize)
                 }
                 out.write(contentsOf: page)
                 if let ids {

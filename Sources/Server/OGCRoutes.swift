@@ -76,7 +76,7 @@ struct OGCRoutes {
         // The extent from the cluster index's aggregates, the times from the created_at
         // index: both current and cheap, so never cached.
         let box = service.extent() ?? .world
-        let created = try service.store.createdRange()
+        let created = try service.createdRange()
         return OGC.Collection(
             id: Self.collectionID, title: "Poster reports",
             description: "Geolocated reports of illegally placed posters: address, object, balance holder, violator, phones, status, times.",

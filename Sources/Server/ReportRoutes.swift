@@ -32,8 +32,7 @@ struct ReportRoutes {
         router.read(.search) { request, query, _ in
             let q = try query.required("q", query["q"])
             let limit = try query.integer("limit", in: 1...Self.maxSearch, default: 50)!
-            let found = try service.store.search(q, limit: limit)
-            let matched = try service.store.searchCount(q)
+            let (found, matched) = try service.search(q, limit: limit)
             return Responses.geoJSON(Responses.featureCollection(found, members: [
                 ("query", GeoJSON.string(q)), ("numberMatched", "\(matched)"), ("numberReturned", "\(found.count)"),
             ]))
@@ -67,9 +66,7 @@ extension ReportRoutes {
         let filter = try reportFilter(query)
         let limit = try query.integer("limit", in: 1...Self.maxPage, default: defaultLimit, clampedTo: Self.maxPage)!
         let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
-        let reports = filter.isBoxOnly
-            ? try service.store.page(in: filter.box ?? .world, after: after, limit: limit)
-            : try service.store.reports(matching: filter, after: after ?? 0, limit: limit)
+        let reports = try service.page(filter, after: after, limit: limit)
         let kept = query.carried(["bbox", "status", "datetime"])
         return Page(
             reports: reports, matched: try service.count(filter), limit: limit,
@@ -82,7 +79,7 @@ extension ReportRoutes {
         guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
             throw ValidationError(field: parameter, "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
         }
-        guard let report = try service.store.report(id: id) else {
+        guard let report = try service.report(id: id) else {
             throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: parameter)
         }
         return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])

@@ -59,8 +59,9 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let started = Date()
-        let service = try ReportService(store: ReportStore(path: store.db))
-        Console.error("indexed \(Format.count(service.index.count)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
+        let reports = try ReportStore(path: store.db)
+        let service = try ReportService(store: reports)
+        Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20
         configuration.tileCacheControl = tileCacheControl
@@ -70,7 +71,7 @@ struct Serve: AsyncParsableCommand {
         configuration.limits.idleTimeout = .seconds(idleTimeout)
         configuration.limits.headerTimeout = .seconds(headerTimeout)
         configuration.limits.maxConnections = maxConnections
-        let accounts = try await AccountService(store: service.store)
+        let accounts = try await AccountService(store: reports)
         let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
         try await app.runService()
     }
