@@ -95,6 +95,7 @@ extension Router<AppRequestContext> {
     /// inline instead was 15-20 % slower at zoom 14 under wrk, as the two cooperative
     /// threads then compute while they should be moving bytes.)
     func read(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext) throws -> Response) {
+        precondition(endpoint.access == .anyone && endpoint.method == .get, "\(endpoint.path) is not a public read: register it with handle")
         get(RouterPath(endpoint.path)) { request, context in
             let query = try QueryParameters(request, endpoint: endpoint)
             return try await Blocking.run { try handler(request, query, context) }
