@@ -51,7 +51,7 @@ public struct ServerConfiguration: Sendable {
 /// `ClusterRoutes.swift` → `ReportService.clusters` → `ClusterIndex`.
 public func makeRouter(service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: LogRequestsMiddleware(.info))
+    router.add(middleware: AccessLogMiddleware())
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: OpenCORSMiddleware())
     router.add(middleware: ErrorMiddleware())
@@ -104,6 +104,22 @@ public func makeApplication(
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
         logger: logger)
+}
+
+/// One log line per request: its method, its path and the names of its query parameters,
+/// never their values, nor a name that is not a plain word (a client may paste a token
+/// anywhere in a URL; Hummingbird's own request log writes the whole URI).
+struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let names = QueryParameters.pairs(request.uri.query ?? "").map { pair in
+            pair.name.count <= 32 && pair.name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) ? pair.name : "…"
+        }
+        context.logger.info("request", metadata: [
+            "hb.request.method": .string(request.method.rawValue), "hb.request.path": .string(request.uri.path),
+            "hb.request.query": .string(names.joined(separator: ",")),
+        ])
+        return try await next(request, context)
+    }
 }
 
 /// Puts the request id (`hb.request.id` in the logs) on every response as `X-Request-Id`.

@@ -211,6 +211,43 @@ struct AccountRouteTests {
         }
     }
 
+    @Test("every endpoint that needs a role refuses no token (401) and a lower role (403), and a refused request writes nothing")
+    func refusals() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let admin = try await Self.admin(fixture, client)
+            let inspector = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(7)).json["access_token"] as? String)
+            let inspectorID = try #require(try await client.send(.get, "/v1/me", token: inspector).json["id"] as? Int)
+            let store = AccountStore(fixture.service.store)
+            func state() throws -> String {
+                let accounts = try store.list(limit: 100).map { "\($0.id) \($0.name) \($0.role) \($0.disabled)" }
+                let sessions = try fixture.service.store.pool.read { db in try String.fetchAll(db, sql: "SELECT id || coalesce(ended_at, 'open') FROM session ORDER BY id") }
+                return (accounts + sessions).joined(separator: "\n")
+            }
+            // The strongest body each endpoint takes, so that only the refusal stops it.
+            let bodies: [String: Any] = [
+                "/v1/me": ["name": "Змінено"], "/v1/me/password": ["old_password": Self.password, "new_password": "новий довгий пароль"],
+                "/v1/users/{id}": ["role": "admin", "disabled": true],
+            ]
+            let protected = Endpoint.all.filter { $0.access != .anyone }
+            #expect(protected.count == 8)
+            for endpoint in protected {
+                guard case .role(let needed) = endpoint.access else { continue }
+                let uri = endpoint.path.replacingOccurrences(of: "{id}", with: endpoint.path.hasPrefix("/v1/users") ? "\(inspectorID)" : "abcdefghijklmnop")
+                let body = endpoint.method == .get || endpoint.method == .delete ? nil : bodies[endpoint.path] ?? [:]
+                let before = try state()
+                let anonymous = try await client.send(endpoint.method, uri, json: body)
+                #expect(anonymous.status == .unauthorized && anonymous.headers[.wwwAuthenticate] != nil, "\(endpoint.method) \(endpoint.path)")
+                if needed != .inspector {
+                    let lower = try await client.send(endpoint.method, uri, json: body, token: inspector)
+                    #expect(lower.status == .forbidden, "\(endpoint.method) \(endpoint.path) with an inspector's token")
+                }
+                #expect(try state() == before, "\(endpoint.method) \(endpoint.path) wrote although refused")
+            }
+            #expect(try await client.send(.get, "/v1/users", token: admin).status == .ok)
+        }
+    }
+
     @Test("methods a path does not take are a 405 naming those it does")
     func methods() async throws {
         let fixture = try Fixture()

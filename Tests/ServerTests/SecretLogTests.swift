@@ -60,6 +60,9 @@ struct SecretLogTests {
                 let text = String(decoding: answer.body, as: UTF8.self)
                 #expect(!secrets.contains { text.contains($0) } && !text.contains("short-pw"))
             }
+            // A token pasted into the URL is refused, and not logged either.
+            #expect(try await client.send(.get, "/v1/me?token=" + secrets[3]).status == .badRequest)
+            _ = try await client.send(.get, "/v1/statuses?" + secrets[3])
             _ = try await client.send(.post, "/v1/auth/logout", token: secrets[3])
             return secrets
         }
