@@ -22,9 +22,9 @@ public struct APIKeyStore: Sendable {
     public init(_ accounts: AccountStore) { pool = accounts.pool }
 
     /// Makes a key; the key itself is in the answer and nowhere else.
-    public func create(name: String, role: Role = .integration, now: Date = Date()) throws -> (key: APIKey, secret: String) {
-        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...100).contains(name.count) else { throw ValidationErrors([ValidationError(field: "name", "must be 1 to 100 characters")]) }
+    public func create(name given: String, role: Role = .integration, now: Date = Date()) throws -> (key: APIKey, secret: String) {
+        let name: String
+        do { name = try Names.checked(given) } catch { throw ValidationErrors([error]) }
         guard role == .integration else { throw ValidationErrors([ValidationError(field: "role", "an API key's role is integration")]) }
         let secret = Self.prefix + Secrets.token(bytes: 32)
         let id = try pool.write { db in

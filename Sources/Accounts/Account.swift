@@ -27,16 +27,16 @@ public struct AccountDraft: Sendable {
     /// password of 10 to 128 characters and not a common one. Throws ``ValidationErrors``.
     public init(name: String, email: String, phone: String, password: String, role: Role = .inspector) throws(ValidationErrors) {
         var issues: [ValidationError] = []
-        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        if !(1...100).contains(name.count) { issues.append(ValidationError(field: "name", "must be 1 to 100 characters")) }
+        var trimmedName = name
+        do { trimmedName = try Names.checked(name) } catch { issues.append(error) }
         let email = email.trimmingCharacters(in: .whitespacesAndNewlines)
         if let problem = Self.emailProblem(email) { issues.append(ValidationError(field: "email", problem)) }
         var normalizedPhone = phone
         do { normalizedPhone = try Phone.normalize(phone, field: "phone") } catch { issues.append(error) }
         if let problem = Passwords.problem(password) { issues.append(ValidationError(field: "password", problem)) }
-        if !Role.people.contains(role) { issues.append(ValidationError(field: "role", "must be inspector, supervisor or admin")) }
+        do { try Role.checkPerson(role) } catch { issues.append(error) }
         guard issues.isEmpty else { throw ValidationErrors(issues) }
-        (self.name, self.email, self.phone, self.password, self.role) = (name, email, normalizedPhone, password, role)
+        (self.name, self.email, self.phone, self.password, self.role) = (trimmedName, email, normalizedPhone, password, role)
     }
 
     /// What is wrong with an email address, or nil: one `@` with text on both sides, a dot

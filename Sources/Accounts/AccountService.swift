@@ -64,7 +64,12 @@ public final class AccountService: Sendable {
 
     /// A new inspector's account, signed in.
     public func register(name: String, email: String, phone: String, password: String) async throws -> (account: Account, tokens: TokenPair) {
-        let draft = try AccountDraft(name: name, email: email, phone: phone, password: password)
+        try await register(try AccountDraft(name: name, email: email, phone: phone, password: password))
+    }
+
+    /// A new account from a checked draft, signed in; only inspectors register themselves.
+    public func register(_ draft: AccountDraft) async throws -> (account: Account, tokens: TokenPair) {
+        guard draft.role == .inspector else { throw Forbidden(reason: "a registration makes an inspector; administrators appoint the other roles") }
         let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
         let account = try accounts.create(draft, passwordHash: hash)
         return (account, try await signIn(account))
@@ -135,7 +140,7 @@ public final class AccountService: Sendable {
 
     /// Ends the caller's session (logout), or another of its own sessions.
     public func endSession(_ id: String, of identity: Identity) throws {
-        guard try sessions.end(id, accountID: identity.accountID) else { throw AccountNotFound(id: identity.accountID) }
+        guard try sessions.end(id, accountID: identity.accountID) else { throw SessionNotFound(id: id) }
         revoked.withLock { _ = $0.sessions.insert(id) }
     }
 
@@ -201,6 +206,12 @@ public final class AccountService: Sendable {
             DispatchQueue.global().async { continuation.resume(returning: work()) }
         }
     }
+}
+
+/// The caller has no open session with this id.
+public struct SessionNotFound: Error, Sendable, Hashable, CustomStringConvertible {
+    public var id: String
+    public var description: String { "the caller has no open session \"\(id.prefix(40))\"" }
 }
 
 /// A missing, malformed, expired or revoked credential (HTTP 401).

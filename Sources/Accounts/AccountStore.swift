@@ -62,10 +62,12 @@ public struct AccountStore: Sendable {
 
     /// Changes an account's role, its name or whether it is disabled; the account as it is
     /// now. An unknown id is an ``AccountNotFound``.
-    public func update(id: Int64, role: Role? = nil, name: String? = nil, disabled: Bool? = nil) throws -> Account {
-        let name = name?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let name, !(1...100).contains(name.count) { throw ValidationErrors([ValidationError(field: "name", "must be 1 to 100 characters")]) }
-        if let role, !Role.people.contains(role) { throw ValidationErrors([ValidationError(field: "role", "must be inspector, supervisor or admin")]) }
+    public func update(id: Int64, role: Role? = nil, name given: String? = nil, disabled: Bool? = nil) throws -> Account {
+        let name: String?
+        do {
+            name = try given.map { text throws(ValidationError) in try Names.checked(text) }
+            if let role { try Role.checkPerson(role) }
+        } catch { throw ValidationErrors([error]) }
         return try pool.write { db in
             try db.execute(
                 sql: "UPDATE account SET role = coalesce(?, role), name = coalesce(?, name), disabled = coalesce(?, disabled) WHERE id = ?",

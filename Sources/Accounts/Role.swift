@@ -1,3 +1,6 @@
+import Foundation
+import Geometry
+
 /// What a caller may do. Each role may do what the roles below it may, and more:
 /// - `inspector` files reports and follows its own (what a self-registration gets);
 /// - `supervisor` works reports and phones;
@@ -20,4 +23,24 @@ public enum Role: String, Sendable, Codable, CaseIterable, CustomStringConvertib
     }
 
     public var description: String { rawValue }
+
+    /// The role of a person's account that `text` names; anything else is an error on `role`.
+    public init(person text: String) throws(ValidationError) {
+        guard let role = Role(rawValue: text), Role.people.contains(role) else {
+            throw ValidationError(field: "role", "must be inspector, supervisor or admin, got \"\(text.prefix(40))\"")
+        }
+        self = role
+    }
+
+    /// The same check for a role already typed.
+    static func checkPerson(_ role: Role) throws(ValidationError) { _ = try Role(person: role.rawValue) }
+}
+
+/// Names of accounts and keys: 1 to 100 characters once trimmed.
+enum Names {
+    static func checked(_ name: String) throws(ValidationError) -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(trimmed.count) else { throw ValidationError(field: "name", "must be 1 to 100 characters") }
+        return trimmed
+    }
 }

@@ -192,7 +192,7 @@ public final class ReportService: Sendable {
     /// A page of an export: the matching reports among a slice of ``exportIDs(_:)``, or
     /// (without ids) up to `limit` after the cursor.
     public func exportPage(_ filter: ReportFilter, among ids: ArraySlice<Int64>?, after: Int64, limit: Int) throws -> [Report] {
-        guard let ids else { return try store.reports(matching: filter, after: after, limit: limit) }
+        guard let ids else { return try store.scan(matching: filter, after: after, limit: limit) }
         return try store.reports(among: ids, matching: filter)
     }
 

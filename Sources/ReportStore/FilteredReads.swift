@@ -48,14 +48,24 @@ extension ReportStore {
                 }
                 return found
             }
-            // The id index, always: left to itself SQLite takes the time index for the
-            // (often unbounded) time range and sorts the whole table for every page.
-            var arguments = Self.filterArguments(filter)
-            arguments += ["after": after, "limit": limit]
-            return try ReportRow.fetchAll(
-                db, sql: "SELECT \(ReportRow.columns) FROM report INDEXED BY report_id WHERE id > :after AND \(Self.filterWhere) ORDER BY id LIMIT :limit",
-                arguments: arguments)
+            return try Self.scan(db, matching: filter, after: after, limit: limit)
         }
+    }
+
+    /// Up to `limit` matching reports with ids above `after`, read along the id index
+    /// (for a box already known to hold many).
+    public func scan(matching filter: ReportFilter, after: Int64, limit: Int) throws -> [Report] {
+        try pool.read { db in try Self.scan(db, matching: filter, after: after, limit: limit) }
+    }
+
+    static func scan(_ db: Database, matching filter: ReportFilter, after: Int64, limit: Int) throws -> [Report] {
+        // The id index, always: left to itself SQLite takes the time index for the
+        // (often unbounded) time range and sorts the whole table for every page.
+        var arguments = filterArguments(filter)
+        arguments += ["after": after, "limit": limit]
+        return try ReportRow.fetchAll(
+            db, sql: "SELECT \(ReportRow.columns) FROM report INDEXED BY report_id WHERE id > :after AND \(filterWhere) ORDER BY id LIMIT :limit",
+            arguments: arguments)
     }
 
     /// The ids of the reports in the box, ascending, from the R*Tree; nil when there are

@@ -94,6 +94,7 @@ public struct APIError: HTTPResponseError, Sendable {
             error.headers[.retryAfter] = String(e.retryAfter)
             return error
         case let e as AccountNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
+        case let e as SessionNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ClusterNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as NoSuchCluster: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ReportNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")

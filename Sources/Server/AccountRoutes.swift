@@ -15,9 +15,12 @@ struct AccountRoutes {
         router.handlePublic(.register) { request, _, _ in
             var body = try await JSONBody.read(request, allowed: ["name", "email", "phone", "password"])
             let (name, email, phone, password) = (body.string("name"), body.string("email"), body.string("phone"), body.string("password"))
-            body.check { () throws(ValidationErrors) in _ = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "") }
+            var draft: AccountDraft?
+            body.check { () throws(ValidationErrors) in
+                draft = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "")
+            }
             try body.finish()
-            let (_, tokens) = try await accounts.register(name: name!, email: email!, phone: phone!, password: password!)
+            let (_, tokens) = try await accounts.register(draft!)
             var response = try Responses.private(tokens, status: .created)
             response.headers[.location] = "/v1/me"
             return response
@@ -59,21 +62,11 @@ struct AccountRoutes {
             return try Responses.private(SessionList(sessions: sessions))
         }
         router.handle(.endSession) { _, _, context, identity in
-            let id = context.parameters.get("id") ?? ""
-            do {
-                try accounts.endSession(id, of: identity)
-            } catch is AccountNotFound {
-                throw APIError(.notFound, code: "not_found", message: "the caller has no open session \"\(id.prefix(40))\"", field: "id")
-            }
+            try accounts.endSession(context.parameters.get("id") ?? "", of: identity)
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
         router.handle(.users) { _, query, _, _ in
-            let role = try query["role"].map { text throws(ValidationError) in
-                guard let role = Role(rawValue: text), Role.people.contains(role) else {
-                    throw ValidationError(field: "role", "must be inspector, supervisor or admin, got \"\(text.prefix(40))\"")
-                }
-                return role
-            }
+            let role = try query["role"].map { text throws(ValidationError) in try Role(person: text) }
             let limit = try query.integer("limit", in: 1...1_000, default: 100)!
             let after = try query.integer("after", in: 0...Int(Int64.max), default: 0)!
             let page = try accounts.accounts.list(role: role, after: Int64(after), limit: limit)
@@ -86,9 +79,9 @@ struct AccountRoutes {
             let roleText = body.string("role", required: false)
             let disabled = body.bool("disabled")
             var issues = body.issues
-            let role = roleText.flatMap(Role.init(rawValue:))
-            if let roleText, role == nil || !Role.people.contains(role!) {
-                issues.append(.init(field: "role", "must be inspector, supervisor or admin, got \"\(roleText.prefix(40))\""))
+            var role: Role?
+            if let roleText {
+                do throws(ValidationError) { role = try Role(person: roleText) } catch { issues.append(error) }
             }
             if roleText == nil && disabled == nil && issues.isEmpty { issues.append(.init(field: "role", "give role, disabled or both")) }
             if !issues.isEmpty { throw ValidationErrors(issues) }

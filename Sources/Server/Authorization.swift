@@ -44,11 +44,11 @@ extension Router<AppRequestContext> {
         _ endpoint: Endpoint,
         _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext, AccountService.Identity) async throws -> Response
     ) {
+        precondition(endpoint.access != .anyone, "\(endpoint.path) is public: register it with read or handlePublic")
         on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
             let query = try QueryParameters(request, endpoint: endpoint)
-            guard let identity = try endpoint.access.check(context) else {
-                throw Unauthorized(reason: "sign in first: send Authorization: Bearer and an access token")
-            }
+            // A role is needed, so check gives the caller or throws.
+            let identity = try endpoint.access.check(context)!
             return try await handler(request, query, context, identity)
         }
     }
