@@ -25,6 +25,8 @@ public final class AccountService: Sendable {
     /// signature included, so only a token verified before can hit; emptied when full.
     private let verified = Mutex<[String: (identity: Identity, expires: Date)]>([:])
     static let verifiedLimit = 50_000
+    /// Accounts as last read or written here, so `GET /v1/me` costs no database read.
+    private let known = Mutex(KnownAccounts())
 
     struct Revoked {
         var sessions: Set<String>
@@ -90,6 +92,7 @@ public final class AccountService: Sendable {
         throttle.succeeded([keys[0]])
         guard !account.disabled else { throw Forbidden(reason: "this account is disabled") }
         try accounts.recordLogin(id: account.id)
+        known.withLock { $0.forget(account.id) }
         return try await signIn(account)
     }
 
@@ -158,7 +161,7 @@ public final class AccountService: Sendable {
 
     /// Disables or enables an account; disabling ends its sessions and stops its tokens.
     public func setDisabled(_ id: Int64, _ disabled: Bool) throws -> Account {
-        let account = try accounts.update(id: id, disabled: disabled)
+        let account = try changed(accounts.update(id: id, disabled: disabled))
         if disabled {
             let ended = try sessions.endAll(accountID: id)
             revoked.withLock {
@@ -171,15 +174,21 @@ public final class AccountService: Sendable {
         return account
     }
 
-    /// The caller's account.
-    public func account(of identity: Identity) throws -> Account {
-        guard let account = try accounts.account(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
+    /// The caller's account: from memory when this service has read or written it before,
+    /// else read on a Dispatch thread.
+    public func account(of identity: Identity) async throws -> Account {
+        let id = identity.accountID
+        let (cached, generation) = known.withLock { ($0.accounts[id], $0.generation) }
+        if let cached { return cached }
+        let read = await Self.offloaded { [accounts] in Result { try accounts.account(id: id) } }
+        guard let account = try read.get() else { throw Unauthorized(reason: "the account no longer exists") }
+        known.withLock { $0.remember(account, readAt: generation) }
         return account
     }
 
     /// Changes the caller's name.
     public func rename(_ identity: Identity, to name: String) throws -> Account {
-        try accounts.update(id: identity.accountID, name: name)
+        try changed(accounts.update(id: identity.accountID, name: name))
     }
 
     /// An administrator changes another account's role or state. Administrators do not
@@ -189,8 +198,14 @@ public final class AccountService: Sendable {
         guard id != admin.accountID else {
             throw ValidationErrors([ValidationError(field: "id", "administrators do not change their own role or state; another administrator can")])
         }
-        var account = try accounts.update(id: id, role: role)
+        var account = try changed(accounts.update(id: id, role: role))
         if let disabled { account = try setDisabled(id, disabled) }
+        return account
+    }
+
+    /// Keeps the memory of accounts in step with a write made here.
+    private func changed(_ account: Account) -> Account {
+        known.withLock { $0.forget(account.id) }
         return account
     }
 
@@ -205,6 +220,26 @@ public final class AccountService: Sendable {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: work()) }
         }
+    }
+}
+
+/// Accounts kept in memory. Every write here bumps `generation`, and a read that began
+/// before a write does not store what it read, so memory never holds an older row than
+/// the database. Emptied when full.
+struct KnownAccounts {
+    var accounts: [Int64: Account] = [:]
+    var generation: UInt64 = 0
+    static let limit = 50_000
+
+    mutating func remember(_ account: Account, readAt: UInt64) {
+        guard readAt == generation else { return }
+        if accounts.count >= Self.limit { accounts.removeAll(keepingCapacity: true) }
+        accounts[account.id] = account
+    }
+
+    mutating func forget(_ id: Int64) {
+        generation &+= 1
+        accounts[id] = nil
     }
 }
 

@@ -42,7 +42,7 @@ struct AccountRoutes {
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
         router.handle(.me) { _, _, _, identity in
-            try Responses.private(Me(try await Blocking.run { try accounts.account(of: identity) }))
+            try Responses.private(Me(try await accounts.account(of: identity)))
         }
         router.handle(.updateMe) { request, _, _, identity in
             var body = try await JSONBody.read(request, allowed: ["name"])

@@ -106,6 +106,28 @@ struct AccountServiceTests {
         _ = try await restarted.login("i1@example.org", password: Self.password, client: "x")
     }
 
+    @Test("the caller's account is remembered, yet a write made here is seen on the next read, and a read begun before a write is not kept")
+    func knownAccounts() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (account, tokens) = try await Self.register(service)
+        let identity = try await service.authenticate(tokens.accessToken)
+        #expect(try await service.account(of: identity).name == account.name)
+        _ = try service.rename(identity, to: "Друге Ім'я")
+        #expect(try await service.account(of: identity).name == "Друге Ім'я")
+        let admin = AccountService.Identity(accountID: 0, role: .admin, sessionID: "")
+        _ = try service.administer(account.id, role: .supervisor, disabled: nil, by: admin)
+        #expect(try await service.account(of: identity).role == .supervisor)
+
+        var known = KnownAccounts()
+        let readAt = known.generation
+        known.forget(account.id)
+        known.remember(account, readAt: readAt)
+        #expect(known.accounts.isEmpty)
+        known.remember(account, readAt: known.generation)
+        #expect(known.accounts[account.id] == account)
+    }
+
     @Test("a password change needs the old password, checks the new one, and ends every other session")
     func changePassword() async throws {
         let fixture = try TemporaryAccounts()

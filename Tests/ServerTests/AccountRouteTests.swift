@@ -62,7 +62,8 @@ struct AccountRouteTests {
             #expect(renamed.json["name"] as? String == "Оксана")
             let climb = try await client.send(.patch, "/v1/me", json: ["name": "Оксана", "role": "admin"], token: token)
             #expect(climb.status == .unprocessableContent && climb.error?["field"] as? String == "role")
-            #expect(try await client.send(.get, "/v1/me", token: token).json["role"] as? String == "inspector")
+            let after = try await client.send(.get, "/v1/me", token: token).json
+            #expect(after["role"] as? String == "inspector" && after["name"] as? String == "Оксана")
         }
     }
 
@@ -158,6 +159,7 @@ struct AccountRouteTests {
             #expect(list.json.keys.contains("next"))
             let promoted = try await client.send(.patch, "/v1/users/\(inspectorID)", json: ["role": "supervisor"], token: admin)
             #expect(promoted.status == .ok && promoted.json["role"] as? String == "supervisor")
+            #expect(try await client.send(.get, "/v1/me", token: inspectorToken).json["role"] as? String == "supervisor")
             let adminID = try #require(try await client.send(.get, "/v1/me", token: admin).json["id"] as? Int)
             let own = try await client.send(.patch, "/v1/users/\(adminID)", json: ["disabled": true], token: admin)
             #expect(own.status == .unprocessableContent && own.error?["field"] as? String == "id")
