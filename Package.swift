@@ -55,7 +55,9 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
-        .target(name: "ReportService", dependencies: ["Clustering", "Geometry", "ReportModel", "ReportStore"]),
+        .target(
+            name: "ReportService",
+            dependencies: ["Accounts", "Clustering", "Geometry", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Accounts",
             dependencies: [

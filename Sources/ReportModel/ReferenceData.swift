@@ -103,13 +103,25 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     public var balanceHolders: [BalanceHolder]
     /// In workflow order; the first is the status of a new report.
     public var statuses: [Status]
+    /// The steps of the workflow (see ``StatusTransition``).
+    public var transitions: [StatusTransition]
 
-    public init(districts: [District], objectTypes: [Entry], balanceHolders: [BalanceHolder], statuses: [Status]) throws(ValidationError) {
+    public init(
+        districts: [District], objectTypes: [Entry], balanceHolders: [BalanceHolder], statuses: [Status], transitions: [StatusTransition] = []
+    ) throws(ValidationError) {
         self.districts = districts
         self.objectTypes = objectTypes
         self.balanceHolders = balanceHolders
         self.statuses = statuses
+        self.transitions = transitions
         try check()
+        try checkTransitions()
+    }
+
+    /// `statuses.json`: the statuses in workflow order and the steps between them.
+    struct StatusFile: Decodable {
+        var statuses: [Status]
+        var transitions: [StatusTransition]
     }
 
     /// The status of a report that was given none.
@@ -152,9 +164,10 @@ public struct ReferenceData: Sendable, Hashable, Codable {
                 throw ValidationError(field: name, "is not valid reference data: \(error)")
             }
         }
+        let workflow: StatusFile = try decode(statuses, fileNames.statuses)
         return try ReferenceData(
             districts: decode(districts, fileNames.districts), objectTypes: decode(objectTypes, fileNames.objectTypes),
-            balanceHolders: decode(balanceHolders, fileNames.balanceHolders), statuses: decode(statuses, fileNames.statuses))
+            balanceHolders: decode(balanceHolders, fileNames.balanceHolders), statuses: workflow.statuses, transitions: workflow.transitions)
     }
 
     // MARK: Validation
@@ -198,40 +211,76 @@ public struct ReferenceData: Sendable, Hashable, Codable {
 
     /// Checks every field of a draft and normalizes its phones; the first broken rule is thrown.
     public func validate(_ draft: ReportDraft) throws(ValidationError) -> ReportDraft {
+        let (checked, problems) = check(draft, indexingPhones: false)
+        if let first = problems.first { throw first }
+        return checked
+    }
+
+    /// Checks every field of a draft and normalizes its phones, and lists every rule it
+    /// breaks (a form hears of all its bad fields at once). With `indexingPhones`, a bad
+    /// number is named by its place (`phones[2]`).
+    public func check(_ draft: ReportDraft, indexingPhones: Bool = true) -> (draft: ReportDraft, problems: [ValidationError]) {
         var d = draft
-        if let id = d.id, !(1...ReportLimits.maxID).contains(id) {
-            throw ValidationError(field: "id", "must be an integer from 1 to \(ReportLimits.maxID), got \(id)")
+        var problems: [ValidationError] = []
+        func run(_ rule: () throws(ValidationError) -> Void) {
+            do { try rule() } catch { problems.append(error) }
         }
-        d.coordinate = try d.coordinate.validated()
-        d.address = try Self.text(d.address, "address", max: ReportLimits.address)
-        d.city = try Self.text(d.city, "city", max: ReportLimits.city)
-        d.violator = try Self.optionalText(d.violator, "violator", max: ReportLimits.violator)
-        d.comment = try Self.optionalText(d.comment, "comment", max: ReportLimits.comment, lines: true)
-        guard districts.contains(where: { $0.code == d.district }) else {
-            throw ValidationError(field: "district", "unknown district \"\(d.district)\"; known: \(districts.map(\.code).joined(separator: ", "))")
-        }
-        guard objectTypes.contains(where: { $0.code == d.objectType }) else {
-            throw ValidationError(field: "object_type", "unknown object type \"\(d.objectType)\"; known: \(objectTypes.map(\.code).joined(separator: ", "))")
-        }
-        guard let holder = balanceHolders.first(where: { $0.code == d.balanceHolder }) else {
-            throw ValidationError(field: "balance_holder", "unknown balance holder \"\(d.balanceHolder)\"")
-        }
-        guard holder.objectTypes.contains(d.objectType) else {
-            throw ValidationError(field: "balance_holder", "\"\(d.balanceHolder)\" does not maintain objects of type \"\(d.objectType)\"; for it use one of: \(holders(for: d.objectType).map(\.code).joined(separator: ", "))")
-        }
-        if let status = d.status, !statuses.contains(where: { $0.code == status }) {
-            throw ValidationError(field: "status", "unknown status \"\(status)\"; known: \(statuses.map(\.code).joined(separator: ", "))")
-        }
-        d.phones = try Phone.normalizeList(d.phones)
-        for (field, date) in [("created_at", d.createdAt), ("updated_at", d.updatedAt)] {
-            if let date, !ReportLimits.dates.contains(date) {
-                throw ValidationError(field: field, "must be from 1970-01-01 to 2106-02-07, got \(date)")
+        run { () throws(ValidationError) in
+            if let id = d.id, !(1...ReportLimits.maxID).contains(id) {
+                throw ValidationError(field: "id", "must be an integer from 1 to \(ReportLimits.maxID), got \(id)")
             }
         }
-        if let created = d.createdAt, let updated = d.updatedAt, updated < created {
-            throw ValidationError(field: "updated_at", "must not be earlier than created_at")
+        run { () throws(ValidationError) in d.coordinate = try d.coordinate.validated() }
+        run { () throws(ValidationError) in d.address = try Self.text(d.address, "address", max: ReportLimits.address) }
+        run { () throws(ValidationError) in d.city = try Self.text(d.city, "city", max: ReportLimits.city) }
+        run { () throws(ValidationError) in d.violator = try Self.optionalText(d.violator, "violator", max: ReportLimits.violator) }
+        run { () throws(ValidationError) in d.comment = try Self.optionalText(d.comment, "comment", max: ReportLimits.comment, lines: true) }
+        run { () throws(ValidationError) in try checkDistrict(d.district) }
+        run { () throws(ValidationError) in try checkKind(d.objectType, holder: d.balanceHolder) }
+        run { () throws(ValidationError) in
+            if let status = d.status, !statuses.contains(where: { $0.code == status }) {
+                throw ValidationError(field: "status", "unknown status \"\(status)\"; known: \(statuses.map(\.code).joined(separator: ", "))")
+            }
         }
-        return d
+        if indexingPhones {
+            var normalized: [String] = []
+            for (i, text) in d.phones.enumerated() {
+                run { () throws(ValidationError) in normalized.append(try Phone.normalize(text, field: "phones[\(i)]")) }
+            }
+            if normalized.count == d.phones.count { run { () throws(ValidationError) in d.phones = try Phone.normalizeList(normalized) } }
+        } else {
+            run { () throws(ValidationError) in d.phones = try Phone.normalizeList(d.phones) }
+        }
+        run { () throws(ValidationError) in
+            for (field, date) in [("created_at", d.createdAt), ("updated_at", d.updatedAt)] {
+                if let date, !ReportLimits.dates.contains(date) {
+                    throw ValidationError(field: field, "must be from 1970-01-01 to 2106-02-07, got \(date)")
+                }
+            }
+            if let created = d.createdAt, let updated = d.updatedAt, updated < created {
+                throw ValidationError(field: "updated_at", "must not be earlier than created_at")
+            }
+        }
+        return (d, problems)
+    }
+
+    private func checkDistrict(_ code: String) throws(ValidationError) {
+        guard districts.contains(where: { $0.code == code }) else {
+            throw ValidationError(field: "district", "unknown district \"\(code)\"; known: \(districts.map(\.code).joined(separator: ", "))")
+        }
+    }
+
+    /// The object type, and the balance holder that goes with it.
+    private func checkKind(_ type: String, holder code: String) throws(ValidationError) {
+        guard objectTypes.contains(where: { $0.code == type }) else {
+            throw ValidationError(field: "object_type", "unknown object type \"\(type)\"; known: \(objectTypes.map(\.code).joined(separator: ", "))")
+        }
+        guard let holder = balanceHolders.first(where: { $0.code == code }) else {
+            throw ValidationError(field: "balance_holder", "unknown balance holder \"\(code)\"")
+        }
+        guard holder.objectTypes.contains(type) else {
+            throw ValidationError(field: "balance_holder", "\"\(code)\" does not maintain objects of type \"\(type)\"; for it use one of: \(holders(for: type).map(\.code).joined(separator: ", "))")
+        }
     }
 
     private static func text(_ value: String, _ field: String, max: Int) throws(ValidationError) -> String {

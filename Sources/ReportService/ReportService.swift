@@ -8,12 +8,12 @@ import Synchronization
 /// The reports as the service answers for them: the SQLite store and the cluster index,
 /// kept in step.
 ///
-/// The index is built from the store when the service starts. Writes made through the
-/// service are committed to the store, then applied to the index, both under one lock,
-/// so they reach the index in the order they reached the database, and the next query
-/// after a write returns sees it. Writes made to the database by other processes (e.g.
-/// `posterwatch import` into a database being served) are not seen until the service
-/// is restarted.
+/// The index is built from the store when the service starts. Every write made through
+/// the service is one transaction (the report's row, its history row and its change row),
+/// shared with the writes that arrive together (``GroupCommit``); once committed it is
+/// applied to the index, in commit order, and the next query after a write returns sees
+/// it. Writes made to the database by other processes (e.g. `posterwatch import` into a
+/// database being served) are not seen until the service is restarted.
 ///
 /// ```swift
 /// let service = try ReportService(store: ReportStore(path: "var/posterwatch.sqlite"))
@@ -34,73 +34,97 @@ public final class ReportService: Sendable {
     public var maxZoom: Int { index.grid.maxZoom }
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
-    private let writes = Mutex(())
-    private let observers = Mutex<[@Sendable ([ClusterEntry]) -> Void]>([])
+    private let observers = WriteObservers()
+    let commits: GroupCommit
+    /// What duplicate hints and the service area are.
+    public let intake: IntakeSettings
+    /// Idempotency keys whose first request is still running.
+    let keysInFlight = Mutex<Set<String>>([])
 
     /// Opens the service over `store`, building the index from every stored report.
-    public init(store: ReportStore, grid: ClusterGrid = .standard) throws {
+    public init(store: ReportStore, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil) throws {
         self.store = store
         statusCodes = store.reference.statuses.map(\.code)
-        index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: store.markers(ClusterEntry.init))
+        let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: store.markers(ClusterEntry.init))
+        let observers = self.observers
+        self.index = index
+        self.intake = intake ?? IntakeSettings(reference: store.reference)
+        commits = GroupCommit(store: store) { effects in
+            for effect in effects where !effect.changes.isEmpty {
+                // The rows are committed: an entry the index refuses is a bug of ours, and
+                // the next restart rebuilds the index from the rows anyway.
+                try? index.apply(effect.changes)
+            }
+            observers.notify(effects.flatMap(\.touched))
+        }
     }
 
-    private func entry(_ report: Report) -> ClusterEntry? {
+    func entry(_ report: Report) -> ClusterEntry? {
         ClusterEntry(report, reference: store.reference)
     }
 
     // MARK: Writes
 
-    /// Calls `observer` after every write, before the write returns, with the index
-    /// entries it touched: the reports added, the old and new versions of those changed,
-    /// those deleted. Writes are serialized, so observers see them one at a time, in order,
-    /// after the index holds them (a tile cache drops what they could change).
+    /// Calls `observer` after every commit, before its writes return, with the index
+    /// entries they touched: the reports added, the old and new versions of those changed,
+    /// those deleted or hidden. Commits are serialized, so observers see them one at a
+    /// time, in order, after the index holds them (a tile cache drops what they could change).
     public func onWrite(_ observer: @escaping @Sendable (_ touched: [ClusterEntry]) -> Void) {
-        observers.withLock { $0.append(observer) }
+        observers.list.withLock { $0.append(observer) }
     }
 
-    /// Stores new reports (all or none) and adds them to the index.
+    /// Stores new reports (all or none) and adds them to the index. Drafts are checked
+    /// first; the first invalid one throws ``RecordsRejected``.
     @discardableResult
     public func insert(_ drafts: [ReportDraft], now: Date = Date()) throws -> [Report] {
-        try writes.withLock { _ in
-            let reports = try store.insert(drafts, now: now)
-            let added = reports.compactMap(entry)
-            try index.apply(added.map { .upsert($0) })
-            notify(added)
-            return reports
+        let checked = try drafts.enumerated().map { (i, draft) in
+            do { return try store.reference.validate(draft) } catch let error as ValidationError {
+                throw RecordsRejected(issues: [RecordIssue(location: .feature(i + 1), error: error)], issueCount: 1)
+            }
+        }
+        return try commits.performWaiting { [self] t in
+            let reports = try checked.map { try t.insert($0, filer: nil, author: .system, now: now) }
+            return (reports, effect(added: reports))
         }
     }
 
     /// Replaces report `id` (a move, a status change, any edit) in the store and the index.
     @discardableResult
     public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
-        try writes.withLock { _ in
-            let old = try stored(id)
-            let report = try store.update(id: id, with: draft, now: now)
-            let new = entry(report)
-            try index.apply([new.map { .upsert($0) } ?? .remove(id: id)])
-            notify([old, new].compactMap { $0 })
-            return report
+        var draft = try store.reference.validate(draft)
+        draft.id = id
+        let checked = draft
+        return try commits.performWaiting { [self] t in
+            let (before, edited) = try t.edit(id, to: checked, author: .system, now: now)
+            guard let status = checked.status, status != edited.status else { return (edited, effect(before, edited)) }
+            let (_, after) = try t.setStatus(id, to: status, note: nil, author: .system, now: now)
+            return (after, effect(before, after))
         }
     }
 
-    /// Deletes report `id` from the store and the index.
-    public func delete(id: Int64) throws {
-        try writes.withLock { _ in
-            let old = try stored(id)
-            try store.delete(id: id)
-            index.remove(id: id)
-            notify([old].compactMap { $0 })
+    /// Deletes report `id` from the store and the index (its history stays).
+    public func delete(id: Int64, now: Date = Date()) throws {
+        try commits.performWaiting { [self] t in
+            let before = try t.delete(id, author: .system, now: now)
+            return ((), effect(removed: before))
         }
     }
 
-    /// The index entry of the stored report `id`, if there is one.
-    private func stored(_ id: Int64) throws -> ClusterEntry? {
-        try store.reports(ids: [id]).first.flatMap(entry)
+    /// What adding reports does to the index.
+    func effect(added reports: [Report]) -> IndexEffect {
+        let entries = reports.compactMap(entry)
+        return IndexEffect(changes: entries.map { .upsert($0) }, touched: entries)
     }
 
-    private func notify(_ touched: [ClusterEntry]) {
-        guard !touched.isEmpty else { return }
-        for observer in observers.withLock({ $0 }) { observer(touched) }
+    /// What changing a report does to the index.
+    func effect(_ before: Report, _ after: Report) -> IndexEffect {
+        let old = entry(before), new = entry(after)
+        return IndexEffect(changes: [new.map { .upsert($0) } ?? .remove(id: after.id)], touched: [old, new].compactMap { $0 })
+    }
+
+    /// What taking a report out of the public answers does to the index.
+    func effect(removed report: Report) -> IndexEffect {
+        IndexEffect(changes: [.remove(id: report.id)], touched: [entry(report)].compactMap { $0 })
     }
 
     // MARK: Queries
@@ -224,6 +248,16 @@ public final class ReportService: Sendable {
         }
         let reports = try store.reports(ids: ids)
         return ClusterAnswer(items: items, reports: Dictionary(reports.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
+    }
+}
+
+/// Who hears of committed writes.
+final class WriteObservers: Sendable {
+    let list = Mutex<[@Sendable ([ClusterEntry]) -> Void]>([])
+
+    func notify(_ touched: [ClusterEntry]) {
+        guard !touched.isEmpty else { return }
+        for observer in list.withLock({ $0 }) { observer(touched) }
     }
 }
 

@@ -177,6 +177,77 @@ enum Schema {
                 """)
         }
 
+        // Filing and working reports. The report row stays public data: who filed it, its
+        // history and its hiding live in tables of their own. A hidden report's row moves
+        // to `report_hidden` (the triggers take it out of the R*Tree, the phone index and
+        // the count), so no public read path can meet it; unhiding moves it back.
+        // `report_change` numbers every write, strictly increasing (AUTOINCREMENT never
+        // reuses a number), for the changes feed. `idempotency_key` keeps the first answer
+        // to a filing sent with an `Idempotency-Key`, written in the filing's transaction.
+        migrator.registerMigration("v3: workflow, filers, hiding, history, changes, idempotency keys") { db in
+            try db.execute(sql: """
+                CREATE TABLE status_transition (
+                    position INTEGER PRIMARY KEY,
+                    from_statuses TEXT NOT NULL,
+                    to_status TEXT NOT NULL REFERENCES status(code),
+                    by_actors TEXT NOT NULL,
+                    note_required BOOLEAN NOT NULL,
+                    duplicate_of_required BOOLEAN NOT NULL
+                );
+                CREATE TABLE report_filer (
+                    report_id INTEGER PRIMARY KEY,
+                    account_id INTEGER NOT NULL REFERENCES account(id)
+                );
+                CREATE INDEX report_filer_account ON report_filer(account_id, report_id);
+                CREATE TABLE report_hidden (
+                    id INTEGER PRIMARY KEY,
+                    key INTEGER NOT NULL,
+                    longitude REAL NOT NULL, latitude REAL NOT NULL,
+                    address TEXT NOT NULL, city TEXT NOT NULL, district TEXT NOT NULL,
+                    object_type TEXT NOT NULL, balance_holder TEXT NOT NULL,
+                    violator TEXT, phones TEXT NOT NULL, comment TEXT, status TEXT NOT NULL,
+                    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                    hidden_at INTEGER NOT NULL,
+                    hide_note TEXT NOT NULL
+                );
+                CREATE TABLE report_history (
+                    seq INTEGER PRIMARY KEY,
+                    report_id INTEGER NOT NULL,
+                    at INTEGER NOT NULL,
+                    account_id INTEGER,
+                    api_key_id INTEGER,
+                    action TEXT NOT NULL CHECK (action IN ('filed', 'edited', 'transition', 'hidden', 'unhidden', 'deleted')),
+                    from_status TEXT,
+                    to_status TEXT,
+                    note TEXT,
+                    changes TEXT
+                );
+                CREATE INDEX report_history_report ON report_history(report_id, seq);
+                CREATE TABLE report_change (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    report_id INTEGER NOT NULL,
+                    action TEXT NOT NULL,
+                    at INTEGER NOT NULL
+                );
+                CREATE TABLE idempotency_key (
+                    caller TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    fingerprint BLOB NOT NULL,
+                    status INTEGER NOT NULL,
+                    headers TEXT NOT NULL,
+                    answer BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (caller, key)
+                ) WITHOUT ROWID;
+                CREATE INDEX idempotency_key_created ON idempotency_key(created_at);
+                """)
+            for (position, t) in seed.transitions.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO status_transition VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [position, t.from.joined(separator: ","), t.to, t.by.joined(separator: ","), t.noteRequired, t.duplicateOfRequired])
+            }
+        }
+
         return migrator
     }
 
@@ -197,6 +268,12 @@ enum Schema {
             },
             statuses: Row.fetchAll(db, sql: "SELECT * FROM status ORDER BY position").map {
                 ReferenceData.Status(code: $0["code"], nameUk: $0["name_uk"], nameEn: $0["name_en"], open: $0["open"])
+            },
+            transitions: Row.fetchAll(db, sql: "SELECT * FROM status_transition ORDER BY position").map {
+                StatusTransition(
+                    from: ($0["from_statuses"] as String).split(separator: ",").map(String.init), to: $0["to_status"],
+                    by: ($0["by_actors"] as String).split(separator: ",").map(String.init),
+                    noteRequired: $0["note_required"], duplicateOfRequired: $0["duplicate_of_required"])
             })
     }
 

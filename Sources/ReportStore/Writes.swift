@@ -7,6 +7,7 @@ import ReportModel
 /// A report that does not exist.
 public struct ReportNotFound: Error, Sendable, CustomStringConvertible {
     public var id: Int64
+    public init(id: Int64) { self.id = id }
     public var description: String { "report \(id) does not exist" }
 }
 
@@ -16,6 +17,11 @@ public struct RecordsRejected: Error, Sendable, CustomStringConvertible {
     public var issues: [RecordIssue]
     /// How many records were invalid in all.
     public var issueCount: Int
+
+    public init(issues: [RecordIssue], issueCount: Int) {
+        self.issues = issues
+        self.issueCount = issueCount
+    }
 
     public var description: String {
         let first = issues.first.map { " First: \($0)." } ?? ""

@@ -1,0 +1,98 @@
+import Clustering
+import Dispatch
+import Foundation
+import ReportStore
+import Synchronization
+
+/// What a committed write changes in the index, and the entries it touched (the old and
+/// new versions), for the observers.
+struct IndexEffect: Sendable {
+    var changes: [ClusterIndex.Change] = []
+    var touched: [ClusterEntry] = []
+}
+
+/// Writes waiting their turn, committed together by one thread: every write waiting when
+/// a transaction begins joins it (each in a savepoint of its own), so writers arriving
+/// together share one commit and one sync of the WAL instead of queuing for one each.
+/// Only after the commit are the writes applied, in order, to the index (and its
+/// observers told); only then is each writer answered. So no write reaches the index,
+/// nor a client, before it is in the database.
+final class GroupCommit: Sendable {
+    struct Pending: Sendable {
+        let write: @Sendable (WriteTransaction) throws -> IndexEffect
+        let done: @Sendable (Result<Void, any Error>) -> Void
+    }
+
+    /// At most this many writes share a transaction (a bound on how long one writer waits
+    /// behind the others).
+    static let maxBatch = 512
+
+    private let store: ReportStore
+    private let apply: @Sendable ([IndexEffect]) -> Void
+    private let queue = Mutex<[Pending]>([])
+    private let ready = DispatchSemaphore(value: 0)
+
+    init(store: ReportStore, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
+        self.store = store
+        self.apply = apply
+        let thread = Thread { [self] in run() }
+        thread.name = "posterwatch.writer"
+        thread.qualityOfService = .userInitiated
+        thread.start()
+    }
+
+    /// Queues a write; `done` is called once it is committed and applied, or has failed.
+    func submit(_ pending: Pending) {
+        queue.withLock { $0.append(pending) }
+        ready.signal()
+    }
+
+    /// Runs `write` in the next transaction and waits for it.
+    func perform<T: Sendable>(_ write: @escaping @Sendable (WriteTransaction) throws -> (T, IndexEffect)) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(write) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// The same, for a caller that is not async (the command line, tests): blocks its thread.
+    func performWaiting<T: Sendable>(_ write: @escaping @Sendable (WriteTransaction) throws -> (T, IndexEffect)) throws -> T {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        submit(write) { result in
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        finished.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    private func submit<T: Sendable>(
+        _ write: @escaping @Sendable (WriteTransaction) throws -> (T, IndexEffect), then done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let value = Mutex<T?>(nil)
+        submit(Pending(
+            write: { transaction in
+                let (result, effect) = try write(transaction)
+                value.withLock { $0 = result }
+                return effect
+            },
+            done: { outcome in done(outcome.map { value.withLock { $0.take()! } }) }))
+    }
+
+    private func run() {
+        while true {
+            ready.wait()
+            let batch = queue.withLock { pending in
+                let taken = Array(pending.prefix(Self.maxBatch))
+                pending.removeFirst(taken.count)
+                return taken
+            }
+            guard !batch.isEmpty else { continue }
+            // The semaphore counted one signal per write; those taken along are used up.
+            for _ in 1..<batch.count { ready.wait() }
+            let outcomes = store.commit(batch.map { $0.write })
+            apply(outcomes.compactMap { try? $0.get() })
+            for (pending, outcome) in zip(batch, outcomes) { pending.done(outcome.map { _ in () }) }
+        }
+    }
+}

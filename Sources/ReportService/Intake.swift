@@ -1,0 +1,128 @@
+import Crypto
+import Foundation
+import Geometry
+import ReportModel
+import ReportStore
+
+/// What filing accepts and hints: the service area, and how near or alike an open report
+/// must be to be hinted as a possible duplicate.
+public struct IntakeSettings: Sendable, Hashable {
+    /// Where reports may be filed.
+    public var area: BoundingBox
+    /// Open reports within this many metres are hinted.
+    public var duplicateRadius: Double = 50
+    /// At most this many hints.
+    public var maxHints = 5
+    /// How long an idempotency key's first answer is kept.
+    public var idempotencyKeyLifetime: TimeInterval = 48 * 3600
+
+    public init(area: BoundingBox, duplicateRadius: Double = 50) {
+        self.area = area
+        self.duplicateRadius = duplicateRadius
+    }
+
+    /// The default area: the box of the districts' centres with a margin of 0.25° (about
+    /// 28 km north–south, 18 km east–west in Kyiv).
+    public init(reference: ReferenceData, margin: Double = 0.25) {
+        let lons = reference.districts.map { $0.center[0] }, lats = reference.districts.map { $0.center[1] }
+        let box = try? BoundingBox(
+            west: max(-180, (lons.min() ?? -180) - margin), south: max(-90, (lats.min() ?? -90) - margin),
+            east: min(180, (lons.max() ?? 180) + margin), north: min(90, (lats.max() ?? 90) + margin))
+        self.init(area: box ?? .world)
+    }
+
+    /// The rule a position breaks, if it lies outside the area.
+    public func check(_ c: Coordinate, field: String) -> ValidationError? {
+        area.contains(c) ? nil : ValidationError(field: field, "lies outside the service area \(area.west),\(area.south),\(area.east),\(area.north)")
+    }
+}
+
+/// An open report that a new one may repeat: near it, or sharing a phone number.
+public struct DuplicateHint: Sendable, Hashable, Codable {
+    public var id: Int64
+    /// Metres from the new report, rounded to a tenth.
+    public var distanceM: Double
+    /// The phone numbers the two share.
+    public var sharedPhones: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case distanceM = "distance_m"
+        case sharedPhones = "shared_phones"
+    }
+}
+
+extension ReportService {
+    /// Open reports within the duplicate radius (or `radius`) of `c`, or sharing one of
+    /// `phones`, nearest first, at most ``IntakeSettings/maxHints``.
+    public func duplicateHints(near c: Coordinate, phones: [String], radius: Double? = nil) throws -> [DuplicateHint] {
+        let radius = radius ?? intake.duplicateRadius
+        let reference = store.reference
+        var found: [Int64: Report] = [:]
+        for report in try store.reports(in: c.box(radius: radius)) where reference.isOpen(report.status) && report.coordinate.distance(to: c) <= radius {
+            found[report.id] = report
+        }
+        for phone in phones {
+            for report in try store.reports(withPhone: phone) where reference.isOpen(report.status) { found[report.id] = report }
+        }
+        return found.values.map { report in
+            DuplicateHint(
+                id: report.id, distanceM: (report.coordinate.distance(to: c) * 10).rounded() / 10,
+                sharedPhones: report.phones.filter(phones.contains))
+        }
+        .sorted { ($0.distanceM, $0.id) < ($1.distanceM, $1.id) }
+        .prefix(intake.maxHints).map { $0 }
+    }
+
+    // MARK: Idempotency keys
+
+    /// Files a draft once per idempotency key (IETF httpapi-idempotency-key-header): the
+    /// first request's answer (made by `answer` inside the filing's transaction) is
+    /// stored with its key; the same key again with the same body replays it
+    /// (``IdempotentOutcome/replayed(_:)``); with another body it is
+    /// ``IdempotencyKeyReused``; while the first is still running, ``IdempotencyKeyInFlight``.
+    public func file(
+        _ draft: ReportDraft, by caller: Caller, key: String, body: some DataProtocol, now: Date = Date(),
+        answer: @escaping @Sendable (Filing) throws -> StoredAnswer.Reply
+    ) async throws -> IdempotentOutcome {
+        let fingerprint = Data(SHA256.hash(data: Data(body)))
+        let slot = caller.scope + " " + key
+        guard keysInFlight.withLock({ $0.insert(slot).inserted }) else { throw IdempotencyKeyInFlight() }
+        defer { _ = keysInFlight.withLock { $0.remove(slot) } }
+        if let stored = try store.storedAnswer(caller: caller.scope, key: key) {
+            guard stored.fingerprint == fingerprint else { throw IdempotencyKeyReused() }
+            return .replayed(stored.reply)
+        }
+        let hints = try duplicateHints(near: draft.coordinate, phones: draft.phones)
+        return try await commits.perform { [self] t in
+            let report = try t.insert(draft, filer: caller.author.accountID, author: caller.author, now: now)
+            let reply = try answer(Filing(report: report, possibleDuplicates: hints))
+            try t.store(StoredAnswer(fingerprint: fingerprint, reply: reply), caller: caller.scope, key: key, now: now)
+            return (.first(reply), effect(added: [report]))
+        }
+    }
+
+    /// Forgets idempotency keys older than their lifetime; returns how many.
+    @discardableResult
+    public func forgetOldIdempotencyKeys(now: Date = Date()) throws -> Int {
+        try store.forgetIdempotencyKeys(before: now.addingTimeInterval(-intake.idempotencyKeyLifetime))
+    }
+}
+
+/// The answer to a filing with an idempotency key.
+public enum IdempotentOutcome: Sendable {
+    /// The key's first request: the answer just made (and stored).
+    case first(StoredAnswer.Reply)
+    /// A retry: the first request's answer, as stored.
+    case replayed(StoredAnswer.Reply)
+}
+
+/// An idempotency key sent again with another body (HTTP 422).
+public struct IdempotencyKeyReused: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String { "this Idempotency-Key was used with another body; a new request needs a new key" }
+}
+
+/// An idempotency key whose first request is still being answered (HTTP 409).
+public struct IdempotencyKeyInFlight: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String { "a request with this Idempotency-Key is still being processed; retry when it has been answered" }
+}

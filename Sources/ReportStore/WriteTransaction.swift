@@ -1,0 +1,387 @@
+import Foundation
+import GRDB
+import Geometry
+import ReportModel
+
+/// Who made a write, as the history keeps it: an account, an API key, or neither (the
+/// system: an import, the command line).
+public struct Author: Sendable, Hashable {
+    public var accountID: Int64?
+    public var apiKeyID: Int64?
+
+    public init(accountID: Int64? = nil, apiKeyID: Int64? = nil) {
+        self.accountID = accountID
+        self.apiKeyID = apiKeyID
+    }
+
+    public static let system = Author()
+}
+
+/// What a write did to a report, in its history and in the change sequence.
+public enum ReportAction: String, Sendable, Hashable, Codable, CaseIterable {
+    case filed, edited, transition, hidden, unhidden, deleted
+}
+
+/// One field's value before and after an edit, as text (nil: none).
+public struct FieldChange: Sendable, Hashable, Codable {
+    public var field: String
+    public var before: String?
+    public var after: String?
+
+    public init(field: String, before: String?, after: String?) {
+        self.field = field
+        self.before = before
+        self.after = after
+    }
+}
+
+/// What one write recorded of a report.
+public struct HistoryEntry: Sendable, Hashable {
+    public var seq: Int64
+    public var reportID: Int64
+    public var at: Date
+    public var author: Author
+    public var action: ReportAction
+    public var fromStatus: String?
+    public var toStatus: String?
+    public var note: String?
+    public var changes: [FieldChange]
+
+    public init(
+        seq: Int64, reportID: Int64, at: Date, author: Author, action: ReportAction,
+        fromStatus: String?, toStatus: String?, note: String?, changes: [FieldChange]
+    ) {
+        self.seq = seq
+        self.reportID = reportID
+        self.at = at
+        self.author = author
+        self.action = action
+        self.fromStatus = fromStatus
+        self.toStatus = toStatus
+        self.note = note
+        self.changes = changes
+    }
+}
+
+/// A report no public answer shows, and why it was hidden.
+public struct HiddenReport: Sendable, Hashable {
+    public var report: Report
+    public var note: String
+    public var hiddenAt: Date
+}
+
+/// The rows of writes, inside one transaction the caller owns (``ReportStore/commit(_:)``):
+/// a report's row, its history row and its change row go in together or not at all.
+///
+/// Every recorded write moves `updated_at` forward by at least a millisecond, so that it
+/// is a version: two writes never leave a report with the same `updated_at`.
+public struct WriteTransaction {
+    let db: Database
+    let reference: ReferenceData
+
+    // MARK: Reports
+
+    /// Stores a validated draft as a new report with the next id, status and times
+    /// defaulted (`now`), and who filed it when it was a person.
+    public func insert(_ draft: ReportDraft, filer: Int64?, author: Author, now: Date) throws -> Report {
+        var d = draft
+        let id = try d.id ?? nextID()
+        d.id = id
+        let created = ReportRow.milliseconds(d.createdAt ?? now)
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO report (key, id, longitude, latitude, address, city, district, object_type, balance_holder,
+                                violator, phones, comment, status, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        do {
+            try statement.execute(arguments: [
+                ReportRow.key(d.coordinate, id: id), id, d.coordinate.longitude, d.coordinate.latitude, d.address, d.city, d.district,
+                d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, d.status ?? reference.initialStatus,
+                created, d.updatedAt.map(ReportRow.milliseconds) ?? created,
+            ])
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw ValidationError(field: "id", "report \(id) already exists")
+        }
+        if let filer {
+            try db.execute(sql: "INSERT INTO report_filer VALUES (?, ?)", arguments: [id, filer])
+        }
+        let report = try ReportRow.fetch(db, id: id)!
+        try record(report.id, .filed, author: author, at: now, to: report.status)
+        return report
+    }
+
+    /// The next report number: one past the highest ever handed out.
+    private func nextID() throws -> Int64 {
+        let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT last_id FROM report_sequence")) ?? 0
+        guard last < ReportLimits.maxID else { throw ValidationError(field: "id", "every report number up to \(ReportLimits.maxID) is taken") }
+        return last + 1
+    }
+
+    /// The stored report `id` (not hidden), or nil.
+    public func report(_ id: Int64) throws -> Report? {
+        try ReportRow.fetch(db, id: id)
+    }
+
+    /// A hidden report, or nil.
+    public func hidden(_ id: Int64) throws -> HiddenReport? {
+        try ReportStore.hidden(db, id: id)
+    }
+
+    /// The account that filed report `id`, when a person did.
+    public func filer(of id: Int64) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT account_id FROM report_filer WHERE report_id = ?"), arguments: [id])
+    }
+
+    /// Replaces the fields of report `id` by those of a validated draft (keeping its id,
+    /// status and creation time), recording each field that changed.
+    public func edit(_ id: Int64, to draft: ReportDraft, author: Author, now: Date) throws -> (before: Report, after: Report) {
+        guard let before = try report(id) else { throw ReportNotFound(id: id) }
+        var d = draft
+        d.status = before.status
+        let changes = FieldChange.between(before, d)
+        try db.execute(
+            sql: """
+                UPDATE report SET key = ?, longitude = ?, latitude = ?, address = ?, city = ?, district = ?, object_type = ?,
+                balance_holder = ?, violator = ?, phones = ?, comment = ?, updated_at = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                ReportRow.key(d.coordinate, id: id), d.coordinate.longitude, d.coordinate.latitude, d.address, d.city, d.district,
+                d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, version(after: before, now: now), id,
+            ])
+        try record(id, .edited, author: author, at: now, changes: changes)
+        return (before, try report(id)!)
+    }
+
+    /// Moves report `id` to `status`, with the note of the step.
+    public func setStatus(_ id: Int64, to status: String, note: String?, author: Author, now: Date) throws -> (before: Report, after: Report) {
+        guard let before = try report(id) else { throw ReportNotFound(id: id) }
+        try db.execute(
+            sql: "UPDATE report SET status = ?, updated_at = ? WHERE id = ?", arguments: [status, version(after: before, now: now), id])
+        try record(id, .transition, author: author, at: now, from: before.status, to: status, note: note)
+        return (before, try report(id)!)
+    }
+
+    /// Takes report `id` out of every public answer (its row moves to `report_hidden`).
+    public func hide(_ id: Int64, note: String, author: Author, now: Date) throws -> Report {
+        guard let before = try report(id) else { throw ReportNotFound(id: id) }
+        try db.execute(
+            sql: """
+                INSERT INTO report_hidden (id, key, longitude, latitude, address, city, district, object_type, balance_holder,
+                                           violator, phones, comment, status, created_at, updated_at, hidden_at, hide_note)
+                SELECT id, key, longitude, latitude, address, city, district, object_type, balance_holder,
+                       violator, phones, comment, status, created_at, ?, ?, ? FROM report WHERE id = ?
+                """,
+            arguments: [version(after: before, now: now), ReportRow.milliseconds(now), note, id])
+        try db.execute(sql: "DELETE FROM report WHERE id = ?", arguments: [id])
+        try record(id, .hidden, author: author, at: now, note: note)
+        return before
+    }
+
+    /// Brings a hidden report back into the public answers.
+    public func unhide(_ id: Int64, note: String?, author: Author, now: Date) throws -> Report {
+        guard let hidden = try hidden(id) else { throw ReportNotFound(id: id) }
+        try db.execute(
+            sql: """
+                INSERT INTO report (key, id, longitude, latitude, address, city, district, object_type, balance_holder,
+                                    violator, phones, comment, status, created_at, updated_at)
+                SELECT key, id, longitude, latitude, address, city, district, object_type, balance_holder,
+                       violator, phones, comment, status, created_at, ? FROM report_hidden WHERE id = ?
+                """,
+            arguments: [version(after: hidden.report, now: now), id])
+        try db.execute(sql: "DELETE FROM report_hidden WHERE id = ?", arguments: [id])
+        try record(id, .unhidden, author: author, at: now, note: note)
+        return try report(id)!
+    }
+
+    /// Deletes report `id` (hidden or not) and what refers to it but its history.
+    public func delete(_ id: Int64, author: Author, now: Date) throws -> Report {
+        guard let before = try report(id) ?? hidden(id)?.report else { throw ReportNotFound(id: id) }
+        try db.execute(sql: "DELETE FROM report WHERE id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM report_hidden WHERE id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM report_filer WHERE report_id = ?", arguments: [id])
+        try record(id, .deleted, author: author, at: now)
+        return before
+    }
+
+    /// The next `updated_at`: now, or a millisecond past the last one if that is not later.
+    private func version(after report: Report, now: Date) -> Int64 {
+        max(ReportRow.milliseconds(now), ReportRow.milliseconds(report.updatedAt) + 1)
+    }
+
+    // MARK: History and changes
+
+    /// Appends the history row and the change row of a write.
+    private func record(
+        _ id: Int64, _ action: ReportAction, author: Author, at now: Date,
+        from: String? = nil, to: String? = nil, note: String? = nil, changes: [FieldChange] = []
+    ) throws {
+        let at = ReportRow.milliseconds(now)
+        let changesText = changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(changes), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            INSERT INTO report_history (report_id, at, account_id, api_key_id, action, from_status, to_status, note, changes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [id, at, author.accountID, author.apiKeyID, action.rawValue, from, to, note, changesText])
+        try db.cachedStatement(sql: "INSERT INTO report_change (report_id, action, at) VALUES (?, ?, ?)")
+            .execute(arguments: [id, action.rawValue, at])
+    }
+
+    // MARK: Idempotency keys
+
+    /// The answer stored for a caller's key, if any.
+    public func storedAnswer(caller: String, key: String) throws -> StoredAnswer? {
+        try ReportStore.storedAnswer(db, caller: caller, key: key)
+    }
+
+    /// Keeps the answer to a caller's key.
+    public func store(_ answer: StoredAnswer, caller: String, key: String, now: Date) throws {
+        let headers = String(decoding: try JSONEncoder().encode(answer.reply.headers), as: UTF8.self)
+        try db.execute(
+            sql: "INSERT INTO idempotency_key (caller, key, fingerprint, status, headers, answer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [caller, key, answer.fingerprint, answer.reply.status, headers, answer.reply.body, ReportRow.milliseconds(now)])
+    }
+}
+
+/// The first answer to a request sent with an idempotency key: what the request's body
+/// hashed to, and the reply.
+public struct StoredAnswer: Sendable, Hashable {
+    public var fingerprint: Data
+    public var reply: Reply
+
+    /// An HTTP answer as kept: status, the headers worth replaying, body.
+    public struct Reply: Sendable, Hashable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: Data
+
+        public init(status: Int, headers: [String: String], body: Data) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    public init(fingerprint: Data, reply: Reply) {
+        self.fingerprint = fingerprint
+        self.reply = reply
+    }
+}
+
+extension FieldChange {
+    /// The fields a draft changes in a report, as the interchange vocabulary names them.
+    static func between(_ report: Report, _ draft: ReportDraft) -> [FieldChange] {
+        func text(_ c: Coordinate) -> String { "\(c.longitude),\(c.latitude)" }
+        let pairs: [(String, String?, String?)] = [
+            ("position", text(report.coordinate), text(draft.coordinate)),
+            ("address", report.address, draft.address), ("city", report.city, draft.city),
+            ("district", report.district, draft.district), ("object_type", report.objectType, draft.objectType),
+            ("balance_holder", report.balanceHolder, draft.balanceHolder), ("violator", report.violator, draft.violator),
+            ("phones", report.phones.joined(separator: ", "), draft.phones.joined(separator: ", ")),
+            ("comment", report.comment, draft.comment),
+        ]
+        return pairs.filter { $0.1 != $0.2 }.map { FieldChange(field: $0.0, before: $0.1, after: $0.2) }
+    }
+}
+
+extension ReportStore {
+    /// Runs each write in a savepoint of one transaction, committed once (one sync for
+    /// all): a write that throws leaves nothing, the others stay. Returns each write's
+    /// outcome in order; if the commit itself fails, every write fails with its error.
+    public func commit<T>(_ writes: [(WriteTransaction) throws -> T]) -> [Result<T, any Error>] {
+        var outcomes: [Result<T, any Error>] = []
+        outcomes.reserveCapacity(writes.count)
+        let reference = self.reference
+        do {
+            try pool.write { db in
+                let transaction = WriteTransaction(db: db, reference: reference)
+                for write in writes {
+                    var outcome: Result<T, any Error>!
+                    do {
+                        try db.inSavepoint {
+                            outcome = Result { try write(transaction) }
+                            if case .failure = outcome { return .rollback }
+                            return .commit
+                        }
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    outcomes.append(outcome)
+                }
+            }
+        } catch {
+            return writes.map { _ in .failure(error) }
+        }
+        return outcomes
+    }
+
+    /// A hidden report, or nil.
+    public func hidden(id: Int64) throws -> HiddenReport? {
+        try pool.read { db in try Self.hidden(db, id: id) }
+    }
+
+    static func hidden(_ db: Database, id: Int64) throws -> HiddenReport? {
+        let columns = ReportRow.columns + ", hidden_at, hide_note"
+        guard let report = try ReportRow.fetchAll(db, sql: "SELECT \(columns) FROM report_hidden WHERE id = ?", arguments: [id]).first,
+              let row = try Row.fetchOne(db, sql: "SELECT hidden_at, hide_note FROM report_hidden WHERE id = ?", arguments: [id])
+        else { return nil }
+        return HiddenReport(report: report, note: row[1], hiddenAt: ReportRow.date(milliseconds: row[0]))
+    }
+
+    /// The account that filed report `id`, when a person did.
+    public func filer(of id: Int64) throws -> Int64? {
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT account_id FROM report_filer WHERE report_id = ?", arguments: [id]) }
+    }
+
+    /// A page of the reports an account filed (hidden ones left out), newest first, before
+    /// the cursor (a report id).
+    public func reports(filedBy account: Int64, before: Int64?, limit: Int) throws -> [Report] {
+        try pool.read { db in
+            let ids = try Int64.fetchAll(
+                db, sql: "SELECT report_id FROM report_filer WHERE account_id = ? AND report_id < ? ORDER BY report_id DESC LIMIT ?",
+                arguments: [account, before ?? Int64.max, limit])
+            let found = Dictionary(try Self.fetch(db, ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            return ids.compactMap { found[$0] }
+        }
+    }
+
+    /// A report's history, oldest first.
+    public func history(of id: Int64) throws -> [HistoryEntry] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM report_history WHERE report_id = ? ORDER BY seq", arguments: [id]).map { row in
+                let changes: [FieldChange] = try (row["changes"] as String?).map { try JSONDecoder().decode([FieldChange].self, from: Data($0.utf8)) } ?? []
+                return HistoryEntry(
+                    seq: row["seq"], reportID: row["report_id"], at: ReportRow.date(milliseconds: row["at"]),
+                    author: Author(accountID: row["account_id"], apiKeyID: row["api_key_id"]),
+                    action: ReportAction(rawValue: row["action"]) ?? .edited, fromStatus: row["from_status"], toStatus: row["to_status"],
+                    note: row["note"], changes: changes)
+            }
+        }
+    }
+
+    /// The highest change number so far (0: none).
+    public func lastChange() throws -> Int64 {
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM report_change") ?? 0 }
+    }
+
+    static func storedAnswer(_ db: Database, caller: String, key: String) throws -> StoredAnswer? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT fingerprint, status, headers, answer FROM idempotency_key WHERE caller = ? AND key = ?", arguments: [caller, key])
+        else { return nil }
+        let headers = try JSONDecoder().decode([String: String].self, from: Data((row[2] as String).utf8))
+        return StoredAnswer(fingerprint: row[0], reply: StoredAnswer.Reply(status: row[1], headers: headers, body: row[3]))
+    }
+
+    /// The answer stored for a caller's idempotency key, if any.
+    public func storedAnswer(caller: String, key: String) throws -> StoredAnswer? {
+        try pool.read { db in try Self.storedAnswer(db, caller: caller, key: key) }
+    }
+
+    /// Forgets idempotency keys stored before `cutoff`; returns how many.
+    @discardableResult
+    public func forgetIdempotencyKeys(before cutoff: Date) throws -> Int {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM idempotency_key WHERE created_at < ?", arguments: [ReportRow.milliseconds(cutoff)])
+            return db.changesCount
+        }
+    }
+}
