@@ -28,10 +28,10 @@ public struct Filing: Sendable {
     public var possibleDuplicates: [DuplicateHint]
 }
 
-/// A report's version, for `ETag` and `If-Match`: its `updated_at` in milliseconds, which
-/// every write moves forward.
-public func version(of report: Report) -> Int64 {
-    Int64((report.updatedAt.timeIntervalSince1970 * 1000).rounded())
+extension Report {
+    /// The report's version, for `ETag` and `If-Match`: its `updated_at` in milliseconds,
+    /// which every write moves forward.
+    public var version: Int64 { Int64((updatedAt.timeIntervalSince1970 * 1000).rounded()) }
 }
 
 extension ReportService {
@@ -64,7 +64,8 @@ extension ReportService {
             var draft = try patch(current)
             draft.id = id
             draft.status = nil
-            let (checked, problems) = store.reference.check(draft)
+            var (checked, problems) = store.reference.check(draft)
+            if problems.isEmpty, let outside = intake.check(checked.coordinate, field: "longitude") { problems.append(outside) }
             guard problems.isEmpty else { throw ValidationErrors(problems) }
             let (before, after) = try t.edit(id, to: checked, author: caller.author, now: now)
             return (after, effect(before, after))
@@ -164,7 +165,7 @@ extension ReportService {
             if try t.hidden(id) != nil { throw ReportHidden(id: id, hidden: true) }
             throw ReportNotFound(id: id)
         }
-        if let ifMatch, ifMatch != version(of: current) { throw PreconditionFailed(id: id) }
+        if let ifMatch, ifMatch != current.version { throw PreconditionFailed(id: id) }
         return current
     }
 

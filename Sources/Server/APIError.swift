@@ -5,6 +5,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Interchange
+import ReportService
 import ReportStore
 
 /// An error as every endpoint answers it: a status and
@@ -98,6 +99,12 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as ClusterNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as NoSuchCluster: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ReportNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
+        case let e as TransitionNotAllowed: return APIError(.conflict, code: "transition_not_allowed", message: e.description, field: "to")
+        case let e as ReportHidden: return APIError(.conflict, code: e.hidden ? "hidden" : "not_hidden", message: e.description, field: "id")
+        case let e as PreconditionFailed: return APIError(.preconditionFailed, code: "precondition_failed", message: e.description, field: "If-Match")
+        case let e as IdempotencyKeyReused: return APIError(.unprocessableContent, code: "idempotency_key_reused", message: e.description, field: "Idempotency-Key")
+        case let e as IdempotencyKeyInFlight: return APIError(.conflict, code: "idempotency_key_in_flight", message: e.description, field: "Idempotency-Key")
+        case let e as RecordsRejected: return APIError(ValidationErrors(e.issues.map(\.error)))
         case let e as HTTPError:
             let code = switch e.status {
             case .notFound: "not_found"

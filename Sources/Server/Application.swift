@@ -73,7 +73,9 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ClusterRoutes(service: service).register(on: router)
     TileRoutes(service: service, cache: tiles, cacheControl: configuration.tileCacheControl, publicURL: configuration.publicURL).register(on: router)
     MapRoutes(configuration: configuration, statusCodes: service.statusCodes, style: tiles.renderer.style).register(on: router)
-    ReportRoutes(service: service).register(on: router)
+    let views = ReportViews(service: service, accounts: accounts)
+    ReportWriteRoutes(service: service, views: views).register(on: router)
+    ReportRoutes(service: service).register(on: router, views: views)
     ExportRoutes(service: service).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
@@ -148,7 +150,7 @@ struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
             if request.headers[.origin] != nil {
                 headers[.accessControlAllowOrigin] = "*"
                 headers[.accessControlAllowMethods] = methods
-                headers[.accessControlAllowHeaders] = "Accept, Accept-Encoding, Authorization, If-None-Match, Content-Type"
+                headers[.accessControlAllowHeaders] = "Accept, Accept-Encoding, Authorization, If-None-Match, If-Match, Idempotency-Key, Content-Type"
                 headers[.accessControlMaxAge] = "86400"
             }
             return Response(status: .noContent, headers: headers)

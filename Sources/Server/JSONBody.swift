@@ -31,38 +31,134 @@ struct JSONBody {
     }
 
     static func read(_ request: Request, allowed: [String]) async throws -> JSONBody {
+        try JSONBody(bytes: try await collect(request), allowed: allowed)
+    }
+
+    /// The body's bytes, once its media type and size are checked.
+    static func collect(_ request: Request) async throws -> ByteBuffer {
         if let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
            type != "application/json", !type.hasSuffix("+json")
         {
             throw APIError(.unsupportedMediaType, code: "unsupported_media_type", message: "send the body as application/json, not \(type.prefix(60))")
         }
         var request = request
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: maxBytes)
+            return try await request.collectBody(upTo: maxBytes)
         } catch {
             throw APIError(.contentTooLarge, code: "too_large", message: "the body is larger than \(maxBytes / 1024) KiB")
         }
-        guard let object = try? JSONDecoder().decode([String: Value].self, from: Data(buffer.readableBytesView)) else {
-            throw APIError(.badRequest, code: "invalid_json", message: "the body must be a JSON object")
-        }
-        return JSONBody(members: object, allowed: allowed)
     }
 
-    init(members: [String: Value], allowed: [String]) {
+    /// A body of bytes already collected: a JSON object, or a 400.
+    init(bytes: ByteBuffer, allowed: [String]) throws {
+        guard let object = try? JSONDecoder().decode([String: Value].self, from: Data(bytes.readableBytesView)) else {
+            throw APIError(.badRequest, code: "invalid_json", message: "the body must be a JSON object")
+        }
+        self.init(members: object, allowed: allowed)
+    }
+
+    /// Members of an object; those not `allowed` are issues. Nested objects name their
+    /// members after `prefix` (`geometry.type`).
+    init(members: [String: Value], allowed: [String], prefix: String = "") {
         self.members = members
+        self.prefix = prefix
         for name in members.keys.sorted() where !allowed.contains(name) {
-            issues.append(ValidationError(field: String(name.prefix(40)), "is not a field of this body; it takes \(allowed.joined(separator: ", "))"))
+            issues.append(ValidationError(field: prefix + String(name.prefix(40)), "is not a field of this body; it takes \(allowed.joined(separator: ", "))"))
         }
     }
+
+    private var prefix = ""
+
+    /// Whether the member is present (null counts: a merge patch removes with it).
+    func has(_ name: String) -> Bool { members[name] != nil }
+
+    /// Whether the member is present and null.
+    func isNull(_ name: String) -> Bool {
+        if case .null? = members[name] { return true }
+        return false
+    }
+
+    /// A member refused whatever its value (one the server assigns, say), when present.
+    mutating func refuse(_ name: String, _ rule: String) {
+        if members[name] != nil { issues.append(ValidationError(field: prefix + name, rule)) }
+    }
+
+    /// A number member; an issue when required and missing, or not a number.
+    mutating func number(_ name: String, required: Bool = true) -> Double? {
+        switch members[name] {
+        case .number(let value): return value
+        case nil, .null?:
+            if required { issues.append(ValidationError(field: prefix + name, "is required")) }
+        default: issues.append(ValidationError(field: prefix + name, "must be a number"))
+        }
+        return nil
+    }
+
+    /// An integer member (optional); an issue when it is something else.
+    mutating func integer(_ name: String) -> Int64? {
+        guard let value = number(name, required: false) else { return nil }
+        guard value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 else {
+            issues.append(ValidationError(field: prefix + name, "must be an integer"))
+            return nil
+        }
+        return Int64(value)
+    }
+
+    /// An array of texts; an issue when required and missing, not an array, or for each
+    /// item that is not text (`phones[2]`).
+    mutating func strings(_ name: String, required: Bool = true) -> [String]? {
+        switch members[name] {
+        case .array(let items):
+            var texts: [String] = []
+            for (i, item) in items.enumerated() {
+                if case .string(let text) = item { texts.append(text) } else { issues.append(ValidationError(field: "\(prefix)\(name)[\(i)]", "must be a string")) }
+            }
+            return texts.count == items.count ? texts : nil
+        case nil, .null?:
+            if required { issues.append(ValidationError(field: prefix + name, "is required")) }
+        default: issues.append(ValidationError(field: prefix + name, "must be an array of strings"))
+        }
+        return nil
+    }
+
+    /// An array of numbers; an issue when missing or anything else.
+    mutating func numbers(_ name: String) -> [Double]? {
+        if case .array(let items) = members[name] {
+            let values = items.compactMap { item -> Double? in
+                if case .number(let x) = item { return x }
+                return nil
+            }
+            if values.count == items.count { return values }
+        }
+        issues.append(ValidationError(field: prefix + name, members[name] == nil ? "is required" : "must be an array of numbers"))
+        return nil
+    }
+
+    /// An object member as a body of its own, whose issues come back with ``adopt(_:)``.
+    mutating func object(_ name: String, allowed: [String], prefix nested: String? = nil) -> JSONBody? {
+        switch members[name] {
+        case .object(let inner): return JSONBody(members: inner, allowed: allowed, prefix: nested ?? "\(prefix)\(name).")
+        case nil, .null?: issues.append(ValidationError(field: prefix + name, "is required"))
+        default: issues.append(ValidationError(field: prefix + name, "must be an object"))
+        }
+        return nil
+    }
+
+    /// Takes the issues of a nested body.
+    mutating func adopt(_ nested: JSONBody?) {
+        if let nested { issues += nested.issues }
+    }
+
+    /// Adds one issue.
+    mutating func add(_ issue: ValidationError) { issues.append(issue) }
 
     /// A text member; an issue when required and missing, or not text.
     mutating func string(_ name: String, required: Bool = true) -> String? {
         switch members[name] {
         case .string(let text): return text
         case nil, .null?:
-            if required { issues.append(ValidationError(field: name, "is required")) }
-        default: issues.append(ValidationError(field: name, "must be a string"))
+            if required { issues.append(ValidationError(field: prefix + name, "is required")) }
+        default: issues.append(ValidationError(field: prefix + name, "must be a string"))
         }
         return nil
     }
@@ -73,7 +169,7 @@ struct JSONBody {
         case .bool(let value): return value
         case nil: return nil
         default:
-            issues.append(ValidationError(field: name, "must be true or false"))
+            issues.append(ValidationError(field: prefix + name, "must be true or false"))
             return nil
         }
     }

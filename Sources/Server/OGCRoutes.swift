@@ -68,7 +68,7 @@ struct OGCRoutes {
         router.read(.ogcItem) { request, query, context in
             try Self.checkCollection(context)
             try Self.checkFormat(query["f"])
-            return try ReportRoutes(service: service).feature(context, parameter: "featureId")
+            return try ReportRoutes.feature(service, context, parameter: "featureId")
         }
     }
 

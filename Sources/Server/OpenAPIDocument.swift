@@ -136,6 +136,17 @@ enum OpenAPI {
         ("TokenPair", object([
             ("access_token", string), ("token_type", ["const": "Bearer"]), ("expires_in", ["type": "integer", "minimum": 1]), ("refresh_token", string),
         ])),
+        ("FiledReport", ["allOf": [ref("Report"), object([("possible_duplicates", array(of: ref("DuplicateHint")))])]]),
+        ("DuplicateHint", object([("id", integer), ("distance_m", ["type": "number", "minimum": 0]), ("shared_phones", array(of: string))])),
+        ("Nearby", object([("possible_duplicates", array(of: ref("DuplicateHint")))])),
+        ("History", object([
+            ("history", array(of: object([
+                ("at", ["type": "string", "format": "date-time"]), ("action", ["type": "string", "enum": ["filed", "edited", "transition", "hidden", "unhidden", "deleted"]]),
+                ("from_status", nullableString), ("to_status", nullableString), ("note", nullableString),
+                ("changes", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
+                ("by", object([("id", ["type": ["integer", "null"]]), ("name", nullableString), ("api_key", ["type": ["integer", "null"]])], required: [])),
+            ], required: ["at", "action"]))),
+        ])),
         ("Me", object([("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role)])),
         ("User", object([
             ("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role), ("disabled", ["type": "boolean"]),
@@ -148,6 +159,20 @@ enum OpenAPI {
             ]))),
         ])),
     ]
+
+    /// The fields a client gives a report (the reference data and the service area are
+    /// checked by the server: a 422 names each field that breaks them).
+    static let reportFields: [(String, JSONValue)] = [
+        ("address", ["type": "string", "minLength": 1, "maxLength": 255]), ("city", ["type": "string", "minLength": 1, "maxLength": 100]),
+        ("district", ["type": "string", "description": "A code of /v1/districts."]),
+        ("object_type", ["type": "string", "description": "A code of /v1/object-types."]),
+        ("balance_holder", ["type": "string", "description": "A code of a holder that maintains that object type (/v1/object-types)."]),
+        ("violator", ["type": ["string", "null"], "maxLength": 255]),
+        ("phones", ["type": "array", "minItems": 1, "maxItems": 5, "items": ["type": "string", "format": "phone"]]),
+        ("comment", ["type": ["string", "null"], "maxLength": 2000]),
+    ]
+    static let longitude: JSONValue = ["type": "number", "minimum": -180, "maximum": 180, "description": "Within the service area."]
+    static let latitude: JSONValue = ["type": "number", "minimum": -90, "maximum": 90, "description": "Within the service area."]
 
     static let role: JSONValue = ["type": "string", "enum": ["inspector", "supervisor", "admin"]]
 
@@ -176,6 +201,26 @@ enum OpenAPI {
         ("PasswordChange", body([
             ("old_password", string), ("new_password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "As at registration."]),
         ])),
+        ("NewReport", ["oneOf": [
+            body([
+                ("type", ["const": "Feature"]), ("geometry", ref("Point")),
+                ("properties", body(reportFields, required: ["address", "city", "district", "object_type", "balance_holder", "phones"])),
+            ]),
+            body(reportFields + [("longitude", longitude), ("latitude", latitude)],
+                 required: ["longitude", "latitude", "address", "city", "district", "object_type", "balance_holder", "phones"]),
+        ]]),
+        ("ReportPatch", {
+            guard case .object(var members) = body(reportFields + [("longitude", longitude), ("latitude", latitude)], required: []) else { return .null }
+            members.append(("minProperties", 1))
+            return .object(members)
+        }()),
+        ("Transition", body([
+            ("to", ["type": "string", "description": "The status to move to (see /v1/statuses and the transition table)."]),
+            ("note", ["type": "string", "maxLength": 2000, "description": "Required to reject."]),
+            ("duplicate_of", ["type": "integer", "minimum": 1, "description": "Required to mark a duplicate: the report this one repeats."]),
+        ], required: ["to"])),
+        ("Hide", body([("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])])),
+        ("Unhide", body([("note", ["type": "string", "maxLength": 2000])], required: [])),
         ("UserPatch", {
             guard case .object(var members) = body([("role", role), ("disabled", ["type": "boolean"])], required: []) else { return .null }
             members.append(("minProperties", 1))

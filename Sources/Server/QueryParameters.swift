@@ -61,6 +61,15 @@ struct QueryParameters {
         return value
     }
 
+    /// A decimal number in `range`, or nil when absent.
+    func number(_ name: String, in range: ClosedRange<Double>) throws(ValidationError) -> Double? {
+        guard let text = values[name] else { return nil }
+        guard let value = DecimalNumber.parse(text), range.contains(value) else {
+            throw ValidationError(field: name, "must be a number from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(40))\"")
+        }
+        return value
+    }
+
     func required<T>(_ name: String, _ value: T?) throws(ValidationError) -> T {
         guard let value else { throw ValidationError(field: name, "is required") }
         return value

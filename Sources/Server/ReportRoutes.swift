@@ -13,7 +13,7 @@ struct ReportRoutes {
     static let maxPage = 10_000
     static let maxSearch = 1_000
 
-    func register(on router: Router<AppRequestContext>) {
+    func register(on router: Router<AppRequestContext>, views: ReportViews) {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
         router.read(.reports) { request, query, _ in
             let page = try self.page(query, defaultLimit: 100)
@@ -24,9 +24,13 @@ struct ReportRoutes {
             }
             return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
         }
-        // GET /v1/reports/{id}
-        router.read(.report) { request, _, context in
-            return try feature(context, parameter: "id")
+        // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
+        router.read(.report) { _, _, context in
+            let id = try ReportWriteRoutes.reportID(context)
+            guard let (report, hidden) = try service.report(id: id, for: context.caller) else {
+                throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
+            }
+            return try views.response(report, hidden: hidden, for: context.caller)
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
         router.read(.search) { request, query, _ in
@@ -73,8 +77,8 @@ extension ReportRoutes {
             nextAfter: reports.count == limit ? reports.last?.id : nil, kept: kept)
     }
 
-    /// The report a path parameter names, as a Feature.
-    func feature(_ context: AppRequestContext, parameter: String) throws -> Response {
+    /// The report a path parameter names, as a public Feature.
+    static func feature(_ service: ReportService, _ context: AppRequestContext, parameter: String) throws -> Response {
         let text = context.parameters.get(parameter) ?? ""
         guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
             throw ValidationError(field: parameter, "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")

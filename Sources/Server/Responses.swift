@@ -96,7 +96,7 @@ struct ReadResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         let tag = gzip ? identityTag.dropLast() + "-gz\"" : identityTag
         response.headers[.eTag] = tag
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = cacheControl }
-        response.headers[.vary] = "Accept-Encoding"
+        response.headers[.vary] = response.headers[.vary].map { $0 + ", Accept-Encoding" } ?? "Accept-Encoding"
         if let wanted = request.headers[.ifNoneMatch], Self.matches(wanted, tag) {
             response.headers[.contentLength] = nil
             return Response(status: .notModified, headers: response.headers)

@@ -1,0 +1,55 @@
+import Accounts
+import ReportModel
+
+/// The endpoints that file and work reports (`ReportWriteRoutes.swift`), in the table of
+/// `Endpoints.swift`.
+extension Endpoint {
+    static let fileReport = Endpoint(
+        path: "/v1/reports",
+        summary: "File a report: a GeoJSON Feature with a Point, or a flat object with `longitude` and `latitude`. The server assigns the id, the status `new`, the times and the filer. With an `Idempotency-Key` header, a retry of the same body replays the first answer and files nothing; the same key with another body is a 422, and while the first request runs, a 409. Keys are kept 48 hours.",
+        parameters: [], answers: ["application/geo+json"],
+        answerDescription: "The report as a Feature, with `Location` and `ETag`, and `possible_duplicates`: open reports within 50 m or sharing a phone, nearest first, at most 5.",
+        answerSchema: "FiledReport", method: .post, access: .role(.inspector), requestBody: "NewReport", success: .created)
+    static let nearby = Endpoint(
+        path: "/v1/reports/nearby", summary: "Open reports near a place, before filing one there (the hints a filing would answer).",
+        parameters: [
+            Parameter(name: "lon", required: true, description: "Longitude, -180 to 180.", schema: ["type": "number", "minimum": -180, "maximum": 180, "example": .number(30.52)]),
+            Parameter(name: "lat", required: true, description: "Latitude, -90 to 90.", schema: ["type": "number", "minimum": -90, "maximum": 90, "example": .number(50.45)]),
+            Parameter(name: "radius", description: "Metres, 1 to 1000.", schema: ["type": "number", "minimum": 1, "maximum": 1000, "default": 50]),
+        ],
+        answers: ["application/json"], answerDescription: "`{possible_duplicates: [{id, distance_m, shared_phones}]}`, nearest first, at most 5.",
+        answerSchema: "Nearby")
+    static let myReports = Endpoint(
+        path: "/v1/me/reports", summary: "The caller's own reports with their statuses, newest first, paged by cursor.",
+        parameters: [
+            limit(default: 50, max: 500),
+            Parameter(name: "before", description: "The cursor: only reports with ids below this one (the `next` link sets it).",
+                      schema: ["type": "integer", "minimum": 1, "maximum": .int(Int(ReportLimits.maxID))]),
+        ],
+        answers: ["application/geo+json"], answerDescription: "A FeatureCollection with `numberReturned` and a `next` link until the last page.",
+        answerSchema: "ReportCollection", access: .role(.inspector))
+    static let editReport = Endpoint(
+        path: "/v1/reports/{id}",
+        summary: "Edit a report's fields (JSON merge patch; null removes `violator` or `comment`). The filer may while it is `new`, supervisors at any time; the status changes only by a transition. `If-Match` with the report's ETag is required (428 without it, 412 when stale).",
+        parameters: [reportID], answers: ["application/geo+json"], answerDescription: "The report as it is now, with its new `ETag`.",
+        answerSchema: "Report", method: .patch, access: .role(.inspector), requestBody: "ReportPatch")
+    static let transition = Endpoint(
+        path: "/v1/reports/{id}/transitions",
+        summary: "Move a report to another status by the transition table (README): a step the status does not allow is a 409 naming the allowed ones, a role the step does not name a 403, a missing note or a bad `duplicate_of` a 422. `If-Match` is honoured when given.",
+        parameters: [reportID], answers: ["application/geo+json"], answerDescription: "The report as it is now.",
+        answerSchema: "Report", method: .post, access: .role(.inspector), requestBody: "Transition")
+    static let hideReport = Endpoint(
+        path: "/v1/reports/{id}/hide",
+        summary: "Hide a report from every public answer (clusters, tiles, search, exports, OGC, reports); supervisors still see it, nothing is deleted.",
+        parameters: [reportID], answers: ["application/geo+json"], answerDescription: "The report, marked `hidden`.",
+        answerSchema: "Report", method: .post, access: .role(.supervisor), requestBody: "Hide")
+    static let unhideReport = Endpoint(
+        path: "/v1/reports/{id}/unhide", summary: "Bring a hidden report back.",
+        parameters: [reportID], answers: ["application/geo+json"], answerDescription: "The report.",
+        answerSchema: "Report", method: .post, access: .role(.supervisor), requestBody: "Unhide")
+    static let history = Endpoint(
+        path: "/v1/reports/{id}/history",
+        summary: "What happened to a report and when. Supervisors see every change, who made it, fields before and after, notes; others see the status changes and their times.",
+        parameters: [reportID], answers: ["application/json"], answerDescription: "`{history: [...]}`, oldest first.",
+        answerSchema: "History")
+}

@@ -1,0 +1,126 @@
+import Geometry
+import ReportModel
+import ReportService
+
+/// The bodies of `POST /v1/reports` and `PATCH /v1/reports/{id}`, in the interchange
+/// vocabulary, read into drafts with every broken rule named at once.
+enum ReportIntake {
+    /// The fields a report's properties may carry from a client.
+    static let fields = ["address", "city", "district", "object_type", "balance_holder", "violator", "phones", "comment"]
+    /// The fields the server assigns: refused when sent.
+    static let assigned = ["id", "status", "created_at", "updated_at"]
+
+    /// A new report: a GeoJSON Feature with a Point, or a flat object with `longitude`
+    /// and `latitude`. Every rule it breaks (the body's shape, the reference data, the
+    /// service area) is in the thrown ``ValidationErrors``.
+    static func draft(_ body: JSONBody, reference: ReferenceData, area: IntakeSettings) throws(ValidationErrors) -> ReportDraft {
+        var body = body
+        let position: Coordinate?
+        var positionField = "geometry"
+        var properties: JSONBody
+        if body.has("type") || body.has("geometry") || body.has("properties") {
+            let kind = body.string("type")
+            if let kind, kind != "Feature" { body.add(ValidationError(field: "type", "must be \"Feature\" (or send a flat object with longitude and latitude)")) }
+            position = point(&body)
+            properties = body.object("properties", allowed: fields + assigned, prefix: "") ?? JSONBody(members: [:], allowed: [])
+        } else {
+            properties = body
+            let lon = properties.number("longitude"), lat = properties.number("latitude")
+            position = lon.flatMap { lon in lat.map { Coordinate(longitude: lon, latitude: $0) } }
+            positionField = "longitude"
+            body = JSONBody(members: [:], allowed: [])
+        }
+        for name in assigned { properties.refuse(name, "is assigned by the server") }
+        let draft = ReportDraft(
+            coordinate: position ?? Coordinate(longitude: 0, latitude: 0),
+            address: properties.string("address") ?? "", city: properties.string("city") ?? "",
+            district: properties.string("district") ?? "", objectType: properties.string("object_type") ?? "",
+            balanceHolder: properties.string("balance_holder") ?? "", violator: properties.string("violator", required: false),
+            phones: properties.strings("phones") ?? [], comment: properties.string("comment", required: false))
+        body.adopt(properties)
+        return try checked(draft, body, reference: reference, area: position == nil ? nil : area, feature: positionField == "geometry")
+    }
+
+    /// The Point of a Feature's `geometry`.
+    private static func point(_ body: inout JSONBody) -> Coordinate? {
+        var geometry = body.object("geometry", allowed: ["type", "coordinates"])
+        defer { body.adopt(geometry) }
+        guard geometry != nil else { return nil }
+        if let kind = geometry!.string("type"), kind != "Point" { geometry!.add(ValidationError(field: "geometry.type", "must be \"Point\"")) }
+        guard let coordinates = geometry!.numbers("coordinates") else { return nil }
+        guard coordinates.count == 2 else {
+            geometry!.add(ValidationError(field: "geometry.coordinates", "must be [longitude, latitude]"))
+            return nil
+        }
+        return Coordinate(longitude: coordinates[0], latitude: coordinates[1])
+    }
+
+    /// A merge patch (RFC 7396) of a report's fields: members present replace, null
+    /// removes an optional field. The status changes only by a transition.
+    struct Patch: Sendable {
+        var texts: [String: String?] = [:]
+        var phones: [String]?
+        var longitude: Double?
+        var latitude: Double?
+
+        /// The draft of `report` with the patch applied.
+        func applied(to report: Report) -> ReportDraft {
+            var d = ReportDraft(report)
+            func text(_ name: String, _ keep: String) -> String { texts[name].map { $0 ?? "" } ?? keep }
+            d.address = text("address", d.address)
+            d.city = text("city", d.city)
+            d.district = text("district", d.district)
+            d.objectType = text("object_type", d.objectType)
+            d.balanceHolder = text("balance_holder", d.balanceHolder)
+            if let v = texts["violator"] { d.violator = v }
+            if let v = texts["comment"] { d.comment = v }
+            if let phones { d.phones = phones }
+            d.coordinate = Coordinate(longitude: longitude ?? d.coordinate.longitude, latitude: latitude ?? d.coordinate.latitude)
+            return d
+        }
+    }
+
+    static func patch(_ body: JSONBody) throws(ValidationErrors) -> Patch {
+        var body = body
+        var patch = Patch()
+        for name in assigned {
+            body.refuse(name, name == "status" ? "changes only through POST /v1/reports/{id}/transitions" : "is assigned by the server")
+        }
+        for name in fields where name != "phones" && body.has(name) {
+            if body.isNull(name) {
+                if name == "violator" || name == "comment" { patch.texts[name] = .some(nil) } else { body.add(ValidationError(field: name, "is required and cannot be removed")) }
+            } else if let text = body.string(name) {
+                patch.texts[name] = text
+            }
+        }
+        if body.has("phones") { patch.phones = body.strings("phones") }
+        patch.longitude = body.number("longitude", required: false)
+        patch.latitude = body.number("latitude", required: false)
+        for name in ["longitude", "latitude"] where body.isNull(name) { body.add(ValidationError(field: name, "the position cannot be removed")) }
+        if body.issues.isEmpty && patch.texts.isEmpty && patch.phones == nil && patch.longitude == nil && patch.latitude == nil {
+            body.add(ValidationError(field: "body", "changes nothing: give at least one of \((fields + ["longitude", "latitude"]).joined(separator: ", "))"))
+        }
+        try body.finish()
+        return patch
+    }
+
+    /// A draft's own rules and the service area, after the body's, each field named once.
+    /// A Feature's position is its `geometry`; a flat object's, its `longitude` and `latitude`.
+    static func checked(
+        _ draft: ReportDraft, _ body: JSONBody, reference: ReferenceData, area: IntakeSettings?, feature: Bool
+    ) throws(ValidationErrors) -> ReportDraft {
+        var body = body
+        let (checked, problems) = reference.check(draft)
+        var all = problems.map { problem in
+            feature && (problem.field == "longitude" || problem.field == "latitude") ? ValidationError(field: "geometry", problem.message) : problem
+        }
+        if let area, !all.contains(where: { ["geometry", "longitude", "latitude"].contains($0.field) }),
+           let problem = area.check(checked.coordinate, field: feature ? "geometry" : "longitude")
+        {
+            all.append(problem)
+        }
+        body.check { () throws(ValidationErrors) in if !all.isEmpty { throw ValidationErrors(all) } }
+        try body.finish()
+        return checked
+    }
+}

@@ -1,0 +1,188 @@
+import Accounts
+import Foundation
+import Geometry
+import HTTPTypes
+import Hummingbird
+import Interchange
+import ReportModel
+import ReportService
+import ReportStore
+
+/// Filing and working reports: `POST /v1/reports`, `/v1/reports/nearby`,
+/// `/v1/me/reports`, `PATCH /v1/reports/{id}`, its transitions, hiding and history.
+/// Handlers read the body, call ``ReportService`` and answer; who may call each is the
+/// endpoint table's to say, and which step of the workflow the service's.
+struct ReportWriteRoutes {
+    let service: ReportService
+    let views: ReportViews
+
+    /// The longest `Idempotency-Key` taken.
+    static let maxKeyLength = 255
+
+    func register(on router: Router<AppRequestContext>) {
+        router.handle(.fileReport) { request, _, _, identity in
+            let bytes = try await JSONBody.collect(request)
+            let draft = try ReportIntake.draft(
+                try JSONBody(bytes: bytes, allowed: ["type", "geometry", "properties", "longitude", "latitude"] + ReportIntake.fields + ReportIntake.assigned),
+                reference: service.reference, area: service.intake)
+            let caller = identity.caller
+            guard let key = try Self.idempotencyKey(request) else {
+                return Self.response(try filed(try await service.file(draft, by: caller)))
+            }
+            let outcome = try await service.file(draft, by: caller, key: key, body: bytes.readableBytesView, answer: filed)
+            switch outcome {
+            case .first(let reply), .replayed(let reply): return Self.response(reply)
+            }
+        }
+        router.read(.nearby) { _, query, _ in
+            let lon = try query.required("lon", try query.number("lon", in: -180...180))
+            let lat = try query.required("lat", try query.number("lat", in: -90...90))
+            let radius = try query.number("radius", in: 1...1000) ?? service.intake.duplicateRadius
+            let hints = try service.duplicateHints(near: Coordinate(longitude: lon, latitude: lat), phones: [], radius: radius)
+            return try Responses.json(Nearby(possibleDuplicates: hints))
+        }
+        router.handle(.myReports) { _, query, _, identity in
+            let limit = try query.integer("limit", in: 1...500, default: 50)!
+            let before = try query.integer("before", in: 1...Int(ReportLimits.maxID)).map(Int64.init)
+            let reports = try await Blocking.run { try service.reports(filedBy: identity.caller, before: before, limit: limit) }
+            var members: [(String, String)] = [("numberReturned", "\(reports.count)")]
+            if reports.count == limit, let last = reports.last {
+                let next = "/v1/me/reports?limit=\(limit)&before=\(last.id)"
+                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+            }
+            var response = Responses.geoJSON(Responses.featureCollection(reports, members: members))
+            response.headers[.cacheControl] = "private, no-store"
+            return response
+        }
+        router.handle(.editReport) { request, _, context, identity in
+            let id = try Self.reportID(context)
+            guard let ifMatch = request.headers[.ifMatch] else {
+                throw APIError(
+                    .preconditionRequired, code: "precondition_required",
+                    message: "send If-Match with the report's ETag, so that an edit never overwrites one you have not seen", field: "If-Match")
+            }
+            let patch = try ReportIntake.patch(
+                try await JSONBody.read(request, allowed: ReportIntake.fields + ReportIntake.assigned + ["longitude", "latitude"]))
+            let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id)) { current in
+                patch.applied(to: current)
+            }
+            return try views.response(report, for: identity.caller)
+        }
+        router.handle(.transition) { request, _, context, identity in
+            let id = try Self.reportID(context)
+            var body = try await JSONBody.read(request, allowed: ["to", "note", "duplicate_of"])
+            let (to, note, duplicateOf) = (body.string("to"), body.string("note", required: false), body.integer("duplicate_of"))
+            try body.finish()
+            let ifMatch = request.headers[.ifMatch].map { ReportViews.version(ifMatch: $0, id: id) }
+            let report = try await service.transition(
+                id, to: to!, note: note, duplicateOf: duplicateOf, by: identity.caller, ifMatch: ifMatch ?? nil)
+            return try views.response(report, for: identity.caller)
+        }
+        router.handle(.hideReport) { request, _, context, identity in
+            let id = try Self.reportID(context)
+            var body = try await JSONBody.read(request, allowed: ["note"])
+            let note = body.string("note")
+            try body.finish()
+            let hidden = try await service.hide(id, note: note, by: identity.caller)
+            return try views.response(hidden.report, hidden: hidden, for: identity.caller)
+        }
+        router.handle(.unhideReport) { request, _, context, identity in
+            let id = try Self.reportID(context)
+            var body = try await JSONBody.read(request, allowed: ["note"])
+            let note = body.string("note", required: false)
+            try body.finish()
+            return try views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
+        }
+        router.read(.history) { _, _, context in
+            let id = try Self.reportID(context)
+            guard let entries = try service.history(of: id, for: context.caller) else { throw ReportNotFound(id: id) }
+            let staff = context.caller?.isStaff == true
+            var names: [Int64: String] = [:]
+            if staff {
+                for account in Set(entries.compactMap(\.author.accountID)) { names[account] = try views.accounts.accounts.account(id: account)?.name }
+            }
+            var response = try Responses.json(History(history: entries.map { History.Entry($0, staff: staff, names: names) }))
+            response.headers[.vary] = "Authorization"
+            if staff { response.headers[.cacheControl] = "private, no-store" }
+            return response
+        }
+    }
+
+    /// The 201 of a filing, as an idempotency key keeps it.
+    @Sendable private func filed(_ filing: Filing) throws -> StoredAnswer.Reply {
+        let (headers, body) = try views.rendered(filing.report, for: nil, extra: [("possible_duplicates", try Responses.jsonBytes(filing.possibleDuplicates))])
+        return StoredAnswer.Reply(
+            status: 201, headers: ["Location": "/v1/reports/\(filing.report.id)", "ETag": headers[.eTag] ?? ""], body: Data(body))
+    }
+
+    /// The `Idempotency-Key` header, if sent: 1 to 255 visible ASCII characters.
+    static func idempotencyKey(_ request: Request) throws -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard (1...maxKeyLength).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw ValidationError(field: "Idempotency-Key", "must be 1 to \(maxKeyLength) visible ASCII characters (a UUID, say)")
+        }
+        return key
+    }
+
+    /// The report number of the path.
+    static func reportID(_ context: AppRequestContext) throws(ValidationError) -> Int64 {
+        let text = context.parameters.get("id") ?? ""
+        guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
+            throw ValidationError(field: "id", "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
+        }
+        return id
+    }
+
+    /// A stored reply as a response.
+    static func response(_ reply: StoredAnswer.Reply) -> Response {
+        var headers: HTTPFields = [.contentType: "application/geo+json", .cacheControl: "no-store"]
+        for (name, value) in reply.headers where !value.isEmpty {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
+        return Response(status: HTTPResponse.Status(code: reply.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
+    }
+}
+
+/// `GET /v1/reports/nearby`.
+struct Nearby: Encodable {
+    var possibleDuplicates: [DuplicateHint]
+    enum CodingKeys: String, CodingKey { case possibleDuplicates = "possible_duplicates" }
+}
+
+/// `GET /v1/reports/{id}/history`.
+struct History: Encodable {
+    struct Entry: Encodable {
+        var at: String
+        var action: String
+        var fromStatus: String?
+        var toStatus: String?
+        var note: String?
+        var changes: [FieldChange]?
+        var by: Author?
+
+        struct Author: Encodable {
+            var id: Int64?
+            var name: String?
+            var apiKey: Int64?
+            enum CodingKeys: String, CodingKey { case id, name, apiKey = "api_key" }
+        }
+
+        init(_ entry: HistoryEntry, staff: Bool, names: [Int64: String]) {
+            at = RFC3339.string(from: entry.at)
+            action = entry.action.rawValue
+            fromStatus = entry.fromStatus
+            toStatus = entry.toStatus
+            guard staff else { return }
+            note = entry.note
+            changes = entry.changes
+            by = Author(id: entry.author.accountID, name: entry.author.accountID.flatMap { names[$0] }, apiKey: entry.author.apiKeyID)
+        }
+
+        enum CodingKeys: String, CodingKey { case at, action, fromStatus = "from_status", toStatus = "to_status", note, changes, by }
+    }
+    var history: [Entry]
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+}
