@@ -16,6 +16,7 @@
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
+//   TestSupport   what the test targets share: temporary directories and stores, seeded drafts, the random draws
 //   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CZlib: gzip for the server;
 //                 CSQLiteConfig: SQLite's process-wide settings, which GRDB does not reach
 import PackageDescription
@@ -93,23 +94,26 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        .target(
+            name: "TestSupport", dependencies: ["Accounts", "Clustering", "Generator", "Geometry", "ReportModel", "ReportStore"],
+            path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
-        .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator"]),
-        .testTarget(name: "ClusteringTests", dependencies: ["Clustering"]),
-        .testTarget(name: "ReportServiceTests", dependencies: ["ReportService", "Generator"]),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore"]),
+        .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
+        .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
+        .testTarget(name: "ReportServiceTests", dependencies: ["ReportService", "Generator", "TestSupport"]),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore", "TestSupport"]),
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
-        .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator"]),
+        .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator", "TestSupport"]),
         .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "Generator", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
-        .testTarget(name: "CLITests", dependencies: ["posterwatch"]),
+        .testTarget(name: "CLITests", dependencies: ["posterwatch", "TestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],
     swiftLanguageModes: [.v6]

@@ -60,13 +60,13 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     @inline(__always)
-    mutating func chance(_ p: Double) -> Bool {
+    public mutating func chance(_ p: Double) -> Bool {
         unit() < p
     }
 
     /// Two independent standard normal deviates (Box–Muller).
     @inline(__always)
-    mutating func normalPair() -> (Double, Double) {
+    public mutating func normalPair() -> (Double, Double) {
         let r = (-2 * log(positiveUnit())).squareRoot()
         let theta = 2 * Double.pi * unit()
         return (r * cos(theta), r * sin(theta))

@@ -3,6 +3,7 @@ import Geometry
 import JWTKit
 import ReportStore
 import Testing
+import TestSupport
 @testable import Accounts
 
 @Suite("The account service: sign-in, tokens, sessions")

@@ -2,22 +2,8 @@ import Foundation
 import Geometry
 import ReportStore
 import Testing
+import TestSupport
 @testable import Accounts
-
-/// A fresh database in a folder of its own, removed afterwards.
-final class TemporaryAccounts {
-    let directory: URL
-    let store: ReportStore
-    let accounts: AccountStore
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-accounts-\(UUID().uuidString)")
-        store = try ReportStore(path: directory.appendingPathComponent("a.sqlite").path)
-        accounts = AccountStore(store)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-}
 
 @Suite("Accounts")
 struct AccountsTests {

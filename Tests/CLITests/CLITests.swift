@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 
 /// Runs the built `posterwatch` binary, as a user would, and checks what it prints.
 struct CLI {
@@ -16,14 +17,15 @@ struct CLI {
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/posterwatch")
     }()
 
-    let directory: URL
+    /// Where the tool runs and writes, removed when the last copy of this value goes away.
+    let folder: TemporaryDirectory
+    var directory: URL { folder.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryDirectory()
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { folder.path(name) }
 
     struct Result {
         var status: Int32

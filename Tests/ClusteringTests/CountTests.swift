@@ -1,4 +1,5 @@
 import Clustering
+import Generator
 import Geometry
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 struct CountTests {
     @Test("exact for random, antimeridian, degenerate and edge-hugging boxes, with filters; only edge reports are confirmed")
     func exactCounts() throws {
-        var rng = SplitMix64(seed: 77)
+        var rng = SplitMix64(state: 77)
         var entries = clusteredEntries(1_500, &rng, statusCount: 8, maxLevel: 22)
         entries += uniformEntries(500, &rng, statusCount: 8, firstID: 10_000)
         // Reports exactly on edges the boxes below use.

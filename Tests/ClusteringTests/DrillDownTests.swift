@@ -1,7 +1,9 @@
 import Clustering
 import Foundation
+import Generator
 import Geometry
 import Testing
+import TestSupport
 
 /// Checks cluster(_:), expansionZoom(of:), children(of:) and leaves(of:) for (a sample of)
 /// the clusters and lone reports of the world at `zoom`.
@@ -42,7 +44,7 @@ func drillDownProblems(
 
             // Children: one zoom deeper, inside the cell; at maxZoom, the reports.
             let children = try index.children(of: c.id, filter: f)
-            if itemCount(children) != c.count { p.append("\(ctag): children hold \(itemCount(children)), cluster \(c.count)") }
+            if reportCount(children) != c.count { p.append("\(ctag): children hold \(reportCount(children)), cluster \(c.count)") }
             if zoom < g.maxZoom {
                 let sub = expected(model, zoom: zoom + 1, filter: filter) { $0.x / 2 == c.cell.x && $0.y / 2 == c.cell.y }
                 p += compareItems(children, sub, zoom: zoom + 1, model: model, tag: "\(ctag) children")
@@ -157,7 +159,7 @@ struct DrillDownTests {
 
     @Test("walking children from zoom 0 down reaches every report exactly once")
     func walk() throws {
-        var rng = SplitMix64(seed: 41)
+        var rng = SplitMix64(state: 41)
         let ref = RefGrid(cellSize: 64, maxZoom: 20, minPoints: 2)
         let entries = clusteredEntries(600, &rng, statusCount: 3, maxLevel: 22)
         let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 3, entries: entries, leafCapacity: 4)
@@ -179,7 +181,7 @@ struct DrillDownTests {
 @Suite("errors")
 struct ErrorTests {
     static func index() throws -> ClusterIndex {
-        var rng = SplitMix64(seed: 51)
+        var rng = SplitMix64(state: 51)
         return try ClusterIndex(statusCount: 3, entries: uniformEntries(200, &rng, statusCount: 3))
     }
 
@@ -210,7 +212,7 @@ struct ErrorTests {
     func ids() throws {
         // All reports in the eastern hemisphere's north.
         var entries: [ClusterEntry] = []
-        var rng = SplitMix64(seed: 52)
+        var rng = SplitMix64(state: 52)
         for i in 0..<100 {
             entries.append(ClusterEntry(id: Int64(i), coordinate: Coordinate(longitude: rng.uniform(1, 179), latitude: rng.uniform(1, 80)), status: 0, createdAt: 0))
         }

@@ -1,7 +1,9 @@
 import Clustering
 import Foundation
+import Generator
 import Geometry
 import Testing
+import TestSupport
 
 @Suite("ClusterGrid")
 struct GridTests {
@@ -12,7 +14,7 @@ struct GridTests {
     func cellFormula(cellSize: Int, maxZoom: Int) throws {
         let grid = try ClusterGrid(cellSize: cellSize, maxZoom: maxZoom)
         let ref = RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: 2)
-        var rng = SplitMix64(seed: 0xC311 &+ UInt64(cellSize))
+        var rng = SplitMix64(state: 0xC311 &+ UInt64(cellSize))
         var coords: [Coordinate] = (0..<300).map { _ in
             rng.chance(0.7)
                 ? Coordinate(longitude: rng.uniform(-180, 180), latitude: rng.uniform(-90, 90))
@@ -56,7 +58,7 @@ struct GridTests {
     func ids(cellSize: Int, maxZoom: Int) throws {
         let grid = try ClusterGrid(cellSize: cellSize, maxZoom: maxZoom)
         let ref = RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: 2)
-        var rng = SplitMix64(seed: 77 &+ UInt64(cellSize))
+        var rng = SplitMix64(state: 77 &+ UInt64(cellSize))
         var problems: [String] = []
         for z in 0...maxZoom {
             let n = grid.cellsPerSide(zoom: z)
@@ -169,7 +171,7 @@ struct GridTests {
         let maxZoom = 20
         let grid = try ClusterGrid(cellSize: cellSize, maxZoom: maxZoom)
         let ref = RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: 2)
-        var rng = SplitMix64(seed: 99 &+ UInt64(cellSize))
+        var rng = SplitMix64(state: 99 &+ UInt64(cellSize))
         var model = Model(grid: ref, statusCount: 1)
         for e in clusteredEntries(40, &rng, statusCount: 1, maxLevel: 20) { model.upsert(e) }
         var problems: [String] = []

@@ -1,7 +1,9 @@
 import Clustering
 import Foundation
+import Generator
 import Geometry
 import Testing
+import TestSupport
 
 /// One grid configuration and data set for the brute-force comparisons.
 struct Scenario: CustomStringConvertible, Sendable {
@@ -20,7 +22,7 @@ struct Scenario: CustomStringConvertible, Sendable {
     var ref: RefGrid { RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: minPoints) }
 
     func make() throws -> (ClusterIndex, Model, SplitMix64) {
-        var rng = SplitMix64(seed: seed)
+        var rng = SplitMix64(state: seed)
         let entries = clustered
             ? clusteredEntries(n, &rng, statusCount: statusCount, maxLevel: maxZoom + ref.shift)
             : uniformEntries(n, &rng, statusCount: statusCount)
@@ -61,10 +63,10 @@ struct QueryTests {
         let (index, model, _) = try scenario.make()
         for z in 0...scenario.maxZoom {
             let items = try index.clusters(in: .world, zoom: z)
-            #expect(itemCount(items) == model.reports.count, "z\(z)")
+            #expect(reportCount(items) == model.reports.count, "z\(z)")
             let filter = ClusterFilter(statusNumbers: [0])
             let matching = model.reports.values.filter { $0.entry.status == 0 }.count
-            #expect(itemCount(try index.clusters(in: .world, zoom: z, filter: filter)) == matching, "z\(z)")
+            #expect(reportCount(try index.clusters(in: .world, zoom: z, filter: filter)) == matching, "z\(z)")
         }
     }
 
@@ -82,7 +84,7 @@ struct QueryTests {
                 let filter: RefFilter = rng.chance(0.5) ? .all : .random(&rng, model: model)
                 let items = try index.clusters(in: tile.bounds, zoom: z, filter: filter.clusterFilter)
                 let want = reports.filter { filter.matches($0.entry) && tileOf($0.entry.coordinate, z: z) == tile }.count
-                if itemCount(items) != want { problems.append("tile \(tile) \(filter): \(itemCount(items)), expected \(want)") }
+                if reportCount(items) != want { problems.append("tile \(tile) \(filter): \(reportCount(items)), expected \(want)") }
                 // Every cluster lies in the tile.
                 let shift = scenario.ref.shift
                 for case .cluster(let c) in items where c.cell.x >> shift != tile.x || c.cell.y >> shift != tile.y {
@@ -95,7 +97,7 @@ struct QueryTests {
 
     @Test("filters: status subsets, inclusive creation ranges, both, none")
     func filters() throws {
-        var rng = SplitMix64(seed: 21)
+        var rng = SplitMix64(state: 21)
         let ref = RefGrid(cellSize: 64, maxZoom: 12, minPoints: 2)
         let entries = clusteredEntries(1500, &rng, statusCount: 6, maxLevel: 14)
         let model = Model(grid: ref, statusCount: 6, entries: entries)

@@ -1,43 +1,9 @@
 import Clustering
 import Foundation
+import Generator
 import Geometry
 import Testing
-
-// MARK: - Deterministic randomness
-
-/// SplitMix64: a tiny, fast, deterministic generator (same sequence on every platform).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_CE4E_5CE9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / 9_007_199_254_740_992.0 }
-
-    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * unit() }
-
-    mutating func int(_ range: Range<Int>) -> Int { Int(next() % UInt64(range.count)) + range.lowerBound }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int(next() % UInt64(range.count)) + range.lowerBound }
-
-    mutating func chance(_ p: Double) -> Bool { unit() < p }
-
-    /// A standard normal deviate (Box–Muller).
-    mutating func gaussian() -> Double {
-        let u = max(unit(), 1e-300), v = unit()
-        return (-2 * Foundation.log(u)).squareRoot() * cos(2 * .pi * v)
-    }
-
-    mutating func pick<T>(_ items: [T]) -> T { items[int(0..<items.count)] }
-}
+import TestSupport
 
 // MARK: - Plain-Double reference of the grid
 
@@ -417,15 +383,6 @@ func checkQuery(_ index: ClusterIndex, _ model: Model, box: BoundingBox, zoom: I
     return compareItems(items, exp, zoom: zoom, model: model, tag: tag)
 }
 
-func itemCount(_ items: [ClusterItem]) -> Int {
-    items.reduce(0) {
-        switch $1 {
-        case .cluster(let c): $0 + c.count
-        case .report: $0 + 1
-        }
-    }
-}
-
 /// Records at most a few problems, so a broken build does not print thousands of lines.
 func expectNoProblems(_ problems: [String], _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(
@@ -504,7 +461,8 @@ func clusteredEntries(_ n: Int, _ rng: inout SplitMix64, statusCount: Int, maxLe
         } else {
             let centre = rng.pick(clusterCentres)
             let spread = rng.pick([1.0, 1e-2, 1e-4, 1e-6, 1e-8])
-            let lon = centre.longitude + rng.gaussian() * spread, lat = centre.latitude + rng.gaussian() * spread
+            let (dx, dy) = rng.normalPair()
+            let lon = centre.longitude + dx * spread, lat = centre.latitude + dy * spread
             c = Coordinate(longitude: min(max(lon, -180), 180), latitude: min(max(lat, -90), 90))
         }
         out.append(ClusterEntry(id: firstID + Int64(i), coordinate: c, status: rng.int(0..<statusCount), createdAt: randomCreated(&rng)))

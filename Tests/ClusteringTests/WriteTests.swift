@@ -1,7 +1,9 @@
 import Clustering
 import Foundation
+import Generator
 import Geometry
 import Testing
+import TestSupport
 
 /// Random writes, mirrored in the model.
 struct WriteDriver {
@@ -27,9 +29,10 @@ struct WriteDriver {
         if roll < 0.75 {
             let centre = rng.pick(clusterCentres)
             let spread = rng.pick([1.0, 1e-3, 1e-6])
+            let (dx, dy) = rng.normalPair()
             return Coordinate(
-                longitude: min(max(centre.longitude + rng.gaussian() * spread, -180), 180),
-                latitude: min(max(centre.latitude + rng.gaussian() * spread, -90), 90))
+                longitude: min(max(centre.longitude + dx * spread, -180), 180),
+                latitude: min(max(centre.latitude + dy * spread, -90), 90))
         }
         return Coordinate(longitude: rng.uniform(-180, 180), latitude: rng.uniform(-90, 90))
     }
@@ -117,7 +120,7 @@ struct WriteTests {
 
     @Test("random inserts, moves, status changes and deletes", arguments: writeConfigs)
     func randomWrites(leafCapacity: Int, cellSize: Int, maxZoom: Int) throws {
-        var rng = SplitMix64(seed: 61 &+ UInt64(leafCapacity) &* 1000 &+ UInt64(cellSize))
+        var rng = SplitMix64(state: 61 &+ UInt64(leafCapacity) &* 1000 &+ UInt64(cellSize))
         let ref = RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: 2)
         let initial = clusteredEntries(300, &rng, statusCount: 4, maxLevel: maxZoom + ref.shift)
         let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 4, entries: initial, leafCapacity: leafCapacity)
@@ -143,7 +146,7 @@ struct WriteTests {
 
     @Test("shrinking to nothing and growing back", arguments: [2, 5, 64])
     func emptyAndRefill(leafCapacity: Int) throws {
-        var rng = SplitMix64(seed: 71 &+ UInt64(leafCapacity))
+        var rng = SplitMix64(state: 71 &+ UInt64(leafCapacity))
         let ref = RefGrid(cellSize: 128, maxZoom: 16, minPoints: 2)
         let initial = clusteredEntries(400, &rng, statusCount: 3, maxLevel: 17)
         let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 3, entries: initial, leafCapacity: leafCapacity)
@@ -177,7 +180,7 @@ struct WriteTests {
 
     @Test("an index built by inserts answers exactly like one built in bulk", arguments: [3, 64])
     func incrementalEqualsBulk(leafCapacity: Int) throws {
-        var rng = SplitMix64(seed: 81)
+        var rng = SplitMix64(state: 81)
         let grid = try ClusterGrid(cellSize: 64, maxZoom: 20, minPoints: 2)
         let entries = clusteredEntries(1000, &rng, statusCount: 4, maxLevel: 22)
         let bulk = try ClusterIndex(grid: grid, statusCount: 4, entries: entries, leafCapacity: leafCapacity)
@@ -199,7 +202,7 @@ struct WriteTests {
 
     @Test("invalid entries throw ValidationError and change nothing")
     func invalidWrites() throws {
-        var rng = SplitMix64(seed: 91)
+        var rng = SplitMix64(state: 91)
         let entries = uniformEntries(300, &rng, statusCount: 4)
         let index = try ClusterIndex(statusCount: 4, entries: entries, leafCapacity: 4)
         func snapshot() throws -> [[ClusterItem]] { try [0, 6, 20].map { try index.clusters(in: .world, zoom: $0) } }
@@ -257,7 +260,7 @@ final class DoneFlag: @unchecked Sendable {
 struct ConcurrencyTests {
     @Test("readers never see half of a batch")
     func noTornReads() async throws {
-        var rng = SplitMix64(seed: 101)
+        var rng = SplitMix64(state: 101)
         let entries = clusteredEntries(2000, &rng, statusCount: 4, maxLevel: 22)
         let index = try ClusterIndex(statusCount: 4, entries: entries, leafCapacity: 8)
         let total = entries.count
@@ -297,7 +300,7 @@ struct ConcurrencyTests {
                                 if case .cluster(let c) = $1 { return $0 + c.statusCounts.reduce(0, +) }
                                 return $0 + 1
                             }
-                            if itemCount(items) != total || statusSum != total { bad += 1 }
+                            if reportCount(items) != total || statusSum != total { bad += 1 }
                             reads += 1
                         }
                         if index.count != total { bad += 1 }
@@ -313,6 +316,6 @@ struct ConcurrencyTests {
         #expect(results.reduce(0) { $0 + $1.bad } == 0)
         #expect(results.reduce(0) { $0 + $1.reads } >= 60)
         #expect(index.count == total)
-        #expect(itemCount(try index.clusters(in: .world, zoom: 0)) == total)
+        #expect(reportCount(try index.clusters(in: .world, zoom: 0)) == total)
     }
 }

@@ -3,6 +3,7 @@ import Geometry
 import Interchange
 import ReportModel
 import Testing
+import TestSupport
 
 @Suite struct RoundTripTests {
     @Test(arguments: InterchangeFormat.allCases)
@@ -55,12 +56,10 @@ import Testing
     }
 
     @Test func readsAFileFromDisk() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("interchange-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         let reports = sampleReports(50)
         for format in InterchangeFormat.allCases {
-            let url = directory.appendingPathComponent("reports.\(format.fileExtension)")
+            let url = directory.url.appendingPathComponent("reports.\(format.fileExtension)")
             try Data(ReportWriter.encode(reports, format: format).utf8).write(to: url)
             var reader = try ReportReader(url: url)
             #expect(reader.format == format)
@@ -69,15 +68,15 @@ import Testing
             #expect(records.count == 50)
             expectSame(records.last?.value, reports[49])
         }
-        let empty = directory.appendingPathComponent("empty.geojsonl")
+        let empty = directory.url.appendingPathComponent("empty.geojsonl")
         try Data().write(to: empty)
         var reader = try ReportReader(url: empty)
         #expect(try reader.next() == nil)
 
-        let missing = #expect(throws: ValidationError.self) { try ReportReader(url: directory.appendingPathComponent("nope.csv")) }
+        let missing = #expect(throws: ValidationError.self) { try ReportReader(url: directory.url.appendingPathComponent("nope.csv")) }
         #expect(missing?.field == "file")
         #expect(missing?.message.contains("nope.csv") == true)
-        let folder = #expect(throws: ValidationError.self) { try ReportReader(url: directory) }
+        let folder = #expect(throws: ValidationError.self) { try ReportReader(url: directory.url) }
         #expect(folder?.field == "file")
     }
 }

@@ -7,20 +7,7 @@ import ReportService
 import ReportStore
 import Synchronization
 import Testing
-
-/// A service over a fresh store in a temporary directory.
-final class TemporaryService {
-    let directory: URL
-    let store: ReportStore
-
-    init(_ drafts: [ReportDraft] = []) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-service-\(UUID().uuidString)")
-        store = try ReportStore(path: directory.appendingPathComponent("test.sqlite").path)
-        if !drafts.isEmpty { try store.insert(drafts) }
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-}
+import TestSupport
 
 let reference = try! ReferenceData.bundled()
 
@@ -31,21 +18,11 @@ func draft(_ lon: Double, _ lat: Double, status: String = "new", created: Double
         phones: ["0671234567"], comment: nil, status: status, createdAt: Date(timeIntervalSince1970: created))
 }
 
-/// Every report the answer shows, counted: cluster counts plus lone reports.
-func total(_ items: [ClusterItem]) -> Int {
-    items.reduce(0) { n, item in
-        switch item {
-        case .cluster(let c): n + c.count
-        case .report: n + 1
-        }
-    }
-}
-
 @Suite("The report service: store and cluster index in step")
 struct ReportServiceTests {
     @Test("write observers hear of every write after the index holds it: added, old and new versions, deleted; failed writes are silent")
     func observers() throws {
-        let temp = try TemporaryService([draft(30.5, 50.4)])
+        let temp = try TemporaryStore(inserting: [draft(30.5, 50.4)])
         let service = try ReportService(store: temp.store)
         let heard = Mutex<[[ClusterEntry]]>([])
         let indexed = Mutex<[Int]>([])
@@ -79,19 +56,19 @@ struct ReportServiceTests {
             d.createdAt = r.createdAt
             return d
         } + (0..<100).map { _ in draft(360 * rng.unit() - 180, 170 * rng.unit() - 85) }
-        let temp = try TemporaryService(drafts)
+        let temp = try TemporaryStore(inserting: drafts)
         let service = try ReportService(store: temp.store)
         #expect(service.index.count == 900)
         let all = try temp.store.reports(ids: (1...900).map { Int64($0) })
         for zoom in [0, 4, 9, 12, 15] {
-            #expect(total(try service.clusters(in: .world, zoom: zoom).items) == 900)
+            #expect(reportCount(try service.clusters(in: .world, zoom: zoom).items) == 900)
             let tile = try TileID(z: zoom, x: Int(WebMercator.x(longitude: 30.52) * Double(1 << zoom)), y: Int(WebMercator.y(latitude: 50.45) * Double(1 << zoom)))
             let inTile = all.filter { r in
                 let n = Double(1 << zoom)
                 return Int(WebMercator.x(longitude: r.coordinate.longitude) * n) == tile.x && Int(WebMercator.y(latitude: r.coordinate.latitude) * n) == tile.y
             }
             let answer = try service.clusters(in: tile.bounds, zoom: zoom)
-            #expect(total(answer.items) == inTile.count, "tile \(tile)")
+            #expect(reportCount(answer.items) == inTile.count, "tile \(tile)")
             for item in answer.items {
                 if case .report(let m) = item { #expect(answer.reports[m.id]?.id == m.id, "lone report \(m.id) read from the store") }
             }
@@ -100,12 +77,12 @@ struct ReportServiceTests {
 
     @Test("inserts, moves, status changes and deletes are visible to the next query")
     func writes() throws {
-        let temp = try TemporaryService([draft(30.5, 50.45), draft(30.5001, 50.4501)])
+        let temp = try TemporaryStore(inserting: [draft(30.5, 50.45), draft(30.5001, 50.4501)])
         let service = try ReportService(store: temp.store)
         let kyiv = try BoundingBox(west: 30.4, south: 50.4, east: 30.6, north: 50.5)
         let lviv = try BoundingBox(west: 23.9, south: 49.8, east: 24.1, north: 49.9)
         func count(_ box: BoundingBox, _ statuses: [String]? = nil) throws -> Int {
-            total(try service.clusters(in: box, zoom: 8, filter: service.filter(statuses: statuses, created: nil)).items)
+            reportCount(try service.clusters(in: box, zoom: 8, filter: service.filter(statuses: statuses, created: nil)).items)
         }
         #expect(try count(kyiv) == 2)
 
@@ -138,16 +115,16 @@ struct ReportServiceTests {
 
     @Test("a time filter counts only reports created in the interval")
     func timeFilter() throws {
-        let temp = try TemporaryService([draft(30.5, 50.45, created: 1_000), draft(30.5, 50.45, created: 2_000), draft(30.5, 50.45, created: 3_000)])
+        let temp = try TemporaryStore(inserting: [draft(30.5, 50.45, created: 1_000), draft(30.5, 50.45, created: 2_000), draft(30.5, 50.45, created: 3_000)])
         let service = try ReportService(store: temp.store)
         let filter = try service.filter(statuses: nil, created: 1_500_000...3_000_000)
         let items = try service.clusters(in: .world, zoom: 3, filter: filter).items
-        #expect(total(items) == 2)
+        #expect(reportCount(items) == 2)
     }
 
     @Test("unknown statuses are an error naming the field and the allowed codes")
     func unknownStatus() throws {
-        let temp = try TemporaryService()
+        let temp = try TemporaryStore()
         let service = try ReportService(store: temp.store)
         #expect(throws: ValidationError.self) { try service.filter(statuses: ["new", "lost"], created: nil) }
         do {
@@ -160,7 +137,7 @@ struct ReportServiceTests {
 
     @Test("children and leaves of a cluster come with their stored reports")
     func childrenAndLeaves() throws {
-        let temp = try TemporaryService((0..<30).map { i in draft(30.5 + Double(i) * 1e-4, 50.45 + Double(i % 5) * 1e-4) })
+        let temp = try TemporaryStore(inserting: (0..<30).map { i in draft(30.5 + Double(i) * 1e-4, 50.45 + Double(i % 5) * 1e-4) })
         let service = try ReportService(store: temp.store)
         let items = try service.clusters(in: .world, zoom: 5).items
         guard case .cluster(let cluster) = items.first, items.count == 1 else {
@@ -172,12 +149,12 @@ struct ReportServiceTests {
         #expect(page.total == 30)
         #expect(page.reports.count == 5)
         let children = try service.children(of: cluster.id)
-        #expect(total(children.items) == 30)
+        #expect(reportCount(children.items) == 30)
     }
 
     @Test("readers never see half of a batch of moves")
     func concurrentReaders() async throws {
-        let temp = try TemporaryService((0..<200).map { i in draft(30 + Double(i % 20) * 0.05, 50 + Double(i / 20) * 0.05) })
+        let temp = try TemporaryStore(inserting: (0..<200).map { i in draft(30 + Double(i % 20) * 0.05, 50 + Double(i / 20) * 0.05) })
         let service = try ReportService(store: temp.store)
         let world = BoundingBox.world
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -191,7 +168,7 @@ struct ReportServiceTests {
             for _ in 0..<3 {
                 group.addTask {
                     for zoom in (0..<60).map({ $0 % 6 }) {
-                        let n = total(service.index.clusters(in: service.index.grid.cells(in: world, zoom: zoom)))
+                        let n = reportCount(service.index.clusters(in: service.index.grid.cells(in: world, zoom: zoom)))
                         #expect(n == 200)
                     }
                 }

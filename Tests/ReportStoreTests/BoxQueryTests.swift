@@ -1,14 +1,16 @@
 import Foundation
+import Generator
 import Geometry
 import ReportModel
-import Testing
 @testable import ReportStore
+import Testing
+import TestSupport
 
 @Suite("Box queries against a brute-force filter")
 struct BoxQueryTests {
     /// Boxes of every kind: random, antimeridian-crossing, cutting exactly through stored
     /// positions, degenerate (a point or a line), empty, the world.
-    static func boxes(through reports: [Report], using rng: inout TestRandom) -> [BoundingBox] {
+    static func boxes(through reports: [Report], using rng: inout SplitMix64) -> [BoundingBox] {
         var boxes: [BoundingBox] = [.world]
         for _ in 0..<60 {
             var lons = [Double.random(in: -180...180, using: &rng), .random(in: -180...180, using: &rng)].sorted()
@@ -36,7 +38,7 @@ struct BoxQueryTests {
     @Test("every box returns exactly the reports inside it, edges included", arguments: [false, true])
     func exactBoxes(bulk: Bool) throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(bulk ? 11 : 12)
+        var rng = SplitMix64(state: bulk ? 11 : 12)
         let drafts = Drafts.positions(1_500, using: &rng).map { Drafts.make($0, using: &rng) }
         if bulk {
             let summary = try fixture.store.importDrafts(drafts)   // packed R*Tree
@@ -62,7 +64,7 @@ struct BoxQueryTests {
     @Test("rows made into reports on two threads come out whole and in order, whatever the batch size", arguments: [1, 7, 64, 5_000])
     func pipelinedDecoding(batchSize: Int) throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(13)
+        var rng = SplitMix64(state: 13)
         try fixture.store.importDrafts(Drafts.positions(600, using: &rng).map { Drafts.make($0, using: &rng) })
         let all = try fixture.store.all()
         for box in [BoundingBox.world, try BoundingBox(west: 170, south: -60, east: -100, north: 60)] {
@@ -76,7 +78,7 @@ struct BoxQueryTests {
           arguments: [(5, 0.0), (5, 1e9), (3, 1.0), (100_000, 1.0)])
     func paging(sample: Int, rtreeCost: Double) throws {
         let fixture = try TemporaryStore(tuning: QueryTuning(boxSample: sample, rtreeToWalkCost: rtreeCost))
-        var rng = TestRandom(3)
+        var rng = SplitMix64(state: 3)
         let drafts = Drafts.positions(800, using: &rng).map { Drafts.make($0, using: &rng) }
         try fixture.store.importDrafts(drafts)
         let all = try fixture.store.all()
@@ -97,7 +99,7 @@ struct BoxQueryTests {
     @Test("a page stays correct when reports are added before the cursor")
     func pagingUnderInserts() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(4)
+        var rng = SplitMix64(state: 4)
         let box = try BoundingBox(parsing: "30,50,31,51")
         try fixture.store.importDrafts((0..<30).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.5), using: &rng) })
         let first = try fixture.store.page(in: box, limit: 10)
@@ -112,7 +114,7 @@ struct BoxQueryTests {
 struct CellCoverTests {
     @Test("a report's cell never says inside or outside wrongly, poles and antimeridian included")
     func sound() throws {
-        var rng = TestRandom(41)
+        var rng = SplitMix64(state: 41)
         let positions = Drafts.positions(3_000, using: &rng)
         var boxes: [BoundingBox] = []
         for _ in 0..<300 {
@@ -136,7 +138,7 @@ struct CellCoverTests {
 
     @Test("a rectangle's code ranges ascend and hold its cells, and beyond them only cells near its rim")
     func codeRanges() {
-        var rng = TestRandom(42)
+        var rng = SplitMix64(state: 42)
         let zoom = 8, side = UInt32(1) << zoom
         for _ in 0..<200 {
             let xs = [UInt32.random(in: 0..<side, using: &rng), .random(in: 0..<side, using: &rng)].sorted()
@@ -166,7 +168,7 @@ struct CellCoverTests {
 
     @Test("key ranges cover every stored report of a box once, across the antimeridian too")
     func keyRanges() throws {
-        var rng = TestRandom(43)
+        var rng = SplitMix64(state: 43)
         let positions = Drafts.positions(1_000, using: &rng)
         let reports = positions.enumerated().map { i, c in
             Report(id: Int64(i + 1), coordinate: c, address: "a", city: "c", district: "d", objectType: "o", balanceHolder: "b",

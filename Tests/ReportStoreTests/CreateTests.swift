@@ -1,24 +1,18 @@
 import Foundation
-import GRDB
+import Generator
 import Geometry
+import GRDB
 import ReportModel
 @testable import ReportStore
 import Testing
+import TestSupport
 
 /// `ReportStore.create`: a new database built aside (its phone index on a second core,
 /// its pages written once) and moved into place.
 @Suite("A new database from an import")
 struct CreateTests {
-    /// A directory of its own, removed afterwards.
-    final class Folder {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-create-\(UUID().uuidString)")
-        func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-        func files() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
-        deinit { try? FileManager.default.removeItem(at: url) }
-    }
-
     static func drafts(_ count: Int, seed: UInt64) -> [ReportDraft] {
-        var rng = TestRandom(seed)
+        var rng = SplitMix64(state: seed)
         // Shared phones, so that fragments match several reports; some ids given, some not.
         let phones = (0..<40).map { _ in Drafts.randomPhone(using: &rng) }
         return Drafts.positions(count, using: &rng).enumerated().map { i, position in
@@ -29,7 +23,7 @@ struct CreateTests {
 
     @Test("holds what an import into an existing store holds, with every index whole, and takes later writes")
     func sameAsImport() throws {
-        let folder = Folder()
+        let folder = try TemporaryDirectory()
         let drafts = Self.drafts(1_500, seed: 71)
         let now = Date(timeIntervalSince1970: 1_750_000_000)
         var batches = [Array(Drafts.records(drafts)[700...]), Array(Drafts.records(drafts)[..<700])]
@@ -45,7 +39,7 @@ struct CreateTests {
         #expect(try created.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
         #expect(try created.checkIndexes() == "ok")
         #expect(try created.all() == reference.store.all())
-        var rng = TestRandom(72)
+        var rng = SplitMix64(state: 72)
         let fragments = ["7", "38", "380"] + (0..<60).map { i in
             let phone = Drafts.randomPhone(using: &rng)
             let length = [3, 4, 5, 7, 12][i % 5]
@@ -67,7 +61,7 @@ struct CreateTests {
 
     @Test("invalid records create nothing; with skipInvalid the valid ones are kept")
     func invalid() throws {
-        let folder = Folder()
+        let folder = try TemporaryDirectory()
         var drafts = Self.drafts(50, seed: 73)
         drafts[4].district = "atlantis"
         var batches = [Drafts.records(drafts)]
@@ -84,7 +78,7 @@ struct CreateTests {
 
     @Test("an existing database is refused and left alone; a partial file left by a killed import is replaced")
     func existing() throws {
-        let folder = Folder()
+        let folder = try TemporaryDirectory()
         let path = folder.path("db.sqlite")
         var batches = [Drafts.records(Self.drafts(10, seed: 74))]
         try ReportStore.create(path: path, next: { batches.popLast() })
@@ -102,4 +96,9 @@ struct CreateTests {
         #expect(try ReportStore(path: other).count() == 10)
         #expect(!folder.files().contains("other.sqlite.partial"))
     }
+}
+
+extension TemporaryDirectory {
+    /// What the directory holds, by name, sorted: what a creation left behind.
+    fileprivate func files() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
 }

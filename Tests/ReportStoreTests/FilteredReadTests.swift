@@ -1,14 +1,16 @@
 import Foundation
+import Generator
 import Geometry
 import ReportModel
-import Testing
 @testable import ReportStore
+import Testing
+import TestSupport
 
 @Suite("Filtered reads against a brute-force filter")
 struct FilteredReadTests {
     /// Filters of every kind: boxes (random, through stored points, across the
     /// antimeridian, the world, none), status sets and creation intervals, alone and together.
-    static func filters(_ all: [Report], using rng: inout TestRandom) -> [ReportFilter] {
+    static func filters(_ all: [Report], using rng: inout SplitMix64) -> [ReportFilter] {
         let codes = Drafts.reference.statuses.map(\.code)
         var filters: [ReportFilter] = [ReportFilter()]
         for box in BoxQueryTests.boxes(through: all, using: &rng) {
@@ -34,7 +36,7 @@ struct FilteredReadTests {
           arguments: [1, 7, 100, 10_000])
     func paging(limit: Int) throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(UInt64(40 + limit))
+        var rng = SplitMix64(state: UInt64(40 + limit))
         let drafts = Drafts.positions(1_500, using: &rng).map { Drafts.make($0, using: &rng) }
         try fixture.store.insert(drafts)
         let all = try fixture.store.all().sorted { $0.id < $1.id }
@@ -56,7 +58,7 @@ struct FilteredReadTests {
     @Test("a box's ids come from the R*Tree in order, or nil past the cap; the rows among them are filtered")
     func idsAndAmong() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(77)
+        var rng = SplitMix64(state: 77)
         try fixture.store.insert(Drafts.positions(1_200, using: &rng).map { Drafts.make($0, using: &rng) })
         let all = try fixture.store.all().sorted { $0.id < $1.id }
         for filter in Self.filters(all, using: &rng) {

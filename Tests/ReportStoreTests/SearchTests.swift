@@ -1,8 +1,10 @@
 import Foundation
+import Generator
 import Geometry
 import ReportModel
-import Testing
 @testable import ReportStore
+import Testing
+import TestSupport
 
 @Suite("Phone and id search against a brute-force substring match")
 struct SearchTests {
@@ -21,7 +23,7 @@ struct SearchTests {
     @Test("results and counts equal brute force, for every plan")
     func bruteForce() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(21)
+        var rng = SplitMix64(state: 21)
         // Heavy reuse: a few phones on many reports, so common fragments take the scan plan.
         let common = (0..<5).map { _ in Drafts.randomPhone(using: &rng) }
         let drafts = (0..<1_200).map { i in
@@ -51,7 +53,7 @@ struct SearchTests {
     @Test("written forms reduce to their digits: phones, +38(0..), #id")
     func writtenForms() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(22)
+        var rng = SplitMix64(state: 22)
         for _ in 0..<30 { try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), using: &rng)) }
         let target = try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), phones: ["067 765 43 21"], using: &rng))
         #expect(try fixture.store.search("+38(067)765-43", limit: 5).map(\.id) == [target.id])

@@ -1,8 +1,10 @@
 import Foundation
+import Generator
 import Geometry
 import ReportModel
-import Testing
 @testable import ReportStore
+import Testing
+import TestSupport
 
 @Suite("Writes, indexes and imports")
 struct WriteTests {
@@ -37,7 +39,7 @@ struct WriteTests {
     @Test("invalid drafts are rejected with the field and nothing is written")
     func rejected() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(1)
+        var rng = SplitMix64(state: 1)
         let good = Drafts.make(Coordinate(longitude: 30, latitude: 50), using: &rng)
         var wrongHolder = good
         wrongHolder.objectType = "tree"
@@ -60,7 +62,7 @@ struct WriteTests {
     @Test("inserts, moves, phone changes and deletes keep both indexes consistent")
     func indexesFollowWrites() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(9)
+        var rng = SplitMix64(state: 9)
         try fixture.store.importDrafts(Drafts.positions(300, using: &rng).map { Drafts.make($0, using: &rng) })
         for step in 0..<200 {
             let all = try fixture.store.all()
@@ -95,7 +97,7 @@ struct WriteTests {
     @Test("an import with invalid records reports all of them and writes nothing")
     func importRollback() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(5)
+        var rng = SplitMix64(state: 5)
         try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), id: 7, using: &rng))
         var drafts = (0..<50).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.5), using: &rng) }
         drafts[3].district = "atlantis"
@@ -130,7 +132,7 @@ struct WriteTests {
     @Test("an import into a large table indexes rows one by one; the bulk load restores every trigger and index")
     func incrementalImport() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(6)
+        var rng = SplitMix64(state: 6)
         let schema = { try fixture.store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE tbl_name = 'report' AND sql IS NOT NULL ORDER BY name")
         } }
@@ -152,7 +154,7 @@ struct WriteTests {
     @Test("statistics count by status, district and object type")
     func statistics() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(8)
+        var rng = SplitMix64(state: 8)
         let drafts = (0..<200).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.4), using: &rng) }
         try fixture.store.importDrafts(drafts)
         let stats = try fixture.store.statistics()
@@ -169,7 +171,7 @@ struct SequenceTests {
     @Test("ids are handed out after the highest ever given, even when it was deleted")
     func neverReused() throws {
         let fixture = try TemporaryStore()
-        var rng = TestRandom(31)
+        var rng = SplitMix64(state: 31)
         let first = try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), using: &rng))
         let explicit = try fixture.store.insert(Drafts.make(Coordinate(longitude: 30, latitude: 50), id: 500, using: &rng))
         #expect(first.id == 1 && explicit.id == 500)

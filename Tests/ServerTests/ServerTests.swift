@@ -11,16 +11,20 @@ import ReportService
 import ReportStore
 @testable import Server
 import Testing
+import TestSupport
 
 /// A service over 400 generated Kyiv reports in a temporary database.
 final class Fixture: Sendable {
-    let directory: URL
+    let database: TemporaryStore
     let service: ReportService
     let reports: [Report]
 
+    /// A folder of the fixture's own, for files a test serves.
+    var directory: URL { database.directory.url }
+
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-server-\(UUID().uuidString)")
-        let store = try ReportStore(path: directory.appendingPathComponent("test.sqlite").path)
+        database = try TemporaryStore()
+        let store = database.store
         let reference = store.reference
         let drafts = ReportGenerator(count: 400, seed: 21, distribution: .kyiv, reference: reference).map { r in
             ReportDraft(
@@ -31,8 +35,6 @@ final class Fixture: Sendable {
         reports = try store.insert(drafts)
         service = try ReportService(store: store)
     }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
 
     func test(
         configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (any TestClientProtocol) async throws -> Void

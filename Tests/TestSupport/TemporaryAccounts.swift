@@ -1,0 +1,16 @@
+import Accounts
+import ReportStore
+
+/// The account tables of a fresh store in a temporary directory, removed when the value
+/// goes away.
+public final class TemporaryAccounts {
+    public let database: TemporaryStore
+    public let accounts: AccountStore
+
+    public var store: ReportStore { database.store }
+
+    public init() throws {
+        database = try TemporaryStore()
+        accounts = AccountStore(database.store)
+    }
+}
