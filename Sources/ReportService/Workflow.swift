@@ -47,9 +47,11 @@ extension ReportService {
     /// Edits report `id`: `patch` makes the new draft of the current report (a JSON merge
     /// patch), checked against the reference data. The filer may edit while the report is
     /// new, supervisors at any time; the status never changes this way. With `ifMatch`, a
-    /// report whose version is another is ``PreconditionFailed``.
+    /// report whose version is another is ``PreconditionFailed``. `issues` are rules the
+    /// request broke by itself, answered with those of the patched report.
     public func edit(
-        _ id: Int64, by caller: Caller, ifMatch: Int64?, now: Date = Date(), patch: @escaping @Sendable (Report) throws -> ReportDraft
+        _ id: Int64, by caller: Caller, ifMatch: Int64?, issues: [ValidationError] = [], now: Date = Date(),
+        patch: @escaping @Sendable (Report) throws -> ReportDraft
     ) async throws -> Report {
         try await commits.perform { [self] t in
             let current = try self.current(id, t, ifMatch: ifMatch)
@@ -66,6 +68,8 @@ extension ReportService {
             draft.status = nil
             var (checked, problems) = store.reference.check(draft)
             if problems.isEmpty, let outside = intake.check(checked.coordinate, field: "longitude") { problems.append(outside) }
+            let flagged = Set(issues.map(\.field))
+            problems = issues + problems.filter { !flagged.contains($0.field) }
             guard problems.isEmpty else { throw ValidationErrors(problems) }
             let (before, after) = try t.edit(id, to: checked, author: caller.author, now: now)
             return (after, effect(before, after))

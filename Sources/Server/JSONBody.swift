@@ -16,7 +16,7 @@ struct JSONBody {
     private(set) var issues: [ValidationError] = []
 
     /// A JSON value as read, types kept apart (`1` is no boolean, `"1"` no number).
-    enum Value: Decodable {
+    enum Value: Codable {
         case null, bool(Bool), number(Double), string(String), array([Value]), object([String: Value])
 
         init(from decoder: any Decoder) throws {
@@ -28,6 +28,24 @@ struct JSONBody {
             else if let a = try? container.decode([Value].self) { self = .array(a) }
             else { self = .object(try container.decode([String: Value].self)) }
         }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .null: try container.encodeNil()
+            case .bool(let b): try container.encode(b)
+            case .number(let n): try container.encode(n)
+            case .string(let s): try container.encode(s)
+            case .array(let a): try container.encode(a)
+            case .object(let o): try container.encode(o)
+            }
+        }
+    }
+
+    /// The members as canonical JSON (keys sorted, no spaces): two bodies that say the
+    /// same thing in another order or spacing give the same bytes.
+    static func canonical(_ members: [String: Value]) throws -> [UInt8] {
+        try Responses.jsonBytes(members)
     }
 
     static func read(_ request: Request, allowed: [String]) async throws -> JSONBody {
@@ -51,10 +69,15 @@ struct JSONBody {
 
     /// A body of bytes already collected: a JSON object, or a 400.
     init(bytes: ByteBuffer, allowed: [String]) throws {
+        self.init(members: try Self.members(bytes), allowed: allowed)
+    }
+
+    /// The members of a JSON object, or a 400.
+    static func members(_ bytes: ByteBuffer) throws -> [String: Value] {
         guard let object = try? JSONDecoder().decode([String: Value].self, from: Data(bytes.readableBytesView)) else {
             throw APIError(.badRequest, code: "invalid_json", message: "the body must be a JSON object")
         }
-        self.init(members: object, allowed: allowed)
+        return object
     }
 
     /// Members of an object; those not `allowed` are issues. Nested objects name their

@@ -13,12 +13,14 @@ enum ReportIntake {
     /// A new report: a GeoJSON Feature with a Point, or a flat object with `longitude`
     /// and `latitude`. Every rule it breaks (the body's shape, the reference data, the
     /// service area) is in the thrown ``ValidationErrors``.
-    static func draft(_ body: JSONBody, reference: ReferenceData, area: IntakeSettings) throws(ValidationErrors) -> ReportDraft {
-        var body = body
+    static func draft(_ members: [String: JSONBody.Value], reference: ReferenceData, area: IntakeSettings) throws(ValidationErrors) -> ReportDraft {
+        let isFeature = members["type"] != nil || members["geometry"] != nil || members["properties"] != nil
+        var body = JSONBody(members: members, allowed: isFeature ? ["type", "geometry", "properties", "id"] : fields + assigned + ["longitude", "latitude"])
         let position: Coordinate?
         var positionField = "geometry"
         var properties: JSONBody
-        if body.has("type") || body.has("geometry") || body.has("properties") {
+        if isFeature {
+            body.refuse("id", "is assigned by the server")
             let kind = body.string("type")
             if let kind, kind != "Feature" { body.add(ValidationError(field: "type", "must be \"Feature\" (or send a flat object with longitude and latitude)")) }
             position = point(&body)
@@ -80,7 +82,9 @@ enum ReportIntake {
         }
     }
 
-    static func patch(_ body: JSONBody) throws(ValidationErrors) -> Patch {
+    /// The patch, and the rules its body breaks by itself (the service adds those of the
+    /// patched report, so that one 422 names them all).
+    static func patch(_ body: JSONBody) -> (patch: Patch, issues: [ValidationError]) {
         var body = body
         var patch = Patch()
         for name in assigned {
@@ -100,8 +104,7 @@ enum ReportIntake {
         if body.issues.isEmpty && patch.texts.isEmpty && patch.phones == nil && patch.longitude == nil && patch.latitude == nil {
             body.add(ValidationError(field: "body", "changes nothing: give at least one of \((fields + ["longitude", "latitude"]).joined(separator: ", "))"))
         }
-        try body.finish()
-        return patch
+        return (patch, body.issues)
     }
 
     /// A draft's own rules and the service area, after the body's, each field named once.

@@ -21,15 +21,13 @@ struct ReportWriteRoutes {
 
     func register(on router: Router<AppRequestContext>) {
         router.handle(.fileReport) { request, _, _, identity in
-            let bytes = try await JSONBody.collect(request)
-            let draft = try ReportIntake.draft(
-                try JSONBody(bytes: bytes, allowed: ["type", "geometry", "properties", "longitude", "latitude"] + ReportIntake.fields + ReportIntake.assigned),
-                reference: service.reference, area: service.intake)
+            let members = try JSONBody.members(try await JSONBody.collect(request))
+            let draft = try ReportIntake.draft(members, reference: service.reference, area: service.intake)
             let caller = identity.caller
             guard let key = try Self.idempotencyKey(request) else {
                 return Self.response(try filed(try await service.file(draft, by: caller)))
             }
-            let outcome = try await service.file(draft, by: caller, key: key, body: bytes.readableBytesView, answer: filed)
+            let outcome = try await service.file(draft, by: caller, key: key, body: try JSONBody.canonical(members), answer: filed)
             switch outcome {
             case .first(let reply), .replayed(let reply): return Self.response(reply)
             }
@@ -61,9 +59,9 @@ struct ReportWriteRoutes {
                     .preconditionRequired, code: "precondition_required",
                     message: "send If-Match with the report's ETag, so that an edit never overwrites one you have not seen", field: "If-Match")
             }
-            let patch = try ReportIntake.patch(
+            let (patch, issues) = ReportIntake.patch(
                 try await JSONBody.read(request, allowed: ReportIntake.fields + ReportIntake.assigned + ["longitude", "latitude"]))
-            let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id)) { current in
+            let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id), issues: issues) { current in
                 patch.applied(to: current)
             }
             return try views.response(report, for: identity.caller)

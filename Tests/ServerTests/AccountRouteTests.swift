@@ -224,18 +224,28 @@ struct AccountRouteTests {
             func state() throws -> String {
                 let accounts = try store.list(limit: 100).map { "\($0.id) \($0.name) \($0.role) \($0.disabled)" }
                 let sessions = try fixture.service.store.pool.read { db in try String.fetchAll(db, sql: "SELECT id || coalesce(ended_at, 'open') FROM session ORDER BY id") }
-                return (accounts + sessions).joined(separator: "\n")
+                let reports = try fixture.service.store.pool.read { db in
+                    try String.fetchAll(db, sql: """
+                        SELECT (SELECT count(*) || ' ' || sum(updated_at) FROM report) || ' ' || (SELECT count(*) FROM report_hidden)
+                            || ' ' || (SELECT count(*) FROM report_history) || ' ' || (SELECT count(*) FROM idempotency_key)
+                        """)
+                }
+                return (accounts + sessions + reports).joined(separator: "\n")
             }
             // The strongest body each endpoint takes, so that only the refusal stops it.
             let bodies: [String: Any] = [
                 "/v1/me": ["name": "Змінено"], "/v1/me/password": ["old_password": Self.password, "new_password": "новий довгий пароль"],
                 "/v1/users/{id}": ["role": "admin", "disabled": true],
+                "/v1/reports": ReportRouteTests.newReport(), "/v1/reports/{id}": ["address": "вул. Інша, 1"],
+                "/v1/reports/{id}/transitions": ["to": "verifying"], "/v1/reports/{id}/hide": ["note": "спам"], "/v1/reports/{id}/unhide": [:],
             ]
             let protected = Endpoint.all.filter { $0.access != .anyone }
-            #expect(protected.count == 8)
+            #expect(protected.count == 14)
+            let reportID = fixture.reports[0].id
             for endpoint in protected {
                 guard case .role(let needed) = endpoint.access else { continue }
-                let uri = endpoint.path.replacingOccurrences(of: "{id}", with: endpoint.path.hasPrefix("/v1/users") ? "\(inspectorID)" : "abcdefghijklmnop")
+                let id = endpoint.path.hasPrefix("/v1/users") ? "\(inspectorID)" : endpoint.path.hasPrefix("/v1/reports") ? "\(reportID)" : "abcdefghijklmnop"
+                let uri = endpoint.path.replacingOccurrences(of: "{id}", with: id)
                 let body = endpoint.method == .get || endpoint.method == .delete ? nil : bodies[endpoint.path] ?? [:]
                 let before = try state()
                 let anonymous = try await client.send(endpoint.method, uri, json: body)
