@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
-        .testTarget(name: "ReportServiceTests", dependencies: ["ReportService", "Generator", "TestSupport"]),
+        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore", "TestSupport"]),
         .testTarget(
             name: "ServerTests",

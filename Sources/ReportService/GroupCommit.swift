@@ -30,6 +30,8 @@ final class GroupCommit: Sendable {
     private let store: ReportStore
     private let apply: @Sendable ([IndexEffect]) -> Void
     private let queue = Mutex<[Pending]>([])
+    /// How many transactions have been committed (or tried), for tests and metrics.
+    let transactions = Atomic<Int>(0)
     private let ready = DispatchSemaphore(value: 0)
 
     init(store: ReportStore, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
@@ -91,6 +93,7 @@ final class GroupCommit: Sendable {
             // The semaphore counted one signal per write; those taken along are used up.
             for _ in 1..<batch.count { ready.wait() }
             let outcomes = store.commit(batch.map { $0.write })
+            transactions.add(1, ordering: .relaxed)
             apply(outcomes.compactMap { try? $0.get() })
             for (pending, outcome) in zip(batch, outcomes) { pending.done(outcome.map { _ in () }) }
         }

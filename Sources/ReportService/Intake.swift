@@ -93,6 +93,7 @@ extension ReportService {
             guard stored.fingerprint == fingerprint else { throw IdempotencyKeyReused() }
             return .replayed(stored.reply)
         }
+        let draft = draft.filed
         let hints = try duplicateHints(near: draft.coordinate, phones: draft.phones)
         return try await commits.perform { [self] t in
             let report = try t.insert(draft, filer: caller.author.accountID, author: caller.author, now: now)

@@ -28,6 +28,15 @@ public struct Filing: Sendable {
     public var possibleDuplicates: [DuplicateHint]
 }
 
+extension ReportDraft {
+    /// The draft as filing stores it: the id, status and times are the server's to give.
+    var filed: ReportDraft {
+        var d = self
+        (d.id, d.status, d.createdAt, d.updatedAt) = (nil, nil, nil, nil)
+        return d
+    }
+}
+
 extension Report {
     /// The report's version, for `ETag` and `If-Match`: its `updated_at` in milliseconds,
     /// which every write moves forward.
@@ -35,8 +44,9 @@ extension Report {
 }
 
 extension ReportService {
-    /// Files a checked draft for `caller`: status new, times now.
+    /// Files a checked draft for `caller`: a new id, status new, times now.
     public func file(_ draft: ReportDraft, by caller: Caller, now: Date = Date()) async throws -> Filing {
+        let draft = draft.filed
         let hints = try duplicateHints(near: draft.coordinate, phones: draft.phones)
         return try await commits.perform { [self] t in
             let report = try t.insert(draft, filer: caller.author.accountID, author: caller.author, now: now)

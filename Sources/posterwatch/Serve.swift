@@ -2,6 +2,7 @@ import Accounts
 import ArgumentParser
 import Clustering
 import Foundation
+import struct Geometry.BoundingBox
 import ReportService
 import ReportStore
 import Server
@@ -38,6 +39,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where Leaflet is installed (Debian's libjs-leaflet).", valueName: "path"))
     var leafletDir = "/usr/share/javascript/leaflet"
 
+    @Option(help: ArgumentHelp("Where reports may be filed: west,south,east,north in degrees (default: the box of the districts with a margin of 0.25°).", valueName: "bbox"))
+    var area: String?
+
+    @Option(help: ArgumentHelp("Open reports this close to a new one are hinted as possible duplicates, in metres.", valueName: "metres"))
+    var duplicateRadius = 50.0
+
     @Option(help: ArgumentHelp("Close a connection with no request under way after this many seconds.", valueName: "seconds"))
     var idleTimeout = 60
 
@@ -54,13 +61,20 @@ struct Serve: AsyncParsableCommand {
         guard (1...3_600).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 3600 seconds, got \(headerTimeout).") }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000, got \(maxConnections).") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port).") }
+        guard (1...1_000).contains(duplicateRadius) else { throw ValidationError("--duplicate-radius must be from 1 to 1000 metres, got \(duplicateRadius).") }
+        if let area {
+            do { _ = try BoundingBox(parsing: area) } catch { throw ValidationError("--area: \(error.message)") }
+        }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
 
     func run() async throws {
         let started = Date()
         let reports = try ReportStore(path: store.db)
-        let service = try ReportService(store: reports)
+        var intake = IntakeSettings(reference: reports.reference)
+        if let area { intake.area = try BoundingBox(parsing: area) }
+        intake.duplicateRadius = duplicateRadius
+        let service = try ReportService(store: reports, intake: intake)
         Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20
@@ -73,6 +87,15 @@ struct Serve: AsyncParsableCommand {
         configuration.limits.maxConnections = maxConnections
         let accounts = try await AccountService(store: reports)
         let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
+        // Idempotency keys are kept 48 hours (the IETF draft asks at least 24): forgotten
+        // at start and every hour after.
+        let forgetting = Task {
+            while !Task.isCancelled {
+                _ = try? service.forgetOldIdempotencyKeys()
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+        defer { forgetting.cancel() }
         try await app.runService()
     }
 }

@@ -71,8 +71,12 @@ struct CLI {
         server.executableURL = Self.binary
         server.arguments = ["serve", "--db", db, "--port", "\(port)"]
         server.currentDirectoryURL = directory
-        server.standardOutput = Pipe()
-        server.standardError = Pipe()
+        // The access log goes to a file: a pipe nobody reads would fill and stall the server.
+        FileManager.default.createFile(atPath: path("serve.log"), contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: path("serve.log")))
+        try log.seekToEnd()
+        server.standardOutput = log
+        server.standardError = log
         try server.run()
         let base = "http://127.0.0.1:\(port)"
         for _ in 0..<100 {
