@@ -32,6 +32,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the HTTP section, on the database a previous run imported.")
     var onlyHTTP = false
 
+    @Flag(help: "Measure only the write section, on a copy of the database a previous run imported.")
+    var onlyWrites = false
+
     @Flag(help: "Measure only the tile section, on the database a previous run imported.")
     var onlyTiles = false
 
@@ -47,6 +50,11 @@ struct Bench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
+        if onlyWrites {
+            try await measureWrites(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
+            return
+        }
         if onlyHTTP || onlyTiles {
             try await measureServed(ReportStore(path: "\(work)/bench.sqlite"), http: onlyHTTP, tiles: onlyTiles, &report)
             print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
@@ -99,6 +107,7 @@ struct Bench: AsyncParsableCommand {
         if !onlyImportAndBoxes {
             try measureSearch(store, &report)
             try await measureServed(store, http: true, tiles: true, &report)
+            try await measureWrites(store, &report)
             try measureClustering(store, reference: reference, &report)
         }
         report.note("""

@@ -112,53 +112,62 @@ extension Bench {
 
     /// Runs wrk against the paths (cycled by a Lua script); requests/s, p50 and p99 in ms.
     /// With `bearerTokens`, each request carries the next of them as `Authorization: Bearer`.
-    /// The requests are formatted once per thread before the run, so that wrk (which shares
-    /// the two cores with the server) spends no Lua work per request.
-    func wrk(port: Int, paths: [String], bearerTokens: [String] = []) throws -> (rate: Double, p50: Double, p99: Double) {
-        let script = "\(work)/wrk-paths.lua"
-        let list = paths.map { "\"" + $0 + "\"" }.joined(separator: ",\n")
-        let tokens = bearerTokens.map { "\"" + $0 + "\"" }.joined(separator: ",\n")
+    func wrk(port: Int, paths: [String], bearerTokens: [String] = []) throws -> WrkResult {
+        try startWrk(port: port, lists: [paths.map { WrkRequest(path: $0) }], bearerTokens: bearerTokens)()
+    }
+
+    /// Starts wrk and returns what waits for its result. Each thread cycles through a list
+    /// of its own (thread n takes `lists[n % lists.count]`). The requests are formatted
+    /// once per thread before the run, so that wrk (which shares the two cores with the
+    /// server) spends no Lua work per request; `delay` (ms) paces each connection.
+    func startWrk(
+        port: Int, lists: [[WrkRequest]], bearerTokens: [String] = [], threads: Int = 2, connections: Int = 64, seconds: Int = 10,
+        delay: Int? = nil, name: String = "wrk-paths"
+    ) throws -> () throws -> WrkResult {
+        let script = "\(work)/\(name).lua"
+        func quoted(_ text: String) -> String { "[==[" + text + "]==]" }
+        let tables = lists.map { list in
+            "{" + list.map { r in "{\(quoted(r.method)), \(quoted(r.path)), \(r.body.map(quoted) ?? "nil")}" }.joined(separator: ",\n") + "}"
+        }
+        let tokens = bearerTokens.map(quoted).joined(separator: ",\n")
         try """
-            local paths = {\(list)}
+            local lists = {\(tables.joined(separator: ",\n"))}
             local tokens = {\(tokens)}
             local requests = {}
             local i = 0
+            local threads = 0
+            setup = function(thread)
+              thread:set("list", threads % #lists + 1)
+              threads = threads + 1
+            end
             init = function(args)
-              for k = 0, math.max(#paths, #tokens) - 1 do
-                local headers = nil
-                if #tokens > 0 then headers = {["Authorization"] = "Bearer " .. tokens[(k % #tokens) + 1]} end
-                requests[k + 1] = wrk.format("GET", paths[(k % #paths) + 1], headers)
+              local mine = lists[list or 1]
+              for k = 0, math.max(#mine, #tokens) - 1 do
+                local headers = {}
+                if #tokens > 0 then headers["Authorization"] = "Bearer " .. tokens[(k % #tokens) + 1] end
+                local r = mine[(k % #mine) + 1]
+                if r[3] then headers["Content-Type"] = "application/json" end
+                requests[k + 1] = wrk.format(r[1], r[2], headers, r[3])
               end
             end
             request = function()
               i = i + 1
               return requests[(i % #requests) + 1]
             end
+            \(delay.map { "delay = function() return \($0) end" } ?? "")
 
             """.write(toFile: script, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
-        process.arguments = ["-t2", "-c64", "-d10s", "--latency", "-s", script, "http://127.0.0.1:\(port)"]
+        process.arguments = ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", "-s", script, "http://127.0.0.1:\(port)"]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        func milliseconds(_ token: Substring) -> Double {
-            for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)] where token.hasSuffix(suffix) {
-                return (Double(token.dropLast(suffix.count)) ?? .nan) * factor
-            }
-            return .nan
+        return {
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return WrkResult(parsing: text)
         }
-        var rate = Double.nan, p50 = Double.nan, p99 = Double.nan
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if line.hasPrefix("Requests/sec:"), let last = fields.last { rate = Double(last) ?? .nan }
-            if fields.first == "50%", fields.count > 1 { p50 = milliseconds(fields[1]) }
-            if fields.first == "99%", fields.count > 1 { p99 = milliseconds(fields[1]) }
-        }
-        if text.contains("Non-2xx") { Console.error("wrk saw non-2xx answers:\n\(text)") }
-        return (rate, p50, p99)
     }
 
     func measureExport(_ store: ReportStore, port: Int, _ report: inout Report) async throws {
@@ -208,4 +217,35 @@ func residentMB() -> Double {
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
           let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
     return kB / 1024
+}
+
+/// A request wrk sends.
+struct WrkRequest {
+    var method = "GET"
+    var path: String
+    var body: String? = nil
+}
+
+/// What wrk measured: requests/s, latency percentiles in ms, and the answers that were
+/// not 2xx or 3xx.
+struct WrkResult {
+    var rate = Double.nan, p50 = Double.nan, p99 = Double.nan
+    var failures = 0
+
+    init(parsing text: String) {
+        func milliseconds(_ token: Substring) -> Double {
+            for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)] where token.hasSuffix(suffix) {
+                return (Double(token.dropLast(suffix.count)) ?? .nan) * factor
+            }
+            return .nan
+        }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if line.hasPrefix("Requests/sec:"), let last = fields.last { rate = Double(last) ?? .nan }
+            if fields.first == "50%", fields.count > 1 { p50 = milliseconds(fields[1]) }
+            if fields.first == "99%", fields.count > 1 { p99 = milliseconds(fields[1]) }
+            if line.contains("Non-2xx or 3xx responses:"), let last = fields.last { failures = Int(last) ?? 0 }
+        }
+        if failures > 0 { Console.error("wrk saw non-2xx answers:\n\(text)") }
+    }
 }

@@ -17,7 +17,7 @@ struct IndexEffect: Sendable {
 /// Only after the commit are the writes applied, in order, to the index (and its
 /// observers told); only then is each writer answered. So no write reaches the index,
 /// nor a client, before it is in the database.
-final class GroupCommit: Sendable {
+package final class GroupCommit: Sendable {
     struct Pending: Sendable {
         let write: @Sendable (WriteTransaction) throws -> IndexEffect
         let done: @Sendable (Result<Void, any Error>) -> Void
@@ -31,7 +31,7 @@ final class GroupCommit: Sendable {
     private let apply: @Sendable ([IndexEffect]) -> Void
     private let queue = Mutex<[Pending]>([])
     /// How many transactions have been committed (or tried), for tests and metrics.
-    let transactions = Atomic<Int>(0)
+    package let transactions = Atomic<Int>(0)
     private let ready = DispatchSemaphore(value: 0)
 
     init(store: ReportStore, apply: @escaping @Sendable ([IndexEffect]) -> Void) {

@@ -53,6 +53,10 @@ public struct DuplicateHint: Sendable, Hashable, Codable {
 }
 
 extension ReportService {
+    /// How many of a phone's newest reports are weighed as hints (a number on thousands
+    /// of posters is hinted by its latest ones, not all).
+    static let phoneHolderLimit = 50
+
     /// Open reports within the duplicate radius (or `radius`) of `c`, or sharing one of
     /// `phones`, nearest first, at most ``IntakeSettings/maxHints``.
     public func duplicateHints(near c: Coordinate, phones: [String], radius: Double? = nil) throws -> [DuplicateHint] {
@@ -62,16 +66,19 @@ extension ReportService {
         for report in try store.reports(in: c.box(radius: radius)) where reference.isOpen(report.status) && report.coordinate.distance(to: c) <= radius {
             found[report.id] = report
         }
+        var hints: [Int64: DuplicateHint] = [:]
+        func hint(_ id: Int64, at position: Coordinate) -> DuplicateHint {
+            hints[id] ?? DuplicateHint(id: id, distanceM: (position.distance(to: c) * 10).rounded() / 10, sharedPhones: [])
+        }
+        for report in found.values { hints[report.id] = hint(report.id, at: report.coordinate) }
         for phone in phones {
-            for report in try store.reports(withPhone: phone) where reference.isOpen(report.status) { found[report.id] = report }
+            for holder in try store.holders(of: phone, limit: Self.phoneHolderLimit) where reference.isOpen(holder.status) {
+                var h = hint(holder.reportID, at: holder.coordinate)
+                h.sharedPhones.append(phone)
+                hints[holder.reportID] = h
+            }
         }
-        return found.values.map { report in
-            DuplicateHint(
-                id: report.id, distanceM: (report.coordinate.distance(to: c) * 10).rounded() / 10,
-                sharedPhones: report.phones.filter(phones.contains))
-        }
-        .sorted { ($0.distanceM, $0.id) < ($1.distanceM, $1.id) }
-        .prefix(intake.maxHints).map { $0 }
+        return hints.values.sorted { ($0.distanceM, $0.id) < ($1.distanceM, $1.id) }.prefix(intake.maxHints).map { $0 }
     }
 
     // MARK: Idempotency keys

@@ -35,7 +35,7 @@ public final class ReportService: Sendable {
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
     private let observers = WriteObservers()
-    let commits: GroupCommit
+    package let commits: GroupCommit
     /// What duplicate hints and the service area are.
     public let intake: IntakeSettings
     /// Idempotency keys whose first request is still running.

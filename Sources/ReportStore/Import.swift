@@ -320,6 +320,8 @@ struct DeferredIndexes {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }
         try db.execute(sql: "UPDATE report_sequence SET report_count = (SELECT count(*) FROM report)")
+        try db.execute(sql: "DELETE FROM report_phone")
+        try db.execute(sql: ReportPhones.fill)
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
         start = Date()

@@ -121,10 +121,3 @@ extension ReportStore {
         "NEAR(\"\(digits.prefix(3))\" \"\(digits.suffix(3))\", \(digits.count - 4))"
     }
 }
-
-extension ReportStore {
-    /// The newest reports (at most 200) that carry the normalized number `phone`.
-    public func reports(withPhone phone: String) throws -> [Report] {
-        try search(phone, limit: 200).filter { $0.phones.contains(phone) }
-    }
-}

@@ -181,6 +181,8 @@ enum Schema {
         // history and its hiding live in tables of their own. A hidden report's row moves
         // to `report_hidden` (the triggers take it out of the R*Tree, the phone index and
         // the count), so no public read path can meet it; unhiding moves it back.
+        // `report_phone` finds the reports of a whole number (with where they are and their
+        // status, so that duplicate hints read nothing else); the FTS index finds fragments.
         // `report_change` numbers every write, strictly increasing (AUTOINCREMENT never
         // reuses a number), for the changes feed. `idempotency_key` keeps the first answer
         // to a filing sent with an `Idempotency-Key`, written in the filing's transaction.
@@ -241,6 +243,8 @@ enum Schema {
                 ) WITHOUT ROWID;
                 CREATE INDEX idempotency_key_created ON idempotency_key(created_at);
                 """)
+            try db.execute(sql: ReportPhones.schema)
+            try db.execute(sql: ReportPhones.fill)
             for (position, t) in seed.transitions.enumerated() {
                 try db.execute(
                     sql: "INSERT INTO status_transition VALUES (?, ?, ?, ?, ?, ?)",

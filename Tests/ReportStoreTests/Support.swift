@@ -35,6 +35,17 @@ extension ReportStore {
             if missing != 0 { return "the R*Tree and the table differ" }
             let counted = try Int.fetchOne(db, sql: "SELECT (SELECT report_count FROM report_sequence) = (SELECT count(*) FROM report)")
             if counted != 1 { return "the report count is off" }
+            struct Holder: Hashable { var phone: String, id: Int64, lon: Double, lat: Double, status: String }
+            var expected = Set<Holder>()
+            for row in try Row.fetchAll(db, sql: "SELECT phones, id, longitude, latitude, status FROM report") {
+                for phone in (row[0] as String).split(separator: ";") {
+                    expected.insert(Holder(phone: String(phone), id: row[1], lon: row[2], lat: row[3], status: row[4]))
+                }
+            }
+            let held = try Row.fetchAll(db, sql: "SELECT phone, report_id, longitude, latitude, status FROM report_phone").map {
+                Holder(phone: $0[0], id: $0[1], lon: $0[2], lat: $0[3], status: $0[4])
+            }
+            if Set(held) != expected || held.count != expected.count { return "the whole-number phone index and the table differ" }
             return try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") ?? "no answer"
         }
     }
