@@ -45,8 +45,8 @@ public final class ClusterIndex: @unchecked Sendable {
     /// How many statuses there are (status numbers are 0..<statusCount, at most 16).
     public let statusCount: Int
 
-    private let tree: QuadTree
-    private let lock = ReadWriteLock()
+    let tree: QuadTree
+    let lock = ReadWriteLock()
 
     /// Builds the index over `entries`. Entries are checked first: a position outside
     /// WGS84, a status number out of range, an id outside 0...2^32 - 1 or a repeated id is

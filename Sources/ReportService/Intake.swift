@@ -1,3 +1,4 @@
+import Clustering
 import Crypto
 import Foundation
 import Geometry
@@ -62,15 +63,17 @@ extension ReportService {
     public func duplicateHints(near c: Coordinate, phones: [String], radius: Double? = nil) throws -> [DuplicateHint] {
         let radius = radius ?? intake.duplicateRadius
         let reference = store.reference
-        var found: [Int64: Report] = [:]
-        for report in try store.reports(in: c.box(radius: radius)) where reference.isOpen(report.status) && report.coordinate.distance(to: c) <= radius {
-            found[report.id] = report
-        }
         var hints: [Int64: DuplicateHint] = [:]
         func hint(_ id: Int64, at position: Coordinate) -> DuplicateHint {
             hints[id] ?? DuplicateHint(id: id, distanceM: (position.distance(to: c) * 10).rounded() / 10, sharedPhones: [])
         }
-        for report in found.values { hints[report.id] = hint(report.id, at: report.coordinate) }
+        // The nearest open reports from the index in memory (its per-status counts skip
+        // dense spots of closed reports), the holders of each phone from `report_phone`.
+        let open = ClusterFilter(statusNumbers: try statusNumbers(reference.statuses.filter(\.open).map(\.code)))
+        for member in index.nearest(to: c, within: radius, filter: open, limit: intake.maxHints) {
+            let position = Coordinate(longitude: WebMercator.longitude(x: member.x), latitude: WebMercator.latitude(y: member.y))
+            if position.distance(to: c) <= radius { hints[member.id] = hint(member.id, at: position) }
+        }
         for phone in phones {
             for holder in try store.holders(of: phone, limit: Self.phoneHolderLimit) where reference.isOpen(holder.status) {
                 var h = hint(holder.reportID, at: holder.coordinate)

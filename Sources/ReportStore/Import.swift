@@ -188,7 +188,9 @@ extension ReportStore {
                             order.append((key, Int32(pending.count), Int32(kept.count)))
                             rtreeEntries.append(PackedRTree.Entry(key: key, longitude: draft.coordinate.longitude, latitude: draft.coordinate.latitude))
                             if phoneIndexAside {
-                                phoneEntries.append(PhoneIndexBuild.Entry(createdAt: ReportRow.milliseconds(draft.createdAt ?? now), id: draft.id!, phones: draft.phones))
+                                phoneEntries.append(PhoneIndexBuild.Entry(
+                                    createdAt: ReportRow.milliseconds(draft.createdAt ?? now), id: draft.id!, phones: draft.phones,
+                                    longitude: draft.coordinate.longitude, latitude: draft.coordinate.latitude, status: draft.status ?? inserter.initialStatus))
                             }
                             kept.append((draft, record.location))
                         } else {
@@ -316,12 +318,10 @@ struct DeferredIndexes {
 
     /// Builds the secondary indexes and the phone index over the whole table (or takes
     /// the one built on a second core), and puts the triggers back (the R*Tree is the caller's).
-    func rebuild(_ db: Database, phoneIndex: Background<Result<DatabaseQueue, any Error>>?, summary: inout ImportSummary) throws {
+    func rebuild(_ db: Database, phoneIndex: Background<Result<PhoneIndexBuild.Built, any Error>>?, summary: inout ImportSummary) throws {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }
         try db.execute(sql: "UPDATE report_sequence SET report_count = (SELECT count(*) FROM report)")
-        try db.execute(sql: "DELETE FROM report_phone")
-        try db.execute(sql: ReportPhones.fill)
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
         start = Date()
@@ -330,6 +330,8 @@ struct DeferredIndexes {
         } else {
             try db.execute(sql: "INSERT INTO report_search(report_search) VALUES ('delete-all')")
             try db.execute(sql: PhoneIndexBuild.fillFromTable)
+            try db.execute(sql: "DELETE FROM report_phone")
+            try db.execute(sql: ReportPhones.fill)
         }
         for sql in triggers { try db.execute(sql: sql) }
         summary.searchIndexSeconds = Date().timeIntervalSince(start)

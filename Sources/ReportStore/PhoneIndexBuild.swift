@@ -18,11 +18,22 @@ import GRDBSQLite
 /// connection, so a connection that later wrote through `report_search` itself would not
 /// see that its pages were replaced underneath it.
 enum PhoneIndexBuild {
-    /// What the index holds of one report.
+    /// What the indexes hold of one report.
     struct Entry: Sendable {
         var createdAt: Int64  // milliseconds, as stored
         var id: Int64
         var phones: [String]
+        var longitude: Double
+        var latitude: Double
+        var status: String
+    }
+
+    /// The built indexes: the FTS5 one in a database of its own, and the rows of
+    /// `report_phone` in its key order.
+    struct Built: Sendable {
+        var search: DatabaseQueue
+        var holders: [(phone: String, entry: Int)]
+        var entries: [Entry]
     }
 
     /// A report's rowid in `report_search`, its recency: `(created_at in seconds) << 31 | id`,
@@ -37,12 +48,21 @@ enum PhoneIndexBuild {
         """
 
     /// Starts building, on a thread of its own, the index over `entries` as `db` defines it.
-    static func start(_ entries: [Entry], like db: Database) throws -> Background<Result<DatabaseQueue, any Error>> {
+    static func start(_ entries: [Entry], like db: Database) throws -> Background<Result<Built, any Error>> {
         let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'report_search'") ?? ""
         let settings = try Row.fetchAll(db, sql: "SELECT k, v FROM report_search_config WHERE k <> 'version'")
             .map { (key: $0[0] as String, value: $0[1] as DatabaseValue) }
         return Background(name: "posterwatch.phone-index") {
-            Result { try build(entries, definition: definition, settings: settings) }
+            Result {
+                let search = try build(entries, definition: definition, settings: settings)
+                var holders: [(phone: String, entry: Int)] = []
+                holders.reserveCapacity(entries.count * 5 / 4)
+                for (i, entry) in entries.enumerated() {
+                    for phone in entry.phones { holders.append((phone, i)) }
+                }
+                holders.sort { ($0.phone, entries[$0.entry].id) < ($1.phone, entries[$1.entry].id) }
+                return Built(search: search, holders: holders, entries: entries)
+            }
         }
     }
 
@@ -76,8 +96,35 @@ enum PhoneIndexBuild {
         return built
     }
 
-    /// Replaces the index of `db` by the one built.
-    static func copy(_ built: DatabaseQueue, into db: Database) throws {
+    /// Replaces the indexes of `db` by those built.
+    static func copy(_ built: Built, into db: Database) throws {
+        try copySearch(built.search, into: db)
+        try db.execute(sql: "DELETE FROM report_phone")
+        let insert = try db.makeStatement(sql: "INSERT INTO report_phone VALUES (?, ?, ?, ?, ?)")
+        let s = insert.sqliteStatement
+        for holder in built.holders {
+            let entry = built.entries[holder.entry]
+            var phone = holder.phone, status = entry.status
+            sqlite3_reset(s)
+            sqlite3_bind_int64(s, 2, entry.id)
+            sqlite3_bind_double(s, 3, entry.longitude)
+            sqlite3_bind_double(s, 4, entry.latitude)
+            let code = phone.withUTF8 { p in
+                status.withUTF8 { t in
+                    // SQLITE_STATIC (nil): the texts outlive the step; cleared below.
+                    sqlite3_bind_text(s, 1, UnsafeRawPointer(p.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(p.count), nil)
+                    sqlite3_bind_text(s, 5, UnsafeRawPointer(t.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(t.count), nil)
+                    let code = sqlite3_step(s)
+                    sqlite3_clear_bindings(s)
+                    return code
+                }
+            }
+            // A number given twice on one report is one row (as the triggers keep it).
+            guard code == SQLITE_DONE || code == SQLITE_CONSTRAINT else { throw db.sqliteError(code, insert.sql) }
+        }
+    }
+
+    private static func copySearch(_ built: DatabaseQueue, into db: Database) throws {
         try db.execute(sql: "DELETE FROM report_search_data; DELETE FROM report_search_idx")
         try built.read { source in
             for table in ["report_search_data", "report_search_idx"] {
