@@ -284,34 +284,51 @@ extension FieldChange {
 }
 
 extension ReportStore {
-    /// Runs each write in a savepoint of one transaction, committed once (one sync for
-    /// all): a write that throws leaves nothing, the others stay. Returns each write's
-    /// outcome in order; if the commit itself fails, every write fails with its error.
+    /// Runs the writes in one transaction, committed once (one sync for all), and returns
+    /// each one's outcome in order. A write that throws before it has changed a row (a
+    /// refused transition, a stale version) simply fails. One that throws after changing
+    /// rows cannot be undone alone without a savepoint per write, and savepoints are dear
+    /// here (FTS5 flushes its pending terms into a new segment at each one), so the
+    /// transaction is rolled back and run again without it. If the commit itself fails,
+    /// every write fails with its error.
     public func commit<T>(_ writes: [(WriteTransaction) throws -> T]) -> [Result<T, any Error>] {
-        var outcomes: [Result<T, any Error>] = []
-        outcomes.reserveCapacity(writes.count)
+        var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
+        var pending = Array(writes.indices)
         let reference = self.reference
-        do {
-            try pool.write { db in
-                let transaction = WriteTransaction(db: db, reference: reference)
-                for write in writes {
-                    var outcome: Result<T, any Error>!
-                    do {
-                        try db.inSavepoint {
-                            outcome = Result { try write(transaction) }
-                            if case .failure = outcome { return .rollback }
-                            return .commit
+        while !pending.isEmpty {
+            var undone: Int?
+            do {
+                try pool.writeWithoutTransaction { db in
+                    try db.inTransaction {
+                        let transaction = WriteTransaction(db: db, reference: reference)
+                        for i in pending {
+                            let changes = db.totalChangesCount
+                            do {
+                                outcomes[i] = .success(try writes[i](transaction))
+                            } catch {
+                                outcomes[i] = .failure(error)
+                                if db.totalChangesCount != changes {
+                                    undone = i
+                                    return .rollback
+                                }
+                            }
                         }
-                    } catch {
-                        outcome = .failure(error)
+                        return .commit
                     }
-                    outcomes.append(outcome)
                 }
+            } catch {
+                for i in pending where (try? outcomes[i]?.get()) != nil { outcomes[i] = .failure(error) }
+                break
             }
-        } catch {
-            return writes.map { _ in .failure(error) }
+            guard let undone else { break }
+            // Again, without the write that failed halfway and those that failed outright.
+            pending = pending.filter { i in
+                if i == undone { return false }
+                if case .failure? = outcomes[i] { return false }
+                return true
+            }
         }
-        return outcomes
+        return outcomes.map { $0! }
     }
 
     /// A hidden report, or nil.

@@ -187,3 +187,32 @@ struct SequenceTests {
         #expect(try fixture.store.checkIndexes() == "ok")
     }
 }
+
+@Suite("Writes sharing one transaction")
+struct SharedTransactionTests {
+    struct Refused: Error {}
+
+    @Test("a write that fails after changing rows is undone alone: the transaction runs again without it; one that fails before writing just fails")
+    func undoneAlone() throws {
+        let fixture = try TemporaryStore()
+        var rng = SplitMix64(state: 12)
+        let drafts = Drafts.positions(5, using: &rng).map { try! fixture.store.reference.validate(Drafts.make($0, using: &rng)) }
+        let now = Date()
+        let writes: [(WriteTransaction) throws -> Int64] = [
+            { try $0.insert(drafts[0], filer: nil, author: .system, now: now).id },
+            { t in _ = try t.insert(drafts[1], filer: nil, author: .system, now: now); throw Refused() },
+            { _ in throw Refused() },
+            { try $0.insert(drafts[3], filer: nil, author: .system, now: now).id },
+            { try $0.setStatus(999_999, to: "verifying", note: nil, author: .system, now: now).after.id },
+            { try $0.insert(drafts[4], filer: nil, author: .system, now: now).id },
+        ]
+        let outcomes = fixture.store.commit(writes)
+        let stored = try outcomes.compactMap { try? $0.get() }.map { try #require(try fixture.store.report(id: $0)) }
+        #expect(stored.map(\.address) == [drafts[0], drafts[3], drafts[4]].map(\.address))
+        #expect(outcomes.map { (try? $0.get()) == nil } == [false, true, true, false, true, false])
+        #expect(try fixture.store.count() == 3)
+        #expect(try fixture.store.checkIndexes() == "ok")
+        let history = try fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM report_history") }
+        #expect(history == 3)
+    }
+}
