@@ -4,6 +4,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Interchange
+import ReportModel
 
 /// `/v1/auth/…`, `/v1/me…` and `/v1/users…`: signing in and out, the caller's own
 /// account and sessions, and the administration of accounts. Handlers read the body, call
@@ -68,7 +69,7 @@ struct AccountRoutes {
         router.handle(.users) { _, query, _, _ in
             let role = try query["role"].map { text throws(ValidationError) in try Role(person: text) }
             let limit = try query.integer("limit", in: 1...1_000, default: 100)!
-            let after = try query.integer("after", in: 0...Int(Int64.max), default: 0)!
+            let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: 0)!
             let page = try accounts.accounts.list(role: role, after: Int64(after), limit: limit)
             return try Responses.private(UserList(users: page.map(UserList.User.init), next: page.count == limit ? page.last?.id : nil))
         }

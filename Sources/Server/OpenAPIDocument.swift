@@ -174,6 +174,13 @@ enum OpenAPI {
     static let longitude: JSONValue = ["type": "number", "minimum": -180, "maximum": 180, "description": "Within the service area."]
     static let latitude: JSONValue = ["type": "number", "minimum": -90, "maximum": 90, "description": "Within the service area."]
 
+    /// A person's or a key's name: at most 100 characters, no control characters, not
+    /// only white space.
+    static let personName: JSONValue = [
+        "type": "string", "minLength": 1, "maxLength": 100, "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+        "description": "1 to 100 characters, no control characters, not only white space.",
+    ]
+
     static let role: JSONValue = ["type": "string", "enum": ["inspector", "supervisor", "admin"]]
 
     /// A request body: exactly these members, no others.
@@ -188,7 +195,7 @@ enum OpenAPI {
     /// passwords are in the descriptions, not in the schemas: they are 422s all the same.
     static let bodies: [(String, JSONValue)] = [
         ("Registration", body([
-            ("name", ["type": "string", "minLength": 1, "maxLength": 100, "description": "1 to 100 characters once trimmed."]),
+            ("name", personName),
             ("email", ["type": "string", "format": "email", "maxLength": 254, "description": "An email address; one not registered yet (compared without case)."]),
             ("phone", ["type": "string", "format": "phone", "description": "A phone number in any written form, as on reports; one not registered yet."]),
             ("password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "10 to 128 characters, not among the most common passwords."]),
@@ -197,7 +204,7 @@ enum OpenAPI {
             ("login", ["type": "string", "description": "The email, or the phone in any written form (`067 123 45 67`)."]), ("password", string),
         ])),
         ("Refresh", body([("refresh_token", string)])),
-        ("MePatch", body([("name", ["type": "string", "minLength": 1, "maxLength": 100])])),
+        ("MePatch", body([("name", personName)])),
         ("PasswordChange", body([
             ("old_password", string), ("new_password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "As at registration."]),
         ])),
