@@ -1,5 +1,6 @@
 import Accounts
 import Foundation
+import Geometry
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -327,6 +328,8 @@ struct ReportRouteTests {
             let filed = try await client.send(.post, "/v1/reports", json: Self.newReport(lon: 30.7777, lat: 50.3333, phones: ["099 313 13 13"]), token: inspector.token)
             let id = try #require(filed.json["id"] as? Int)
             let box = "30.77,50.33,30.78,50.34"
+            let n = Double(1 << 16)
+            let tile = "/v1/tiles/16/\(Int(WebMercator.x(longitude: 30.7777) * n))/\(Int(WebMercator.y(latitude: 50.3333) * n)).png"
             func publicViews() async throws -> [String: Bool] {
                 [
                     "report": try await client.get("/v1/reports/\(id)").status == .ok,
@@ -337,6 +340,7 @@ struct ReportRouteTests {
                     "ogc": try await client.get("/ogc/collections/reports/items/\(id)").status == .ok,
                     "history": try await client.get("/v1/reports/\(id)/history").status == .ok,
                     "health": try await client.get("/health").json["reports"] as? Int == 401,
+                    "tile": try await client.get(tile).status == .ok,
                 ]
             }
             #expect(try await publicViews().values.allSatisfy { $0 })
