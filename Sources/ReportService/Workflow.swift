@@ -64,7 +64,7 @@ extension ReportService {
         patch: @escaping @Sendable (Report) throws -> ReportDraft
     ) async throws -> Report {
         try await commits.perform { [self] t in
-            let current = try self.current(id, t, ifMatch: ifMatch)
+            let current = try self.current(id, t, ifMatch: ifMatch, for: caller)
             if !caller.isStaff {
                 guard try t.filer(of: id) == caller.author.accountID, caller.author.accountID != nil else {
                     throw Forbidden(reason: "only the filer or a supervisor may edit report \(id)")
@@ -98,7 +98,7 @@ extension ReportService {
         }
         let note = try Self.note(note, required: false)
         return try await commits.perform { [self] t in
-            let current = try self.current(id, t, ifMatch: ifMatch)
+            let current = try self.current(id, t, ifMatch: ifMatch, for: caller)
             guard let step = reference.transition(from: current.status, to: target) else {
                 throw TransitionNotAllowed(id: id, from: current.status, to: target, allowed: reference.transitions(from: current.status).map(\.to))
             }
@@ -173,10 +173,11 @@ extension ReportService {
 
     // MARK: Rules
 
-    /// The current report, checked against the version the caller last saw.
-    private func current(_ id: Int64, _ t: WriteTransaction, ifMatch: Int64?) throws -> Report {
+    /// The current report, checked against the version the caller last saw. A hidden
+    /// report is said to be hidden to staff only; to others it does not exist.
+    private func current(_ id: Int64, _ t: WriteTransaction, ifMatch: Int64?, for caller: Caller) throws -> Report {
         guard let current = try t.report(id) else {
-            if try t.hidden(id) != nil { throw ReportHidden(id: id, hidden: true) }
+            if caller.isStaff, try t.hidden(id) != nil { throw ReportHidden(id: id, hidden: true) }
             throw ReportNotFound(id: id)
         }
         if let ifMatch, ifMatch != current.version { throw PreconditionFailed(id: id) }

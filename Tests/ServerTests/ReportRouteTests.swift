@@ -353,6 +353,7 @@ struct ReportRouteTests {
             let seen = try await client.send(.get, "/v1/reports/\(id)", token: supervisor.token)
             #expect(seen.status == .ok && seen.json["hidden"] != nil)
             #expect(try await client.send(.get, "/v1/reports/\(id)", token: inspector.token).status == .notFound)
+            #expect(try await client.send(.post, "/v1/reports/\(id)/transitions", json: ["to": "verifying"], token: inspector.token).status == .notFound)
             #expect(try await client.send(.post, "/v1/reports/\(id)/transitions", json: ["to": "verifying"], token: supervisor.token).status == .conflict)
             #expect(try await client.send(.post, "/v1/reports/\(id)/hide", json: ["note": "ще раз"], token: supervisor.token).status == .conflict)
 
