@@ -81,6 +81,15 @@ extension Bench {
         try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(mode)") }
     }
 
+    /// Drafts of generated Kyiv reports as a client files them (no id or times).
+    static func drafts(_ count: Int, seed: UInt64, reference: ReferenceData, status: String? = nil) -> [ReportDraft] {
+        ReportGenerator(count: count, seed: seed, distribution: .kyiv, reference: reference).map { r in
+            ReportDraft(
+                coordinate: r.coordinate, address: r.address, city: r.city, district: r.district, objectType: r.objectType,
+                balanceHolder: r.balanceHolder, violator: r.violator, phones: r.phones, status: status)
+        }
+    }
+
     /// Flat filing bodies of generated Kyiv reports.
     static func filingBodies(_ count: Int, seed: UInt64, reference: ReferenceData) -> [String] {
         struct Body: Encodable {
@@ -103,11 +112,7 @@ extension Bench {
     func fileDirectly(_ service: ReportService, accounts: AccountService, count: Int) async throws -> WrkResult {
         guard let filer = try accounts.accounts.account(login: "bench0@example.org")?.account.id else { throw CocoaError(.userCancelled) }
         let caller = Caller(accountID: filer, role: .inspector)
-        let drafts = ReportGenerator(count: count, seed: 78, distribution: .kyiv, reference: service.reference).map { r in
-            ReportDraft(
-                coordinate: r.coordinate, address: r.address, city: r.city, district: r.district, objectType: r.objectType,
-                balanceHolder: r.balanceHolder, violator: r.violator, phones: r.phones)
-        }
+        let drafts = Self.drafts(count, seed: 78, reference: service.reference)
         let started = DispatchTime.now().uptimeNanoseconds
         let times = try await withThrowingTaskGroup(of: [Double].self) { group in
             for worker in 0..<64 {
@@ -133,11 +138,7 @@ extension Bench {
     /// Transitions under wrk: 20,000 confirmed reports, each thread toggling its own half
     /// between removed and confirmed (a report comes round again only after 10,000 others).
     func measureTransitions(_ service: ReportService, port: Int, tokens: [String]) async throws -> WrkResult {
-        let drafts = ReportGenerator(count: 20_000, seed: 80, distribution: .kyiv, reference: service.reference).map { r in
-            ReportDraft(
-                coordinate: r.coordinate, address: r.address, city: r.city, district: r.district, objectType: r.objectType,
-                balanceHolder: r.balanceHolder, violator: r.violator, phones: r.phones, status: "confirmed")
-        }
+        let drafts = Self.drafts(20_000, seed: 80, reference: service.reference, status: "confirmed")
         let ids = try service.insert(drafts).map(\.id)
         let halves = [Array(ids[..<10_000]), Array(ids[10_000...])]
         let lists = halves.map { half in

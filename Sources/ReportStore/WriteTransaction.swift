@@ -87,7 +87,8 @@ public struct WriteTransaction {
         var d = draft
         let id = try d.id ?? nextID()
         d.id = id
-        let created = ReportRow.milliseconds(d.createdAt ?? now)
+        let created = ReportRow.milliseconds(d.createdAt ?? now), updated = d.updatedAt.map(ReportRow.milliseconds) ?? created
+        let status = d.status ?? reference.initialStatus
         let statement = try db.cachedStatement(sql: """
             INSERT INTO report (key, id, longitude, latitude, address, city, district, object_type, balance_holder,
                                 violator, phones, comment, status, created_at, updated_at)
@@ -96,8 +97,7 @@ public struct WriteTransaction {
         do {
             try statement.execute(arguments: [
                 ReportRow.key(d.coordinate, id: id), id, d.coordinate.longitude, d.coordinate.latitude, d.address, d.city, d.district,
-                d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, d.status ?? reference.initialStatus,
-                created, d.updatedAt.map(ReportRow.milliseconds) ?? created,
+                d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, status, created, updated,
             ])
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw ValidationError(field: "id", "report \(id) already exists")
@@ -105,8 +105,12 @@ public struct WriteTransaction {
         if let filer {
             try db.execute(sql: "INSERT INTO report_filer VALUES (?, ?)", arguments: [id, filer])
         }
-        let report = try ReportRow.fetch(db, id: id)!
-        try record(report.id, .filed, author: author, at: now, to: report.status)
+        // The row as stored, without reading it back: times are kept to the millisecond.
+        let report = Report(
+            id: id, coordinate: d.coordinate, address: d.address, city: d.city, district: d.district, objectType: d.objectType,
+            balanceHolder: d.balanceHolder, violator: d.violator, phones: d.phones, comment: d.comment, status: status,
+            createdAt: ReportRow.date(milliseconds: created), updatedAt: ReportRow.date(milliseconds: updated))
+        try record(id, .filed, author: author, at: now, to: status)
         return report
     }
 

@@ -17,7 +17,6 @@ enum ReportIntake {
         let isFeature = members["type"] != nil || members["geometry"] != nil || members["properties"] != nil
         var body = JSONBody(members: members, allowed: isFeature ? ["type", "geometry", "properties", "id"] : fields + assigned + ["longitude", "latitude"])
         let position: Coordinate?
-        var positionField = "geometry"
         var properties: JSONBody
         if isFeature {
             body.refuse("id", "is assigned by the server")
@@ -29,7 +28,6 @@ enum ReportIntake {
             properties = body
             let lon = properties.number("longitude"), lat = properties.number("latitude")
             position = lon.flatMap { lon in lat.map { Coordinate(longitude: lon, latitude: $0) } }
-            positionField = "longitude"
             body = JSONBody(members: [:], allowed: [])
         }
         for name in assigned { properties.refuse(name, "is assigned by the server") }
@@ -40,7 +38,7 @@ enum ReportIntake {
             balanceHolder: properties.string("balance_holder") ?? "", violator: properties.string("violator", required: false),
             phones: properties.strings("phones") ?? [], comment: properties.string("comment", required: false))
         body.adopt(properties)
-        return try checked(draft, body, reference: reference, area: position == nil ? nil : area, feature: positionField == "geometry")
+        return try checked(draft, body, reference: reference, area: position == nil ? nil : area, feature: isFeature)
     }
 
     /// The Point of a Feature's `geometry`.

@@ -26,7 +26,7 @@ struct ReportRoutes {
         }
         // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
         router.read(.report) { _, _, context in
-            let id = try ReportWriteRoutes.reportID(context)
+            let id = try Self.reportID(context)
             guard let (report, hidden) = try service.report(id: id, for: context.caller) else {
                 throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
             }
@@ -79,14 +79,22 @@ extension ReportRoutes {
 
     /// The report a path parameter names, as a public Feature.
     static func feature(_ service: ReportService, _ context: AppRequestContext, parameter: String) throws -> Response {
-        let text = context.parameters.get(parameter) ?? ""
-        guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
-            throw ValidationError(field: parameter, "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
-        }
+        let id = try reportID(context, parameter: parameter)
         guard let report = try service.report(id: id) else {
             throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: parameter)
         }
         return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])
+    }
+}
+
+extension ReportRoutes {
+    /// The report number of a path parameter.
+    static func reportID(_ context: AppRequestContext, parameter: String = "id") throws(ValidationError) -> Int64 {
+        let text = context.parameters.get(parameter) ?? ""
+        guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
+            throw ValidationError(field: parameter, "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
+        }
+        return id
     }
 }
 

@@ -53,7 +53,7 @@ struct ReportWriteRoutes {
             return response
         }
         router.handle(.editReport) { request, _, context, identity in
-            let id = try Self.reportID(context)
+            let id = try ReportRoutes.reportID(context)
             guard let ifMatch = request.headers[.ifMatch] else {
                 throw APIError(
                     .preconditionRequired, code: "precondition_required",
@@ -67,7 +67,7 @@ struct ReportWriteRoutes {
             return try views.response(report, for: identity.caller)
         }
         router.handle(.transition) { request, _, context, identity in
-            let id = try Self.reportID(context)
+            let id = try ReportRoutes.reportID(context)
             var body = try await JSONBody.read(request, allowed: ["to", "note", "duplicate_of"])
             let (to, note, duplicateOf) = (body.string("to"), body.string("note", required: false), body.integer("duplicate_of"))
             try body.finish()
@@ -77,7 +77,7 @@ struct ReportWriteRoutes {
             return try views.response(report, for: identity.caller)
         }
         router.handle(.hideReport) { request, _, context, identity in
-            let id = try Self.reportID(context)
+            let id = try ReportRoutes.reportID(context)
             var body = try await JSONBody.read(request, allowed: ["note"])
             let note = body.string("note")
             try body.finish()
@@ -85,14 +85,14 @@ struct ReportWriteRoutes {
             return try views.response(hidden.report, hidden: hidden, for: identity.caller)
         }
         router.handle(.unhideReport) { request, _, context, identity in
-            let id = try Self.reportID(context)
+            let id = try ReportRoutes.reportID(context)
             var body = try await JSONBody.read(request, allowed: ["note"])
             let note = body.string("note", required: false)
             try body.finish()
             return try views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
         }
         router.read(.history) { _, _, context in
-            let id = try Self.reportID(context)
+            let id = try ReportRoutes.reportID(context)
             guard let entries = try service.history(of: id, for: context.caller) else { throw ReportNotFound(id: id) }
             let staff = context.caller?.isStaff == true
             var names: [Int64: String] = [:]
@@ -120,15 +120,6 @@ struct ReportWriteRoutes {
             throw ValidationError(field: "Idempotency-Key", "must be 1 to \(maxKeyLength) visible ASCII characters (a UUID, say)")
         }
         return key
-    }
-
-    /// The report number of the path.
-    static func reportID(_ context: AppRequestContext) throws(ValidationError) -> Int64 {
-        let text = context.parameters.get("id") ?? ""
-        guard let id = Int64(text), (1...ReportLimits.maxID).contains(id) else {
-            throw ValidationError(field: "id", "must be a report number from 1 to \(ReportLimits.maxID), got \"\(text.prefix(40))\"")
-        }
-        return id
     }
 
     /// A stored reply as a response.
