@@ -63,12 +63,12 @@ extension Bench {
 
         func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
         let trickle = try startWrk(
-            port: port, lists: [filings[0]], bearerTokens: inspectors, threads: 1, connections: 8, seconds: 12, delay: 7, name: "wrk-trickle")
+            port: port, lists: [filings[0]], bearerTokens: inspectors, threads: 1, connections: 24, seconds: 12, delay: 7, name: "wrk-trickle")
         try await Task.sleep(for: .seconds(1))
         let clusters = try wrk(port: port, paths: kyivViewports(zoom: 14, seed: 32).map { "/v1/clusters?bbox=\(box($0))&zoom=14" })
         let stream = try trickle()
         report.row(["`/v1/clusters` z14 viewports, while filings stream in (next row)", fmt(Int(clusters.rate)), f2(clusters.p50), f2(clusters.p99)])
-        report.row(["… the filings meanwhile (8 connections, each pausing 7 ms)", fmt(Int(stream.rate)), f2(stream.p50), f2(stream.p99)])
+        report.row(["… the filings meanwhile (24 connections, each pausing 7 ms)", fmt(Int(stream.rate)), f2(stream.p50), f2(stream.p99)])
         report.goal(
             "z14 clusters while ~1,000 filings/s stream in: ≥ 4,000 requests/s", "\(fmt(Int(clusters.rate)))/s beside \(fmt(Int(stream.rate))) filings/s",
             clusters.rate >= 4_000 && stream.rate >= 900)

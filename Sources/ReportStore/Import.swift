@@ -233,6 +233,7 @@ extension ReportStore {
                     summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
                     try deferred.rebuild(db, phoneIndex: packedAll ? phoneIndex : nil, summary: &summary)
                 }
+                try SearchQueue.drain(db)
                 commitStart = Date()
                 return .commit
             }
@@ -330,6 +331,7 @@ struct DeferredIndexes {
         } else {
             try db.execute(sql: "INSERT INTO report_search(report_search) VALUES ('delete-all')")
             try db.execute(sql: PhoneIndexBuild.fillFromTable)
+            try db.execute(sql: SearchQueue.optimize)
             try db.execute(sql: "DELETE FROM report_phone")
             try db.execute(sql: ReportPhones.fill)
         }

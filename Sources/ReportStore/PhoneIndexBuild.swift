@@ -92,6 +92,7 @@ enum PhoneIndexBuild {
                 }
                 guard code == SQLITE_DONE else { throw db.sqliteError(code, insert.sql) }
             }
+            try db.execute(sql: SearchQueue.optimize)
         }
         return built
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Geometry
 import ReportModel
+import Synchronization
 
 /// The embedded SQLite store of poster reports.
 ///
@@ -19,8 +20,9 @@ import ReportModel
 ///   walk a newest-first index. The order, "exact id, then newest", is exact whichever
 ///   plan answers (`PhoneSearch.swift`).
 /// - **Indexes follow the table through triggers**, so every insert, update and delete
-///   keeps the R*Tree, the phone index and the report count consistent (writes by hand
-///   must also keep each row's `key`, which the store computes). A bulk import drops the triggers and
+///   keeps the R*Tree, the phone indexes and the report count consistent (the full-text
+///   index through a queue drained at the end of each transaction: `SearchQueue.swift`;
+///   writes by hand must also keep each row's `key`, which the store computes). A bulk import drops the triggers and
 ///   secondary indexes inside its own transaction and rebuilds everything at the end:
 ///   the R*Tree is packed (Sort-Tile-Recursive) straight into its node table
 ///   (`PackedRTree.swift`), instead of the ~9 s per million that row-by-row R*Tree
@@ -39,6 +41,8 @@ public final class ReportStore: Sendable {
     public let reference: ReferenceData
     /// Where the query plans switch; see ``QueryTuning``.
     public let tuning: QueryTuning
+    /// Started by the first ``commit(_:)``: from then on the writer leaves checkpoints to it.
+    let checkpointer = Mutex<Checkpointer?>(nil)
 
     /// Opens (creating when absent) the database at `path`, migrating it to the current
     /// schema. A new database is seeded with `reference`, by default the reference data
@@ -55,6 +59,7 @@ public final class ReportStore: Sendable {
                 PRAGMA cache_size = \(ReportStore.cacheSize);
                 PRAGMA temp_store = MEMORY;
                 PRAGMA mmap_size = 1073741824;
+                PRAGMA journal_size_limit = \(Checkpointer.restartPages * 4096);
                 """)
         }
         do {
@@ -69,6 +74,10 @@ public final class ReportStore: Sendable {
         let seed = try reference ?? ReferenceData.bundled()
         try Schema.migrator(seed: seed).migrate(pool)
         self.reference = try pool.read(Schema.loadReference)
+    }
+
+    deinit {
+        checkpointer.withLock { $0?.stop() }
     }
 
     /// SQLite's page cache per connection: 64 MiB (negative: in KiB).

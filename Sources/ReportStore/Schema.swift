@@ -252,6 +252,13 @@ enum Schema {
             }
         }
 
+        // The full-text index is written at the end of each transaction, from a queue the
+        // triggers fill (see `SearchQueue`), and merged into one segment.
+        migrator.registerMigration("v4: full-text writes queued to the end of the transaction") { db in
+            try db.execute(sql: SearchQueue.schema)
+            try db.execute(sql: SearchQueue.optimize)
+        }
+
         return migrator
     }
 

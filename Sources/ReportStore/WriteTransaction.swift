@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Geometry
 import ReportModel
 
@@ -303,6 +304,7 @@ extension ReportStore {
             var undone: Int?
             do {
                 try pool.writeWithoutTransaction { db in
+                    try checkpointInBackground(db)
                     try db.inTransaction {
                         let transaction = WriteTransaction(db: db, reference: reference)
                         for i in pending {
@@ -317,8 +319,10 @@ extension ReportStore {
                                 }
                             }
                         }
+                        try SearchQueue.drain(db)
                         return .commit
                     }
+                    try finishCheckpointIfDue(db)
                 }
             } catch {
                 for i in pending where (try? outcomes[i]?.get()) != nil { outcomes[i] = .failure(error) }
@@ -332,7 +336,24 @@ extension ReportStore {
                 return true
             }
         }
+        checkpointer.withLock { $0?.nudge() }
         return outcomes.map { $0! }
+    }
+
+    /// Completes the background checkpoints, between two transactions, when the log is due
+    /// to restart (see ``Checkpointer``).
+    private func finishCheckpointIfDue(_ writer: Database) throws {
+        guard checkpointer.withLock({ $0?.restartDue.exchange(false, ordering: .acquiringAndReleasing) }) == true else { return }
+        _ = sqlite3_wal_checkpoint_v2(writer.sqliteConnection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    }
+
+    /// Hands checkpoints over to a ``Checkpointer``, once: shared commits come in streams.
+    private func checkpointInBackground(_ writer: Database) throws {
+        try checkpointer.withLock { checkpointer in
+            guard checkpointer == nil else { return }
+            checkpointer = try Checkpointer(path: pool.path)
+            try writer.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+        }
     }
 
     /// A hidden report, or nil.

@@ -85,6 +85,7 @@ extension ReportStore {
                     draft.objectType, draft.balanceHolder, draft.violator, RowInserter.phoneText(draft.phones), draft.comment,
                     draft.status, ReportRow.milliseconds(created), ReportRow.milliseconds(updated), id,
                 ])
+            try SearchQueue.drain(db)
             return try ReportRow.fetch(db, id: id)!
         }
     }
@@ -94,6 +95,7 @@ extension ReportStore {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM report WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw ReportNotFound(id: id) }
+            try SearchQueue.drain(db)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Accounts
 import Clustering
 import Foundation
+import GRDB
 import Generator
 import Geometry
 import ReportModel
@@ -52,10 +53,12 @@ struct WorkflowTests {
                     let id = ids[rng.below(ids.count)]
                     let c = Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit())
                     let comment = "правка \(step)"
+                    let phones = kind == 4 ? [Drafts.randomPhone(using: &rng)] : nil
                     _ = try await service.edit(id, by: Self.supervisor, ifMatch: nil) { current in
                         var d = ReportDraft(current)
                         d.coordinate = c
                         d.comment = comment
+                        d.phones = phones ?? d.phones
                         return d
                     }
                 case 5, 6, 7:
@@ -93,6 +96,22 @@ struct WorkflowTests {
         #expect(changes == changes.sorted() && Set(changes).count == changes.count)
         let history = try Self.numbers(temp.store, "SELECT count(*) FROM report_history")
         #expect(history == [Int64(changes.count)], "every write has its history row and its change row")
+        try Self.expectSearchMatchesRows(temp.store, using: &rng)
+    }
+
+    /// The phone search (its full-text index) finds exactly the stored reports whose
+    /// phones or id hold a fragment, for fragments of stored numbers and of none.
+    static func expectSearchMatchesRows(_ store: ReportStore, using rng: inout SplitMix64) throws {
+        let rows = try store.pool.read { db in try Row.fetchAll(db, sql: "SELECT id, phones FROM report").map { (id: $0[0] as Int64, phones: $0[1] as String) } }
+        for _ in 0..<100 {
+            let phone = rows[rng.below(rows.count)].phones.split(separator: ";")[0]
+            let length = 3 + rng.below(phone.count - 2)
+            let start = rng.below(phone.count - length + 1)
+            let fragment = String(phone.dropFirst(start).prefix(length))
+            let expected = Set(rows.filter { $0.phones.contains(fragment) || String($0.id).contains(fragment) }.map(\.id))
+            let found = try store.search(fragment, limit: rows.count + 1).map(\.id)
+            #expect(Set(found) == expected && found.count == expected.count, "search \(fragment)")
+        }
     }
 
     @Test("writers arriving together share commits: 2,000 concurrent filings, unique ids, all stored and indexed, a history row each")

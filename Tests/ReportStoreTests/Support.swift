@@ -23,6 +23,7 @@ extension ReportStore {
     func checkIndexes() throws -> String {
         try pool.write { db in
             try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES ('integrity-check', 0)")
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM report_search_queue") != 0 { return "full-text writes are left queued" }
             for row in try Row.fetchAll(db, sql: "SELECT key, id, longitude, latitude FROM report") {
                 let key: Int64 = row[0]
                 if key != ReportRow.key(Coordinate(longitude: row[2], latitude: row[3]), id: row[1]) { return "key \(key) is off" }

@@ -1,8 +1,10 @@
 import Foundation
+import GRDB
 import Generator
 import Geometry
 import ReportModel
 @testable import ReportStore
+import Synchronization
 import Testing
 import TestSupport
 
@@ -214,5 +216,30 @@ struct SharedTransactionTests {
         #expect(try fixture.store.checkIndexes() == "ok")
         let history = try fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM report_history") }
         #expect(history == 3)
+    }
+
+    @Test("shared commits leave checkpoints to the checkpointer: the writer's log grows, and the database file alone then holds every commit")
+    func checkpointsAside() throws {
+        let fixture = try TemporaryStore()
+        var rng = SplitMix64(state: 13)
+        let drafts = Drafts.positions(200, using: &rng).map { try! fixture.store.reference.validate(Drafts.make($0, using: &rng)) }
+        for batch in stride(from: 0, to: drafts.count, by: 10) {
+            let writes: [(WriteTransaction) throws -> Int64] = drafts[batch..<batch + 10].map { draft in
+                { try $0.insert(draft, filer: nil, author: .system, now: Date()).id }
+            }
+            _ = fixture.store.commit(writes)
+        }
+        let autocheckpoint = try fixture.store.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(autocheckpoint == 0)
+        let checkpointer = try #require(fixture.store.checkpointer.withLock { $0 })
+        // A run that starts after the last commit has copied it.
+        let before = checkpointer.runs.load(ordering: .relaxed)
+        checkpointer.nudge()
+        let deadline = Date().addingTimeInterval(30)
+        while checkpointer.runs.load(ordering: .relaxed) < before + 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let copy = fixture.directory.path("file-alone.sqlite")
+        try FileManager.default.copyItem(atPath: fixture.directory.path("test.sqlite"), toPath: copy)
+        let alone = try DatabaseQueue(path: copy)
+        #expect(try alone.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM report") } == drafts.count)
     }
 }
