@@ -9,6 +9,7 @@
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   ReportService the store and the cluster index kept in step; what the CLI and the server call
 //   Accounts      users, roles, passwords (bcrypt), sessions and access tokens (JWT), API keys
+//   ChangeFeed    the numbered writes as a feed: what each reader may see of them, and its JSON
 //   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
@@ -69,11 +70,13 @@ let package = Package(
             resources: [.embedInCode("common-passwords.txt")]),
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
+        .target(name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "ReportStore"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
             dependencies: [
-                "Accounts", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection", "Tiles",
+                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
+                "Tiles",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -101,7 +104,7 @@ let package = Package(
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
-        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ReportService", "Generator", "TestSupport"]),
+        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore", "TestSupport"]),
         .testTarget(
             name: "ServerTests",

@@ -253,10 +253,17 @@ enum Schema {
         }
 
         // The full-text index is written at the end of each transaction, from a queue the
-        // triggers fill (see `SearchQueue`), and merged into one segment.
-        migrator.registerMigration("v4: full-text writes queued to the end of the transaction") { db in
+        // triggers fill (see `SearchQueue`), and merged into one segment. A change names
+        // its history row (what staff see of it in the feed); `report_change_pruned` says
+        // up to which sequence number changes have been forgotten (retention).
+        migrator.registerMigration("v4: queued full-text writes, changes with their history and retention") { db in
             try db.execute(sql: SearchQueue.schema)
             try db.execute(sql: SearchQueue.optimize)
+            try db.execute(sql: """
+                ALTER TABLE report_change ADD COLUMN history_seq INTEGER;
+                CREATE TABLE report_change_pruned (through INTEGER NOT NULL);
+                INSERT INTO report_change_pruned VALUES (0);
+                """)
         }
 
         return migrator

@@ -227,8 +227,8 @@ public struct WriteTransaction {
             INSERT INTO report_history (report_id, at, account_id, api_key_id, action, from_status, to_status, note, changes)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [id, at, author.accountID, author.apiKeyID, action.rawValue, from, to, note, changesText])
-        try db.cachedStatement(sql: "INSERT INTO report_change (report_id, action, at) VALUES (?, ?, ?)")
-            .execute(arguments: [id, action.rawValue, at])
+        try db.cachedStatement(sql: "INSERT INTO report_change (report_id, action, at, history_seq) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [id, action.rawValue, at, db.lastInsertedRowID])
     }
 
     // MARK: Idempotency keys
@@ -389,20 +389,26 @@ extension ReportStore {
     /// A report's history, oldest first.
     public func history(of id: Int64) throws -> [HistoryEntry] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM report_history WHERE report_id = ? ORDER BY seq", arguments: [id]).map { row in
-                let changes: [FieldChange] = try (row["changes"] as String?).map { try JSONDecoder().decode([FieldChange].self, from: Data($0.utf8)) } ?? []
-                return HistoryEntry(
-                    seq: row["seq"], reportID: row["report_id"], at: ReportRow.date(milliseconds: row["at"]),
-                    author: Author(accountID: row["account_id"], apiKeyID: row["api_key_id"]),
-                    action: ReportAction(rawValue: row["action"]) ?? .edited, fromStatus: row["from_status"], toStatus: row["to_status"],
-                    note: row["note"], changes: changes)
-            }
+            try Row.fetchAll(db, sql: "SELECT * FROM report_history WHERE report_id = ? ORDER BY seq", arguments: [id]).map(Self.historyEntry)
         }
     }
 
-    /// The highest change number so far (0: none).
-    public func lastChange() throws -> Int64 {
-        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM report_change") ?? 0 }
+    /// History rows by their sequence numbers (those that exist).
+    public func history(seqs: [Int64]) throws -> [Int64: HistoryEntry] {
+        guard !seqs.isEmpty else { return [:] }
+        return try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM report_history WHERE seq IN (SELECT value FROM json_each(?))", arguments: [Self.jsonList(seqs)])
+            return Dictionary(uniqueKeysWithValues: try rows.map(Self.historyEntry).map { ($0.seq, $0) })
+        }
+    }
+
+    private static func historyEntry(_ row: Row) throws -> HistoryEntry {
+        let changes: [FieldChange] = try (row["changes"] as String?).map { try JSONDecoder().decode([FieldChange].self, from: Data($0.utf8)) } ?? []
+        return HistoryEntry(
+            seq: row["seq"], reportID: row["report_id"], at: ReportRow.date(milliseconds: row["at"]),
+            author: Author(accountID: row["account_id"], apiKeyID: row["api_key_id"]),
+            action: ReportAction(rawValue: row["action"]) ?? .edited, fromStatus: row["from_status"], toStatus: row["to_status"],
+            note: row["note"], changes: changes)
     }
 
     static func storedAnswer(_ db: Database, caller: String, key: String) throws -> StoredAnswer? {

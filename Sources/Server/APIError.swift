@@ -1,4 +1,5 @@
 import Accounts
+import ChangeFeed
 import Clustering
 import Foundation
 import Geometry
@@ -104,6 +105,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as PreconditionFailed: return APIError(.preconditionFailed, code: "precondition_failed", message: e.description, field: "If-Match")
         case let e as IdempotencyKeyReused: return APIError(.unprocessableContent, code: "idempotency_key_reused", message: e.description, field: "Idempotency-Key")
         case let e as IdempotencyKeyInFlight: return APIError(.conflict, code: "idempotency_key_in_flight", message: e.description, field: "Idempotency-Key")
+        case let e as ChangesUnavailable: return APIError(.gone, code: "changes_unavailable", message: e.description, field: "since")
         case let e as RecordsRejected: return APIError(ValidationErrors(e.issues.map(\.error)))
         case let e as HTTPError:
             let code = switch e.status {

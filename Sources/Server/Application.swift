@@ -1,4 +1,5 @@
 import Accounts
+import ChangeFeed
 import Clustering
 import HTTPTypes
 import Hummingbird
@@ -77,6 +78,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ReportWriteRoutes(service: service, views: views).register(on: router)
     ReportRoutes(service: service).register(on: router, views: views)
     ExportRoutes(service: service).register(on: router)
+    ChangeRoutes(feed: ChangeFeed(store: service.store)).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
@@ -158,7 +160,7 @@ struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.headers[.origin] != nil else { return try await next(request, context) }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = "*"
-        response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, Content-Crs, Location, Retry-After, WWW-Authenticate"
+        response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, X-Last-Seq, Content-Crs, Location, Retry-After, WWW-Authenticate"
         return response
     }
 }

@@ -1,3 +1,5 @@
+import ChangeFeed
+
 /// `/openapi.json`: the OpenAPI 3.1 document of ``Endpoint/all``, with a schema for every
 /// answer, so that a client (or schemathesis, in `make test`) can check bodies as well as
 /// parameters.
@@ -146,6 +148,19 @@ enum OpenAPI {
                 ("changes", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
                 ("by", object([("id", ["type": ["integer", "null"]]), ("name", nullableString), ("api_key", ["type": ["integer", "null"]])], required: [])),
             ], required: ["at", "action"]))),
+        ])),
+        ("Changes", object([
+            ("changes", array(of: object([
+                ("seq", ["type": "integer", "minimum": 1]), ("type", ["type": "string", "enum": .array(ChangeType.allCases.map { .string($0.rawValue) })]),
+                ("id", integer), ("at", ["type": "string", "format": "date-time"]), ("report", ref("Report")),
+                ("hidden", object([("at", ["type": "string", "format": "date-time"]), ("note", string)])),
+                ("change", object([
+                    ("account_id", ["type": ["integer", "null"]]), ("api_key_id", ["type": ["integer", "null"]]), ("from_status", nullableString),
+                    ("to_status", nullableString), ("note", nullableString),
+                    ("fields", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
+                ], required: ["fields"])),
+            ], required: ["seq", "type", "id"]))),
+            ("last_seq", ["type": "integer", "minimum": 0]),
         ])),
         ("Me", object([("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role)])),
         ("User", object([

@@ -1,4 +1,5 @@
 import Accounts
+import ChangeFeed
 import ReportModel
 
 /// The endpoints that file and work reports (`ReportWriteRoutes.swift`), in the table of
@@ -52,4 +53,15 @@ extension Endpoint {
         summary: "What happened to a report and when. Supervisors see every change, who made it, fields before and after, notes; others see the status changes and their times.",
         parameters: [reportID], answers: ["application/json"], answerDescription: "`{history: [...]}`, oldest first.",
         answerSchema: "History")
+    static let changes = Endpoint(
+        path: "/v1/changes",
+        summary: "The writes since a sequence number, oldest first: to keep a copy of the data. Start from a snapshot (`/v1/export` or `/v1/reports` pages, whose `X-Last-Seq` header is the number to start from), then apply each entry in order: one with a `report` replaces the copy's report of that id, one without removes it. An entry carries the report as it is now, so applying one twice changes nothing. Hidden and deleted reports are bare `{seq, type, id}` for the public; supervisors and administrators see them whole, with `hidden` and, for every entry, `change`: who made it and what it did. A `since` older than what is kept, or past the last change (a database restored from an older backup), is a 410: start again from a snapshot (retention: `serve --changes-retention-days`; by default everything is kept).",
+        parameters: [
+            Parameter(name: "since", description: "The last sequence number the client has (0: from the start).",
+                      schema: ["type": "integer", "minimum": 0, "maximum": .int(Int(Int64.max)), "default": 0]),
+            clampedLimit(default: 100, max: ChangeFeed.maxPage),
+        ],
+        answers: ["application/json"],
+        answerDescription: "`{changes: [{seq, type, id, at?, report?, hidden?, change?}], last_seq}`: pass `last_seq` as the next `since`; fewer than `limit` entries means the client is up to date.",
+        answerSchema: "Changes")
 }

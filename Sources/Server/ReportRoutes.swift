@@ -16,13 +16,18 @@ struct ReportRoutes {
     func register(on router: Router<AppRequestContext>, views: ReportViews) {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
         router.read(.reports) { request, query, _ in
+            // Read before the page: every change after it is in the feed (the page may
+            // already show some, which an entry then sets again to the same).
+            let lastSeq = try service.store.lastChange()
             let page = try self.page(query, defaultLimit: 100)
             var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
             if let after = page.nextAfter {
                 let next = "/v1/reports?limit=\(page.limit)&after=\(after)" + page.kept
                 members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
             }
-            return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
+            var response = Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
+            response.headers[.lastSeq] = "\(lastSeq)"
+            return response
         }
         // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
         router.read(.report) { _, _, context in

@@ -54,6 +54,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Refuse connections past this many with a 503 (lowered to half the descriptor limit if need be).", valueName: "count"))
     var maxConnections = 4_096
 
+    @Option(help: ArgumentHelp("Forget changes (GET /v1/changes) older than this many days (default: keep every one).", valueName: "days"))
+    var changesRetentionDays: Int?
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
@@ -64,6 +67,9 @@ struct Serve: AsyncParsableCommand {
         guard (1...1_000).contains(duplicateRadius) else { throw ValidationError("--duplicate-radius must be from 1 to 1000 metres, got \(duplicateRadius).") }
         if let area {
             do { _ = try BoundingBox(parsing: area) } catch { throw ValidationError("--area: \(error.message)") }
+        }
+        if let days = changesRetentionDays, !(1...36_500).contains(days) {
+            throw ValidationError("--changes-retention-days must be from 1 to 36500, got \(days).")
         }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
@@ -87,11 +93,13 @@ struct Serve: AsyncParsableCommand {
         configuration.limits.maxConnections = maxConnections
         let accounts = try await AccountService(store: reports)
         let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
-        // Idempotency keys are kept 48 hours (the IETF draft asks at least 24): forgotten
-        // at start and every hour after.
+        // Idempotency keys are kept 48 hours (the IETF draft asks at least 24), changes as
+        // long as asked: forgotten at start and every hour after.
+        let retention = changesRetentionDays.map { TimeInterval($0) * 86_400 }
         let forgetting = Task {
             while !Task.isCancelled {
                 _ = try? service.forgetOldIdempotencyKeys()
+                if let retention { _ = try? reports.forgetChanges(before: Date().addingTimeInterval(-retention)) }
                 try? await Task.sleep(for: .seconds(3600))
             }
         }

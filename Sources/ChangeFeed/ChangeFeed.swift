@@ -1,0 +1,100 @@
+import Foundation
+import ReportModel
+import ReportStore
+
+/// What a change did, as the feed names it.
+public enum ChangeType: String, Sendable, CaseIterable {
+    case reportCreated = "report.created"
+    case reportUpdated = "report.updated"
+    case reportStatusChanged = "report.status_changed"
+    case reportHidden = "report.hidden"
+    case reportUnhidden = "report.unhidden"
+    case reportDeleted = "report.deleted"
+
+    public init(_ action: ReportAction) {
+        switch action {
+        case .filed: self = .reportCreated
+        case .edited: self = .reportUpdated
+        case .transition: self = .reportStatusChanged
+        case .hidden: self = .reportHidden
+        case .unhidden: self = .reportUnhidden
+        case .deleted: self = .reportDeleted
+        }
+    }
+}
+
+/// One change as a reader may see it.
+///
+/// An entry carries the report as it is *now*, not as the change left it: a client that
+/// applies entries in order (upsert the report, or drop it when the entry has none) ends
+/// with the data as it is, and applying an entry twice changes nothing. For the public, a
+/// report that is not public now (hidden or deleted) is a bare `{seq, type, id}` in every
+/// entry that names it; staff see it with its hiding, and what each change did.
+public struct ChangeEntry: Sendable {
+    public var seq: Int64
+    public var type: ChangeType
+    public var reportID: Int64
+    public var at: Date
+    /// The report now; nil when the reader may not see it (or it is deleted).
+    public var report: Report?
+    /// Staff only: why and since when the report is hidden.
+    public var hidden: HiddenReport?
+    /// Staff only: the history row of the change (who, from and to, the note, the fields).
+    public var history: HistoryEntry?
+}
+
+/// A page of the feed.
+public struct ChangePage: Sendable {
+    public var entries: [ChangeEntry]
+    /// Where the next page starts (`since`): the last entry's number on a full page, else
+    /// the highest number handed out when the page was read.
+    public var lastSeq: Int64
+}
+
+/// A `since` the feed cannot continue from: older than what is kept, or past the last
+/// change (a database restored from an older backup). The client must start again from
+/// a snapshot.
+public struct ChangesUnavailable: Error, Sendable, CustomStringConvertible {
+    public var since: Int64
+    public var prunedThrough: Int64
+    public var lastSeq: Int64
+    public var description: String {
+        let why = since < prunedThrough
+            ? "changes up to \(prunedThrough) are no longer kept"
+            : "there is no change \(since) here, the last is \(lastSeq)"
+        return "\(why): download the data again (GET /v1/export, or /v1/reports pages) and follow /v1/changes?since= with its X-Last-Seq"
+    }
+}
+
+/// The changes feed over the store's numbered writes (`report_change`).
+public struct ChangeFeed: Sendable {
+    public let store: ReportStore
+
+    /// The most entries of one page.
+    public static let maxPage = 1_000
+
+    public init(store: ReportStore) {
+        self.store = store
+    }
+
+    /// The changes after `since`, at most `limit`, as the public (`staff` false) or
+    /// supervisors and administrators see them.
+    public func page(since: Int64, limit: Int, staff: Bool) throws -> ChangePage {
+        let read = try store.changes(after: since, limit: limit)
+        guard (read.prunedThrough...max(read.lastSeq, read.prunedThrough)).contains(since) else {
+            throw ChangesUnavailable(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
+        }
+        let ids = Set(read.rows.map(\.reportID))
+        let reports = Dictionary(try store.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let hidden = staff ? try store.hidden(ids: ids.subtracting(reports.keys)) : [:]
+        let history = staff ? try store.history(seqs: read.rows.compactMap(\.historySeq)) : [:]
+        let entries = read.rows.map { row in
+            ChangeEntry(
+                seq: row.seq, type: ChangeType(row.action), reportID: row.reportID, at: row.at,
+                report: reports[row.reportID] ?? hidden[row.reportID]?.report, hidden: hidden[row.reportID],
+                history: row.historySeq.flatMap { history[$0] })
+        }
+        let full = read.rows.count == limit
+        return ChangePage(entries: entries, lastSeq: full ? read.rows.last!.seq : read.lastSeq)
+    }
+}

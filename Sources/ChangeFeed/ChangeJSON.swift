@@ -1,0 +1,75 @@
+import Foundation
+import Interchange
+import ReportModel
+import ReportStore
+
+/// The feed's JSON: `{changes: [...], last_seq}`, written by hand around the reports'
+/// own Feature writer (a page of a thousand changes is a thousand Features).
+public enum ChangeJSON {
+    /// A page as the public (`staff` false) or staff see it.
+    public static func page(_ page: ChangePage, staff: Bool) throws -> [UInt8] {
+        var out = Array(#"{"changes":["#.utf8)
+        for (i, entry) in page.entries.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            try append(entry, staff: staff, to: &out)
+        }
+        out += Array(#"],"last_seq":\#(page.lastSeq)}"#.utf8)
+        out.append(0x0A)
+        return out
+    }
+
+    /// One entry: `{seq, type, id}`, then for a report the reader may see `at` and
+    /// `report`, and for staff `hidden` and `change`.
+    public static func append(_ entry: ChangeEntry, staff: Bool, to out: inout [UInt8]) throws {
+        out += Array(#"{"seq":\#(entry.seq),"type":"\#(entry.type.rawValue)","id":\#(entry.reportID)"#.utf8)
+        // The public's tombstones are bare whatever became of the report since.
+        let tombstone = !staff && (entry.type == .reportHidden || entry.type == .reportDeleted)
+        if let report = entry.report, !tombstone {
+            out += Array(#","at":"\#(RFC3339.string(from: entry.at))","report":"#.utf8)
+            GeoJSON.appendFeature(report, to: &out)
+        }
+        if staff {
+            if let hidden = entry.hidden {
+                out += Array(#","hidden":"#.utf8) + (try encoder.encode(Hidden(at: RFC3339.string(from: hidden.hiddenAt), note: hidden.note)))
+            }
+            if let history = entry.history {
+                out += Array(#","change":"#.utf8) + (try encoder.encode(StaffChange(history)))
+            }
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    struct Hidden: Encodable {
+        var at: String
+        var note: String
+    }
+
+    /// What staff see of a change: who made it and what it did.
+    struct StaffChange: Encodable {
+        var accountID: Int64?
+        var apiKeyID: Int64?
+        var fromStatus: String?
+        var toStatus: String?
+        var note: String?
+        var fields: [FieldChange]
+
+        init(_ history: HistoryEntry) {
+            accountID = history.author.accountID
+            apiKeyID = history.author.apiKeyID
+            fromStatus = history.fromStatus
+            toStatus = history.toStatus
+            note = history.note
+            fields = history.changes
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case accountID = "account_id", apiKeyID = "api_key_id", fromStatus = "from_status", toStatus = "to_status", note, fields
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+
+/// One row of `report_change`: a write, numbered in commit order.
+public struct ChangeRow: Sendable, Hashable {
+    public var seq: Int64
+    public var action: ReportAction
+    public var reportID: Int64
+    public var at: Date
+    /// The history row the write made (what staff see of it).
+    public var historySeq: Int64?
+}
+
+/// A page of change rows and where the sequence stands, read together.
+public struct ChangeRows: Sendable {
+    /// The rows after the asked-for sequence number, in order.
+    public var rows: [ChangeRow]
+    /// The highest sequence number handed out so far (0 before the first write).
+    public var lastSeq: Int64
+    /// Changes up to this sequence number have been forgotten (0: none).
+    public var prunedThrough: Int64
+}
+
+extension ReportStore {
+    /// Up to `limit` change rows after `seq`, oldest first, with the last sequence number
+    /// and the retention mark as of the same read.
+    public func changes(after seq: Int64, limit: Int) throws -> ChangeRows {
+        try pool.read { db in
+            let rows = try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT seq, action, report_id, at, history_seq FROM report_change WHERE seq > ? ORDER BY seq LIMIT ?"),
+                arguments: [seq, limit]
+            ).map { row in
+                ChangeRow(
+                    seq: row[0], action: ReportAction(rawValue: row[1]) ?? .edited, reportID: row[2],
+                    at: ReportRow.date(milliseconds: row[3]), historySeq: row[4])
+            }
+            return ChangeRows(rows: rows, lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db))
+        }
+    }
+
+    /// The highest change sequence number handed out so far (0 before the first write).
+    public func lastChange() throws -> Int64 {
+        try pool.read { db in try Self.lastChange(db) }
+    }
+
+    static func lastChange(_ db: Database) throws -> Int64 {
+        // AUTOINCREMENT's own record: the highest number ever used, even once pruned.
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'report_change'")) ?? 0
+    }
+
+    static func prunedThrough(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT through FROM report_change_pruned")) ?? 0
+    }
+
+    /// Forgets the changes made before `cutoff` (the oldest ones, so what is kept is
+    /// always every change after a sequence number); returns how many.
+    @discardableResult
+    public func forgetChanges(before cutoff: Date) throws -> Int {
+        try pool.write { db in
+            guard let through = try Int64.fetchOne(
+                db, sql: "SELECT max(seq) FROM report_change WHERE at < ?", arguments: [ReportRow.milliseconds(cutoff)])
+            else { return 0 }
+            try db.execute(sql: "DELETE FROM report_change WHERE seq <= ?", arguments: [through])
+            let forgotten = db.changesCount
+            try db.execute(sql: "UPDATE report_change_pruned SET through = max(through, ?)", arguments: [through])
+            return forgotten
+        }
+    }
+
+    /// Hidden reports by id (those that are hidden).
+    public func hidden(ids: some Collection<Int64>) throws -> [Int64: HiddenReport] {
+        guard !ids.isEmpty else { return [:] }
+        return try pool.read { db in
+            let found = try Int64.fetchAll(db, sql: "SELECT id FROM report_hidden WHERE id IN (SELECT value FROM json_each(?))", arguments: [Self.jsonList(ids)])
+            return Dictionary(uniqueKeysWithValues: try found.compactMap { try Self.hidden(db, id: $0) }.map { ($0.report.id, $0) })
+        }
+    }
+}
