@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Accounts", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
+                "Accounts", "ChangeFeed", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

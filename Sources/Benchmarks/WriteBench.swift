@@ -1,4 +1,5 @@
 import Accounts
+import ChangeFeed
 import Dispatch
 import Foundation
 import GRDB
@@ -74,6 +75,29 @@ extension Bench {
             clusters.rate >= 4_000 && stream.rate >= 900)
         report.note(sharing)
         report.note(try tileFreshness(port: port, body: bodies[0][0], token: inspectors[0]))
+        try measureFeed(ChangeFeed(store: store), &report)
+    }
+
+    /// The whole changes feed the rows above wrote, read page by page (1,000 a page) and
+    /// written as JSON, as the public and as staff see it.
+    func measureFeed(_ feed: ChangeFeed, _ report: inout Report) throws {
+        report.section("Reading the changes feed the rows above wrote (`ChangeFeed` pages of 1,000, JSON included)", header: ["reader", "changes", "changes/s"])
+        var publicRate = 0.0
+        for staff in [false, true] {
+            let started = DispatchTime.now().uptimeNanoseconds
+            var since: Int64 = 0, read = 0, bytes = 0
+            while true {
+                let page = try feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
+                bytes += try ChangeJSON.page(page, staff: staff).count
+                read += page.entries.count
+                since = page.lastSeq
+                if page.entries.count < ChangeFeed.maxPage { break }
+            }
+            let rate = Double(read) / (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            if !staff { publicRate = rate }
+            report.row([staff ? "staff (hidden reports, who and what)" : "the public", fmt(read), fmt(Int(rate))])
+        }
+        report.goal("reading the changes feed: ≥ 200,000 changes/s", "\(fmt(Int(publicRate)))/s", publicRate >= 200_000)
     }
 
     /// Sets how the writer connection syncs the WAL at commit.
