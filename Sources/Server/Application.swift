@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     public var leafletDirectory = "/usr/share/javascript/leaflet"
     /// Idle and header timeouts and the connection limit.
     public var limits = ConnectionLimits()
+    /// How the change stream follows the database and keeps its subscribers.
+    public var changes = ChangeStreamSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate",
@@ -78,7 +80,10 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ReportWriteRoutes(service: service, views: views).register(on: router)
     ReportRoutes(service: service).register(on: router, views: views)
     ExportRoutes(service: service).register(on: router)
-    ChangeRoutes(feed: ChangeFeed(store: service.store)).register(on: router)
+    let hub = ChangeHub(
+        feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
+        heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
+    ChangeRoutes(hub: hub).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
@@ -167,4 +172,17 @@ struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
 
 extension HTTPField.Name {
     static let requestID = Self("X-Request-Id")!
+}
+
+/// How `GET /v1/changes/stream` follows the changes table and keeps its subscribers.
+public struct ChangeStreamSettings: Sendable {
+    /// How often the table is read while anyone subscribes (so also how soon another
+    /// process's writes reach subscribers).
+    public var pollInterval: Duration = .milliseconds(20)
+    /// A comment line this often keeps quiet streams open through proxies.
+    public var heartbeatInterval: Duration = .seconds(15)
+    /// A subscriber this many events behind is disconnected.
+    public var queueLimit = 1_024
+
+    public init() {}
 }

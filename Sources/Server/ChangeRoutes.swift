@@ -1,13 +1,19 @@
 import ChangeFeed
+import Foundation
+import Geometry
 import HTTPTypes
 import Hummingbird
+import ServiceLifecycle
 
 /// `GET /v1/changes`: the numbered writes since a sequence number, for offline apps and
-/// other systems that keep a copy of the data.
+/// other systems that keep a copy of the data; `GET /v1/changes/stream`: the same as
+/// Server-Sent Events, as they happen.
 struct ChangeRoutes {
-    let feed: ChangeFeed
+    let hub: ChangeHub
+    var feed: ChangeFeed { hub.feed }
 
     func register(on router: Router<AppRequestContext>) {
+        router.get(RouterPath(Endpoint.changesStream.path)) { request, context in try stream(request, context) }
         router.read(.changes) { _, query, context in
             let since = try query.integer("since", in: 0...Int(Int64.max), default: 0)!
             let limit = try query.integer("limit", in: 1...ChangeFeed.maxPage, default: 100, clampedTo: ChangeFeed.maxPage)!
@@ -21,7 +27,54 @@ struct ChangeRoutes {
     }
 }
 
+extension ChangeRoutes {
+    /// The stream: first what the client lacks up to its subscription's cursor, page by
+    /// page, then live events until the client goes, or falls so far behind that the hub
+    /// cuts it off (it reconnects with `Last-Event-ID`).
+    private func stream(_ request: Request, _ context: AppRequestContext) throws -> Response {
+        let query = try QueryParameters(request, endpoint: .changesStream)
+        let box = try query.bbox()
+        let staff = context.caller?.isStaff == true
+        let since = try Self.lastEventID(request) ?? query.integer("since", in: 0...Int(Int64.max)).map(Int64.init) ?? feed.store.lastChange()
+        _ = try feed.page(since: since, limit: 1, staff: false)  // a 410 now, not an empty stream
+        let hub = self.hub
+        let subscription = try hub.subscribe(after: since, staff: staff, box: box)
+        let body = ResponseBody { writer in
+            defer { hub.unsubscribe(subscription) }
+            var next: Int64? = since
+            while let after = next {
+                let page = try await Blocking.run { try hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box) }
+                if !page.events.isEmpty { try await writer.write(ByteBuffer(bytes: page.events.joined())) }
+                next = page.next
+            }
+            try await writer.write(ByteBuffer(bytes: ChangeHub.opening))
+            // A stream never ends on its own: it must not hold the server's shutdown.
+            for await event in subscription.events.cancelOnGracefulShutdown() {
+                try await writer.write(ByteBuffer(bytes: event))
+            }
+            try await writer.finish(nil)
+        }
+        var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .vary: "Authorization"]
+        headers[.accelBuffering] = "no"
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// `Last-Event-ID`, which a reconnecting EventSource sends: the last sequence number
+    /// the client has.
+    static func lastEventID(_ request: Request) throws(ValidationError) -> Int64? {
+        guard let text = request.headers[.lastEventID] else { return nil }
+        guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+            throw ValidationError(field: "Last-Event-ID", "must be a change sequence number (an integer from 0), got \"\(text.prefix(40))\"")
+        }
+        return value
+    }
+}
+
 extension HTTPField.Name {
+    static let lastEventID = Self("Last-Event-ID")!
+    /// Tells nginx not to buffer the stream.
+    static let accelBuffering = Self("X-Accel-Buffering")!
+
     /// The change sequence number a snapshot is consistent with (`/v1/reports`, `/v1/export`).
     static let lastSeq = Self("X-Last-Seq")!
 }

@@ -191,6 +191,27 @@ struct CLITests {
         #expect((tileResponse as? HTTPURLResponse)?.statusCode == 200 && tile.starts(with: [0x89, 0x50, 0x4E, 0x47]))
     }
 
+    @Test("serve stops on SIGTERM though a change stream (which never ends by itself) is open")
+    func stopsWithStreamOpen() async throws {
+        let cli = try CLI()
+        #expect(try cli.run("generate", "--count", "20", "--seed", "5", "--out", "r.geojsonl").status == 0)
+        #expect(try cli.run("import", "r.geojsonl", "--db", "t.sqlite").status == 0)
+        let server = try await cli.serve(db: "t.sqlite")
+        defer { if server.process.isRunning { kill(server.process.processIdentifier, SIGKILL) } }
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        client.arguments = ["-sN", "-o", cli.path("stream.txt"), server.base + "/v1/changes/stream?since=0"]
+        try client.run()
+        defer { client.terminate() }
+        for _ in 0..<100 where !((try? String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8))?.contains(": live") ?? false) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8).contains(": live"))
+        server.process.terminate()
+        for _ in 0..<300 where server.process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(!server.process.isRunning, "serve still runs 30 s after SIGTERM")
+    }
+
     @Test("an import with invalid records lists each and imports nothing, unless told to skip them")
     func invalidImport() throws {
         let cli = try CLI()

@@ -6,11 +6,13 @@ import Geometry
 import ReportModel
 @testable import ReportService
 import ReportStore
+import Synchronization
 import Testing
 import TestSupport
 
 /// The feed against a brute-force replay: a snapshot taken while writes go on, with the
-/// changes since its `lastChange` applied in order, equals the database.
+/// changes since its `lastChange` applied in order, equals the database. And the hub of
+/// the change stream cutting off a subscriber that does not read, while writers go on.
 @Suite("The changes feed replayed onto a snapshot")
 struct ChangeFeedTests {
     /// Random writes by `workers` concurrent writers, each its own seeded sequence:
@@ -97,5 +99,30 @@ struct ChangeFeedTests {
             #expect(differing.isEmpty, "staff: \(staff): \(differing.count) reports differ, e.g. \(differing.sorted().prefix(5))")
             #expect(!now.isEmpty)
         }
+    }
+
+    @Test("a subscriber that reads nothing is cut off once its queue is full; the writers all go through")
+    func slowSubscriber() async throws {
+        let temp = try TemporaryStore()
+        let service = try ReportService(store: temp.store)
+        let hub = ChangeHub(feed: ChangeFeed(store: temp.store), pollInterval: .milliseconds(5), queueLimit: 10)
+        let reader = try hub.subscribe(after: 0, staff: false, box: nil)
+        let slow = try hub.subscribe(after: 0, staff: false, box: nil)
+        var rng = SplitMix64(state: 5)
+        var received = 0
+        var iterator = reader.events.makeAsyncIterator()
+        for _ in 0..<40 {
+            let c = Drafts.positions(1, using: &rng)[0]
+            _ = try await service.file(Drafts.make(c, using: &rng), by: WorkflowTests.filer)
+            // The reader keeps up: one event a filing.
+            if await iterator.next() != nil { received += 1 }
+        }
+        #expect(received == 40)
+        #expect(hub.cutOff.load(ordering: .relaxed) == 1)
+        var left = 0
+        for await _ in slow.events { left += 1 }  // ends: the stream was finished
+        #expect(left == 10, "it kept its queue, and nothing past it")
+        #expect(hub.subscriberCount == 1)
+        hub.unsubscribe(reader)
     }
 }

@@ -412,17 +412,20 @@ struct ServerTests {
                 }
                 guard let get = item["get"] as? [String: Any] else { continue }
                 let parameters = get["parameters"] as! [[String: Any]]
-                let bare = try await client.get(concrete)
+                // An event stream does not end: each request to it names a change past the
+                // last, which is a 410 once its parameters are read.
+                let ending = path.hasSuffix("/stream") ? "&since=999999999" : ""
+                let bare = try await client.get(concrete + (ending.isEmpty ? "" : "?" + ending.dropFirst()))
                 #expect(![404, 405].contains(bare.status.code), "\(path) is documented but not served")
                 for p in parameters where p["in"] as? String == "query" {
                     let schema = p["schema"] as! [String: Any]
                     let value = (schema["example"] as? String).map { URLText.encode($0) } ?? "\(schema["default"] as? Int ?? 1)"
                     let name = p["name"] as! String
-                    let answer = try await client.get(concrete + "?\(name)=\(value)")
+                    let answer = try await client.get(concrete + "?\(name)=\(value)" + ending)
                     let message = answer.error?["message"] as? String ?? ""
                     #expect(!message.contains("unknown parameter"), "\(path): \(name) documented but refused")
                 }
-                let undocumented = try await client.get(concrete + "?undocumented=1")
+                let undocumented = try await client.get(concrete + "?undocumented=1" + ending)
                 #expect(undocumented.error?["field"] as? String == "undocumented", "\(path) takes a parameter it does not document")
             }
         }

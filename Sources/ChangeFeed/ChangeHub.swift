@@ -1,0 +1,176 @@
+import Foundation
+import Geometry
+import ReportStore
+import Synchronization
+
+/// Live changes for subscribers (Server-Sent Events): one reader follows the changes
+/// table and hands each new change, as an SSE event, to every subscriber that may see it.
+///
+/// The hub reads the table, not the writes of this process, so the writes of another
+/// process on the same database (an import, the CLI, a second server) reach subscribers
+/// too, within one ``pollInterval``. It reads only while someone subscribes.
+///
+/// A subscriber's queue is bounded (``queueLimit`` events): one that does not keep up is
+/// cut off (its stream ends) instead of holding back the reader, the writers or memory.
+/// Its client reconnects with `Last-Event-ID` and resumes where it stopped.
+public final class ChangeHub: Sendable {
+    /// What a subscriber receives: an event's bytes, as SSE wants them on the wire.
+    public typealias Event = [UInt8]
+
+    /// A subscriber's place: live events come after `cursor`; the subscriber reads the
+    /// feed up to it itself (``events(after:until:staff:box:)``).
+    public struct Subscription: Sendable {
+        public let cursor: Int64
+        public let events: AsyncStream<Event>
+        let id: Int
+    }
+
+    struct Subscriber {
+        /// Only changes after this one go to the subscriber (what it had, or the cursor
+        /// it joined at, whichever is later).
+        let after: Int64
+        let staff: Bool
+        let box: BoundingBox?
+        let continuation: AsyncStream<Event>.Continuation
+    }
+
+    struct State {
+        var cursor: Int64
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 0
+        var reading = false
+    }
+
+    public let feed: ChangeFeed
+    public let pollInterval: Duration
+    public let heartbeatInterval: Duration
+    public let queueLimit: Int
+    private let state: Mutex<State>
+    /// Subscribers cut off for falling behind (tests, metrics).
+    public let cutOff = Atomic<Int>(0)
+
+    public init(feed: ChangeFeed, pollInterval: Duration = .milliseconds(20), heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024) {
+        self.feed = feed
+        self.pollInterval = pollInterval
+        self.heartbeatInterval = heartbeatInterval
+        self.queueLimit = queueLimit
+        state = Mutex(State(cursor: 0))  // read at the first subscription
+    }
+
+    /// Adds a subscriber that has the changes up to `since`; its events stop when it
+    /// ends (``unsubscribe(_:)``) or when it falls ``queueLimit`` events behind.
+    public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?) throws -> Subscription {
+        let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
+        let (subscription, start) = try state.withLock { state in
+            // Idle, the hub has not followed the table: catch up first (a quick read).
+            if !state.reading { state.cursor = max(state.cursor, try feed.store.lastChange()) }
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(after: since, staff: staff, box: box, continuation: continuation)
+            let start = !state.reading
+            state.reading = true
+            return (Subscription(cursor: state.cursor, events: events, id: id), start)
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(subscription) }
+        if start { Task.detached { [self] in await read() } }
+        return subscription
+    }
+
+    public func unsubscribe(_ subscription: Subscription) {
+        let gone = state.withLock { $0.subscribers.removeValue(forKey: subscription.id) }
+        gone?.continuation.finish()
+    }
+
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// One page of what a subscriber sends before its live events: the SSE events of the
+    /// feed after `since`, up to `until` (its subscription's cursor), as `staff` may see
+    /// them and within `box`; and where the next page starts, nil after the last.
+    /// Throws ``ChangesUnavailable`` for a `since` the feed cannot continue from.
+    public func catchUp(after since: Int64, until: Int64, staff: Bool, box: BoundingBox?) throws -> (events: [Event], next: Int64?) {
+        guard since < until else { return ([], nil) }
+        let page = try feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
+        let events = try page.entries.filter { $0.seq <= until && Self.shows($0, in: box) }.map { try Self.event($0, staff: staff) }
+        let done = page.entries.count < ChangeFeed.maxPage || page.lastSeq >= until
+        return (events, done ? nil : page.lastSeq)
+    }
+
+    /// `id`, `event` and `data` lines of one change.
+    static func event(_ entry: ChangeEntry, staff: Bool) throws -> Event {
+        var out = Array("id: \(entry.seq)\nevent: \(entry.type.rawValue)\ndata: ".utf8)
+        try ChangeJSON.append(entry, staff: staff, to: &out)
+        out += Array("\n\n".utf8)
+        return out
+    }
+
+    /// The first bytes after the catch-up: how long a client waits before reconnecting
+    /// (EventSource's `retry`), and a comment, so that a client sees the stream is open.
+    public static let opening = Array("retry: 2000\n: live\n\n".utf8)
+
+    /// A comment line, which keeps proxies from closing a quiet stream.
+    static let heartbeat = Array(": heartbeat\n\n".utf8)
+
+    /// Whether an entry belongs to a subscriber's area: one whose report it sees inside
+    /// the box, and every entry without a report (a tombstone: removing a report one
+    /// never had changes nothing).
+    static func shows(_ entry: ChangeEntry, in box: BoundingBox?) -> Bool {
+        guard let box, let report = entry.report else { return true }
+        return box.contains(report.coordinate)
+    }
+
+    /// Follows the table while anyone subscribes.
+    private func read() async {
+        var lastBeat = ContinuousClock.now
+        while true {
+            try? await Task.sleep(for: pollInterval)
+            let (cursor, kinds) = state.withLock { state -> (Int64, Set<Bool>) in
+                (state.cursor, Set(state.subscribers.values.map(\.staff)))
+            }
+            if kinds.isEmpty {
+                // Stop, unless someone subscribed since the check.
+                let stopped = state.withLock { state in
+                    if state.subscribers.isEmpty { state.reading = false }
+                    return !state.reading
+                }
+                if stopped { return }
+                continue
+            }
+            var forms: [Bool: [(entry: ChangeEntry, event: Event)]] = [:]
+            var newCursor = cursor
+            do {
+                for staff in kinds {
+                    let page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: staff)
+                    forms[staff] = try page.entries.map { ($0, try Self.event($0, staff: staff)) }
+                    newCursor = max(newCursor, page.entries.last?.seq ?? cursor)
+                }
+            } catch {
+                continue  // the next poll tries again
+            }
+            let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
+            if beat { lastBeat = .now }
+            let behind = state.withLock { state in
+                // Both forms were read after the same cursor; deliver up to the shorter.
+                let until = forms.values.map { $0.last?.entry.seq ?? cursor }.min() ?? cursor
+                var behind: [Subscriber] = []
+                for (id, subscriber) in state.subscribers {
+                    var events = (forms[subscriber.staff] ?? []).filter { $0.entry.seq <= until && $0.entry.seq > subscriber.after && Self.shows($0.entry, in: subscriber.box) }.map(\.event)
+                    if beat { events.append(Self.heartbeat) }
+                    for event in events {
+                        if case .dropped = subscriber.continuation.yield(event) {
+                            state.subscribers[id] = nil
+                            behind.append(subscriber)
+                            break
+                        }
+                    }
+                }
+                state.cursor = max(state.cursor, min(newCursor, until))
+                return behind
+            }
+            // Outside the lock: ending a stream runs its termination handler.
+            for subscriber in behind {
+                subscriber.continuation.finish()
+                cutOff.add(1, ordering: .relaxed)
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import ChangeFeed
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ReportModel
+@testable import ReportService
+import ReportStore
+@testable import Server
+import Testing
+
+/// `GET /v1/changes/stream` on a real socket: catch-up, live events, resuming with
+/// `Last-Event-ID`, the area filter and heartbeats.
+@Suite("The change stream (Server-Sent Events)")
+struct ChangeStreamTests {
+    static func open(_ port: Int, _ target: String, lastEventID: Int? = nil) -> RawConnection? {
+        guard let connection = try? RawConnection(port: port) else { return nil }
+        let resume = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
+        connection.send("GET \(target) HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\(resume)\r\n")
+        return connection
+    }
+
+    /// The `id:` lines of events in a stream's text, in order.
+    static func ids(_ text: String) -> [Int] {
+        // By bytes: "\r\n" (before a chunk's size) is one Character, which "\n" does not split.
+        text.utf8.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            let line = String(decoding: line, as: UTF8.self)
+            return line.hasPrefix("id: ") ? Int(line.dropFirst(4)) : nil
+        }
+    }
+
+    @Test("a subscriber gets what it lacks, then each change live; Last-Event-ID resumes exactly after it; bbox keeps its area; heartbeats come")
+    func stream() async throws {
+        let fixture = try Fixture()
+        var configuration = ServerConfiguration()
+        configuration.changes.heartbeatInterval = .milliseconds(200)
+        try await fixture.live(configuration: configuration) { port, client in
+            let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            func file(lon: Double) async throws {
+                #expect(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(lon: lon), token: inspector.token).status == .created)
+            }
+            try await file(lon: 30.50)  // change 1
+
+            let all = try #require(Self.open(port, "/v1/changes/stream?since=0"))
+            let opened = await all.read(until: ": live")
+            #expect(head(of: opened).status == "HTTP/1.1 200 OK" && head(of: opened).fields["content-type"] == "text/event-stream")
+            #expect(Self.ids(opened) == [1] && opened.contains("event: report.created\ndata: {\"seq\":1,"))
+            let east = try #require(Self.open(port, "/v1/changes/stream?bbox=30.55,50.3,30.7,50.6"))
+            _ = await east.read(until: ": live")
+
+            try await file(lon: 30.52)  // change 2: west of the box
+            try await file(lon: 30.60)  // change 3: in it
+            let live = await all.read(until: "id: 3\n")
+            #expect(Self.ids(live) == [2, 3])
+            #expect(Self.ids(await east.read(until: "id: 3\n")) == [3])
+            #expect(await all.read(until: ": heartbeat").contains(": heartbeat"))
+
+            let resumed = try #require(Self.open(port, "/v1/changes/stream", lastEventID: 1))
+            #expect(Self.ids(await resumed.read(until: ": live")) == [2, 3])
+            let now = try #require(Self.open(port, "/v1/changes/stream"))
+            _ = await now.read(until: ": live")
+            try await file(lon: 30.51)  // change 4
+            #expect(Self.ids(await now.read(until: "id: 4\n")) == [4], "without since or Last-Event-ID the stream starts now")
+
+            let gone = try #require(Self.open(port, "/v1/changes/stream?since=99"))
+            #expect(head(of: await gone.read(until: "}")).status == "HTTP/1.1 410 Gone")
+            let bad = try #require(Self.open(port, "/v1/changes/stream", lastEventID: -3))
+            #expect(head(of: await bad.read(until: "}")).status == "HTTP/1.1 400 Bad Request")
+        }
+    }
+}
