@@ -255,7 +255,8 @@ enum Schema {
         // The full-text index is written at the end of each transaction, from a queue the
         // triggers fill (see `SearchQueue`), and merged into one segment. A change names
         // its history row (what staff see of it in the feed); `report_change_pruned` says
-        // up to which sequence number changes have been forgotten (retention).
+        // up to which sequence number changes have been forgotten (retention);
+        // `notification_read` how far each account has read of its notifications.
         migrator.registerMigration("v4: queued full-text writes, changes with their history and retention") { db in
             try db.execute(sql: SearchQueue.schema)
             try db.execute(sql: SearchQueue.optimize)
@@ -263,6 +264,11 @@ enum Schema {
                 ALTER TABLE report_change ADD COLUMN history_seq INTEGER;
                 CREATE TABLE report_change_pruned (through INTEGER NOT NULL);
                 INSERT INTO report_change_pruned VALUES (0);
+                -- How far each account has read its notifications (a history seq).
+                CREATE TABLE notification_read (
+                    account_id INTEGER PRIMARY KEY REFERENCES account(id),
+                    up_to INTEGER NOT NULL
+                );
                 """)
         }
 

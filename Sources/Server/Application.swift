@@ -84,6 +84,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
         feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
         heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
     ChangeRoutes(hub: hub).register(on: router)
+    NotificationRoutes(store: service.store).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)

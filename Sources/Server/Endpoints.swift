@@ -260,7 +260,7 @@ extension Endpoint {
         clusters, cluster, children, leaves, tile, tileJSON, reports, report, export, search, districts, objectTypes, statuses,
         ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, leafletFile, leafletImage, health, openAPI,
         register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
-        fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream,
+        fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
     ]
 }
 

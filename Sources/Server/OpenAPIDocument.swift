@@ -162,6 +162,14 @@ enum OpenAPI {
             ], required: ["seq", "type", "id"]))),
             ("last_seq", ["type": "integer", "minimum": 0]),
         ])),
+        ("Notifications", object([
+            ("notifications", array(of: object([
+                ("id", ["type": "integer", "minimum": 1]), ("report_id", integer), ("at", ["type": "string", "format": "date-time"]),
+                ("from_status", nullableString), ("to_status", nullableString), ("note", nullableString), ("read", ["type": "boolean"]),
+            ], required: ["id", "report_id", "at", "read"]))),
+            ("unread_count", ["type": "integer", "minimum": 0]), ("next", ["type": ["integer", "null"]]),
+        ], required: ["notifications", "unread_count"])),
+        ("ReadMark", object([("read_up_to", ["type": "integer", "minimum": 0]), ("unread_count", ["type": "integer", "minimum": 0])])),
         ("Me", object([("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role)])),
         ("User", object([
             ("id", integer), ("name", string), ("email", string), ("phone", string), ("role", role), ("disabled", ["type": "boolean"]),
@@ -241,6 +249,7 @@ enum OpenAPI {
             ("note", ["type": "string", "maxLength": 2000, "description": "Required to reject."]),
             ("duplicate_of", ["type": "integer", "minimum": 1, "description": "Required to mark a duplicate: the report this one repeats."]),
         ], required: ["to"])),
+        ("ReadUpTo", body([("up_to", ["type": "integer", "minimum": 0, "maximum": .int(Int(Int64.max)), "description": "The id of the newest notification read."])], required: ["up_to"])),
         ("Hide", body([("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])])),
         ("Unhide", body([("note", ["type": "string", "maxLength": 2000])], required: [])),
         ("UserPatch", {
