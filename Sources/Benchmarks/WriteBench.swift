@@ -76,6 +76,23 @@ extension Bench {
         report.note(sharing)
         report.note(try tileFreshness(port: port, body: bodies[0][0], token: inspectors[0]))
         try measureFeed(ChangeFeed(store: store), &report)
+        try await measureStream(service, accounts: accounts, port: port, &report)
+    }
+
+    /// Subscribers of the change stream while filings are committed at a steady rate.
+    func measureStream(_ service: ReportService, accounts: AccountService, port: Int, _ report: inout Report) async throws {
+        guard let filer = try accounts.accounts.account(login: "bench0@example.org")?.account.id else { throw CocoaError(.userCancelled) }
+        let bench = StreamBench()
+        let result = try await bench.run(service, filer: Caller(accountID: filer, role: .inspector), port: port)
+        report.section(
+            "The change stream: \(fmt(bench.subscribers)) subscribers of the whole city (`GET /v1/changes/stream`, sockets of this process) while \(fmt(bench.rate)) filings/s are committed through the service for \(bench.seconds) s",
+            header: ["what", "measured"])
+        report.row(["filing submitted → its event on a subscriber's socket, p50 / p99 (ms; \(fmt(bench.timed)) subscribers timed, all read)", "\(f2(result.latencies.p50)) / \(f2(result.latencies.p99))"])
+        report.row(["events timed", fmt(result.eventsRead)])
+        report.row(["memory per idle subscriber (the process's resident growth over \(fmt(bench.subscribers)), the bench's own sockets included)", "\(fmt(Int(result.bytesPerSubscriber))) bytes"])
+        report.goal(
+            "change stream, \(fmt(bench.subscribers)) subscribers, \(fmt(bench.rate)) writes/s: commit to event p99 ≤ 50 ms", "\(f2(result.latencies.p99)) ms",
+            result.latencies.p99 <= 50 && result.eventsRead >= bench.timed * result.filings * 99 / 100)
     }
 
     /// The whole changes feed the rows above wrote, read page by page (1,000 a page) and

@@ -10,11 +10,12 @@ import Synchronization
 /// process on the same database (an import, the CLI, a second server) reach subscribers
 /// too, within one ``pollInterval``. It reads only while someone subscribes.
 ///
-/// A subscriber's queue is bounded (``queueLimit`` events): one that does not keep up is
-/// cut off (its stream ends) instead of holding back the reader, the writers or memory.
+/// A subscriber's queue is bounded (``queueLimit`` chunks, a chunk being what one read of
+/// the table brought it): one that does not keep up is cut off (its stream ends) instead
+/// of holding back the reader, the writers or memory.
 /// Its client reconnects with `Last-Event-ID` and resumes where it stopped.
 public final class ChangeHub: Sendable {
-    /// What a subscriber receives: an event's bytes, as SSE wants them on the wire.
+    /// What a subscriber receives: events' bytes, as SSE wants them on the wire.
     public typealias Event = [UInt8]
 
     /// A subscriber's place: live events come after `cursor`; the subscriber reads the
@@ -58,7 +59,7 @@ public final class ChangeHub: Sendable {
     }
 
     /// Adds a subscriber that has the changes up to `since`; its events stop when it
-    /// ends (``unsubscribe(_:)``) or when it falls ``queueLimit`` events behind.
+    /// ends (``unsubscribe(_:)``) or when it falls ``queueLimit`` chunks behind.
     public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?) throws -> Subscription {
         let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
         let (subscription, start) = try state.withLock { state in
@@ -153,14 +154,16 @@ public final class ChangeHub: Sendable {
                 let until = forms.values.map { $0.last?.entry.seq ?? cursor }.min() ?? cursor
                 var behind: [Subscriber] = []
                 for (id, subscriber) in state.subscribers {
-                    var events = (forms[subscriber.staff] ?? []).filter { $0.entry.seq <= until && $0.entry.seq > subscriber.after && Self.shows($0.entry, in: subscriber.box) }.map(\.event)
-                    if beat { events.append(Self.heartbeat) }
-                    for event in events {
-                        if case .dropped = subscriber.continuation.yield(event) {
-                            state.subscribers[id] = nil
-                            behind.append(subscriber)
-                            break
-                        }
+                    // One chunk a poll: a write to the socket for all of them, not one each.
+                    var chunk: Event = []
+                    for form in forms[subscriber.staff] ?? [] where form.entry.seq <= until && form.entry.seq > subscriber.after && Self.shows(form.entry, in: subscriber.box) {
+                        chunk += form.event
+                    }
+                    if beat { chunk += Self.heartbeat }
+                    guard !chunk.isEmpty else { continue }
+                    if case .dropped = subscriber.continuation.yield(chunk) {
+                        state.subscribers[id] = nil
+                        behind.append(subscriber)
                     }
                 }
                 state.cursor = max(state.cursor, min(newCursor, until))

@@ -182,7 +182,7 @@ public struct ChangeStreamSettings: Sendable {
     public var pollInterval: Duration = .milliseconds(20)
     /// A comment line this often keeps quiet streams open through proxies.
     public var heartbeatInterval: Duration = .seconds(15)
-    /// A subscriber this many events behind is disconnected.
+    /// A subscriber this many reads of the table behind (each brings it one chunk) is disconnected.
     public var queueLimit = 1_024
 
     public init() {}

@@ -66,7 +66,7 @@ extension Endpoint {
         answerSchema: "Changes")
     static let changesStream = Endpoint(
         path: "/v1/changes/stream",
-        summary: "The changes as Server-Sent Events, as they are committed (also those of other processes on the database, within a second): each event's `id` is its sequence number, its `event` the type, its `data` the entry as `/v1/changes` gives it. A reconnecting client sends `Last-Event-ID` and resumes exactly after it; without it, `since` says where to start, and without either the stream starts now. A comment every 15 s keeps it open. A client that falls 1,024 events behind is disconnected (it reconnects and resumes). With `bbox`, only changes of reports in the box, and every tombstone.",
+        summary: "The changes as Server-Sent Events, as they are committed (also those of other processes on the database, within a second): each event's `id` is its sequence number, its `event` the type, its `data` the entry as `/v1/changes` gives it. A reconnecting client sends `Last-Event-ID` and resumes exactly after it; without it, `since` says where to start, and without either the stream starts now. A comment every 15 s keeps it open. A client that falls 1,024 reads of the table behind (about 20 s) is disconnected (it reconnects and resumes). With `bbox`, only changes of reports in the box, and every tombstone.",
         parameters: [
             Parameter(name: "since", description: "The last sequence number the client has (default: now). `Last-Event-ID` overrides it.",
                       schema: ["type": "integer", "minimum": 0, "maximum": .int(Int(Int64.max))]),

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Glibc
+import ReportModel
+import ReportService
+import Synchronization
+
+/// `GET /v1/changes/stream` under load: subscribers of the whole city on sockets of this
+/// process, while filings are committed through the service at a steady rate; the time
+/// from a filing's submission (so its commit included) to its event on a subscriber's
+/// socket, and the memory each subscriber costs.
+struct StreamBench {
+    let subscribers = 1_000
+    /// Subscribers whose events are timed (all are read).
+    let timed = 100
+    let rate = 1_000
+    let seconds = 10
+
+    /// What the filers and the reader share: when each filing was submitted, and whether to go on reading.
+    final class Shared: Sendable {
+        let submitted = Mutex<[Int64: UInt64]>([:])
+        let reading = Atomic<Bool>(true)
+    }
+
+    struct Result {
+        var latencies: Samples
+        var filings: Int
+        var eventsRead: Int
+        var bytesPerSubscriber: Double
+        var cutOff: Int
+    }
+
+    func run(_ service: ReportService, filer: Caller, port: Int) async throws -> Result {
+        let before = residentMB()
+        let sockets = try (0..<subscribers).map { _ in try Self.subscribe(port: port) }
+        defer { for fd in sockets { close(fd) } }
+        for fd in sockets { _ = Self.read(fd, until: ": live") }
+        let perSubscriber = (residentMB() - before) * 1_048_576 / Double(subscribers)
+
+        let shared = Shared()
+        let timed = self.timed
+        let reader = Task.detached { Self.readAll(sockets, timed: timed, shared) }
+        let drafts = Bench.drafts(rate * seconds, seed: 91, reference: service.reference)
+        let started = DispatchTime.now().uptimeNanoseconds
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let lanes = 16
+            for lane in 0..<lanes {
+                group.addTask {
+                    for k in stride(from: lane, to: drafts.count, by: lanes) {
+                        let due = started + UInt64(k) * 1_000_000_000 / UInt64(rate)
+                        let now = DispatchTime.now().uptimeNanoseconds
+                        if due > now { try await Task.sleep(for: .nanoseconds(Int(due - now))) }
+                        let t0 = DispatchTime.now().uptimeNanoseconds
+                        let id = try await service.file(drafts[k], by: filer).report.id
+                        shared.submitted.withLock { $0[id] = t0 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await Task.sleep(for: .seconds(1))  // the last events on their way
+        shared.reading.store(false, ordering: .relaxed)
+        let (latencies, events) = await reader.value
+        return Result(latencies: Samples(milliseconds: latencies), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber, cutOff: 0)
+    }
+
+    /// A socket subscribed to the whole stream from now.
+    static func subscribe(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard fd >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let request = Array("GET /v1/changes/stream HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return fd
+    }
+
+    /// Reads (blocking) until `marker` has come.
+    static func read(_ fd: Int32, until marker: String) -> Bool {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while !String(decoding: received, as: UTF8.self).contains(marker) {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { return false }
+            received += buffer[..<n]
+        }
+        return true
+    }
+
+    /// Drains every socket until told to stop; for the first `timed`, the time from each
+    /// filing's submission to its event, by the report id in the event's data.
+    static func readAll(_ sockets: [Int32], timed: Int, _ shared: Shared) -> ([Double], Int) {
+        var polls = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var tails = [[UInt8]](repeating: [], count: sockets.count)
+        var pending: [(id: Int64, at: UInt64)] = []
+        var latencies: [Double] = []
+        var events = 0
+        let marker = Array(#"data: {"seq":"#.utf8), idKey = Array(#""id":"#.utf8)
+        while shared.reading.load(ordering: .relaxed) {
+            guard poll(&polls, nfds_t(polls.count), 100) > 0 else { continue }
+            let now = DispatchTime.now().uptimeNanoseconds
+            for i in polls.indices where polls[i].revents & Int16(POLLIN) != 0 {
+                let n = buffer.withUnsafeMutableBytes { recv(polls[i].fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { continue }
+                guard i < timed else { continue }
+                var text = tails[i] + buffer[..<n]
+                var start = 0
+                while let m = find(marker, in: text, from: start), let k = find(idKey, in: text, from: m + marker.count) {
+                    var j = k + idKey.count, id: Int64 = 0
+                    while j < text.count, text[j] >= 48, text[j] <= 57 { id = id * 10 + Int64(text[j] - 48); j += 1 }
+                    guard j < text.count else { break }
+                    pending.append((id, now))
+                    events += 1
+                    start = j
+                }
+                text.removeFirst(min(start, text.count))
+                tails[i] = Array(text.suffix(4_096))
+            }
+            if pending.count > 10_000 { settle(&pending, &latencies, shared) }
+        }
+        settle(&pending, &latencies, shared)
+        return (latencies, events)
+    }
+
+    private static func settle(_ pending: inout [(id: Int64, at: UInt64)], _ latencies: inout [Double], _ shared: Shared) {
+        shared.submitted.withLock { times in
+            pending.removeAll { event in
+                guard let t0 = times[event.id] else { return false }  // answered after its event: settled later
+                latencies.append(Double(event.at > t0 ? event.at - t0 : 0) / 1e6)
+                return true
+            }
+        }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
+        guard haystack.count >= needle.count, from <= haystack.count - needle.count else { return nil }
+        var i = from
+        while i <= haystack.count - needle.count {
+            if haystack[i] == needle[0], haystack[i..<i + needle.count].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+}
