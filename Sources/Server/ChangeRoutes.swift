@@ -13,7 +13,7 @@ struct ChangeRoutes {
     var feed: ChangeFeed { hub.feed }
 
     func register(on router: Router<AppRequestContext>) {
-        router.get(RouterPath(Endpoint.changesStream.path)) { request, context in try stream(request, context) }
+        router.get(RouterPath(Endpoint.changesStream.path)) { request, context in try await Blocking.run { try stream(request, context) } }
         router.read(.changes) { _, query, context in
             let since = try query.integer("since", in: 0...Int(Int64.max), default: 0)!
             let limit = try query.integer("limit", in: 1...ChangeFeed.maxPage, default: 100, clampedTo: ChangeFeed.maxPage)!
@@ -30,7 +30,8 @@ struct ChangeRoutes {
 extension ChangeRoutes {
     /// The stream: first what the client lacks up to its subscription's cursor, page by
     /// page, then live events until the client goes, or falls so far behind that the hub
-    /// cuts it off (it reconnects with `Last-Event-ID`).
+    /// cuts it off (it reconnects with `Last-Event-ID`). A subscriber whose answer is never
+    /// written (its client gone at once) is cut off in the same way once its queue fills.
     private func stream(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let query = try QueryParameters(request, endpoint: .changesStream)
         let box = try query.bbox()
