@@ -117,10 +117,14 @@ struct JSONBody {
         return nil
     }
 
+    /// The largest integer a member may be: JSON numbers are read as doubles, which hold
+    /// every integer up to 2^53 − 1 exactly.
+    static let maxInteger = 9_007_199_254_740_991
+
     /// An integer member (optional); an issue when it is something else.
     mutating func integer(_ name: String) -> Int64? {
         guard let value = number(name, required: false) else { return nil }
-        guard value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 else {
+        guard value.rounded() == value, abs(value) <= Double(Self.maxInteger) else {
             issues.append(ValidationError(field: prefix + name, "must be an integer"))
             return nil
         }

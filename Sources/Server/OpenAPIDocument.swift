@@ -249,7 +249,7 @@ enum OpenAPI {
             ("note", ["type": "string", "maxLength": 2000, "description": "Required to reject."]),
             ("duplicate_of", ["type": "integer", "minimum": 1, "description": "Required to mark a duplicate: the report this one repeats."]),
         ], required: ["to"])),
-        ("ReadUpTo", body([("up_to", ["type": "integer", "minimum": 0, "maximum": .int(Int(Int64.max)), "description": "The id of the newest notification read."])], required: ["up_to"])),
+        ("ReadUpTo", body([("up_to", ["type": "integer", "minimum": 0, "maximum": .int(JSONBody.maxInteger), "description": "The id of the newest notification read."])], required: ["up_to"])),
         ("Hide", body([("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])])),
         ("Unhide", body([("note", ["type": "string", "maxLength": 2000])], required: [])),
         ("UserPatch", {
