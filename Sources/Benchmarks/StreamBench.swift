@@ -27,7 +27,6 @@ struct StreamBench {
         var filings: Int
         var eventsRead: Int
         var bytesPerSubscriber: Double
-        var cutOff: Int
     }
 
     func run(_ service: ReportService, filer: Caller, port: Int) async throws -> Result {
@@ -61,7 +60,7 @@ struct StreamBench {
         try await Task.sleep(for: .seconds(1))  // the last events on their way
         shared.reading.store(false, ordering: .relaxed)
         let (latencies, events) = await reader.value
-        return Result(latencies: Samples(milliseconds: latencies), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber, cutOff: 0)
+        return Result(latencies: Samples(milliseconds: latencies), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber)
     }
 
     /// A socket subscribed to the whole stream from now.

@@ -105,7 +105,7 @@ extension Bench {
             var since: Int64 = 0, read = 0, bytes = 0
             while true {
                 let page = try feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
-                bytes += try ChangeJSON.page(page, staff: staff).count
+                bytes += try ChangeJSON.page(page).count
                 read += page.entries.count
                 since = page.lastSeq
                 if page.entries.count < ChangeFeed.maxPage { break }

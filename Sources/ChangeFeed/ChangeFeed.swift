@@ -41,6 +41,15 @@ public struct ChangeEntry: Sendable {
     public var hidden: HiddenReport?
     /// Staff only: the history row of the change (who, from and to, the note, the fields).
     public var history: HistoryEntry?
+
+    /// What the public sees of this entry as staff see it: the report only when it is
+    /// public now, a hiding or a deletion bare whatever became of the report since, and
+    /// nothing of who made the change.
+    public var publicForm: ChangeEntry {
+        let tombstone = type == .reportHidden || type == .reportDeleted
+        return ChangeEntry(
+            seq: seq, type: type, reportID: reportID, at: at, report: hidden == nil && !tombstone ? report : nil, hidden: nil, history: nil)
+    }
 }
 
 /// A page of the feed.
@@ -89,10 +98,11 @@ public struct ChangeFeed: Sendable {
         let hidden = staff ? try store.hidden(ids: ids.subtracting(reports.keys)) : [:]
         let history = staff ? try store.history(seqs: read.rows.compactMap(\.historySeq)) : [:]
         let entries = read.rows.map { row in
-            ChangeEntry(
+            let entry = ChangeEntry(
                 seq: row.seq, type: ChangeType(row.action), reportID: row.reportID, at: row.at,
                 report: reports[row.reportID] ?? hidden[row.reportID]?.report, hidden: hidden[row.reportID],
                 history: row.historySeq.flatMap { history[$0] })
+            return staff ? entry : entry.publicForm
         }
         let full = read.rows.count == limit
         return ChangePage(entries: entries, lastSeq: full ? read.rows.last!.seq : read.lastSeq)

@@ -91,15 +91,15 @@ public final class ChangeHub: Sendable {
     public func catchUp(after since: Int64, until: Int64, staff: Bool, box: BoundingBox?) throws -> (events: [Event], next: Int64?) {
         guard since < until else { return ([], nil) }
         let page = try feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
-        let events = try page.entries.filter { $0.seq <= until && Self.shows($0, in: box) }.map { try Self.event($0, staff: staff) }
+        let events = try page.entries.filter { $0.seq <= until && Self.shows($0, in: box) }.map(Self.event)
         let done = page.entries.count < ChangeFeed.maxPage || page.lastSeq >= until
         return (events, done ? nil : page.lastSeq)
     }
 
     /// `id`, `event` and `data` lines of one change.
-    static func event(_ entry: ChangeEntry, staff: Bool) throws -> Event {
+    static func event(_ entry: ChangeEntry) throws -> Event {
         var out = Array("id: \(entry.seq)\nevent: \(entry.type.rawValue)\ndata: ".utf8)
-        try ChangeJSON.append(entry, staff: staff, to: &out)
+        try ChangeJSON.append(entry, to: &out)
         out += Array("\n\n".utf8)
         return out
     }
@@ -136,13 +136,13 @@ public final class ChangeHub: Sendable {
                 if stopped { return }
                 continue
             }
+            // One read: as staff see it when any staff listens, the public form derived.
+            let page: ChangePage
             var forms: [Bool: [(entry: ChangeEntry, event: Event)]] = [:]
-            var newCursor = cursor
             do {
+                page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
                 for staff in kinds {
-                    let page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: staff)
-                    forms[staff] = try page.entries.map { ($0, try Self.event($0, staff: staff)) }
-                    newCursor = max(newCursor, page.entries.last?.seq ?? cursor)
+                    forms[staff] = try page.entries.map { staff ? $0 : $0.publicForm }.map { ($0, try Self.event($0)) }
                 }
             } catch {
                 continue  // the next poll tries again
@@ -150,13 +150,11 @@ public final class ChangeHub: Sendable {
             let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
             if beat { lastBeat = .now }
             let behind = state.withLock { state in
-                // Both forms were read after the same cursor; deliver up to the shorter.
-                let until = forms.values.map { $0.last?.entry.seq ?? cursor }.min() ?? cursor
                 var behind: [Subscriber] = []
                 for (id, subscriber) in state.subscribers {
                     // One chunk a poll: a write to the socket for all of them, not one each.
                     var chunk: Event = []
-                    for form in forms[subscriber.staff] ?? [] where form.entry.seq <= until && form.entry.seq > subscriber.after && Self.shows(form.entry, in: subscriber.box) {
+                    for form in forms[subscriber.staff] ?? [] where form.entry.seq > subscriber.after && Self.shows(form.entry, in: subscriber.box) {
                         chunk += form.event
                     }
                     if beat { chunk += Self.heartbeat }
@@ -166,7 +164,7 @@ public final class ChangeHub: Sendable {
                         behind.append(subscriber)
                     }
                 }
-                state.cursor = max(state.cursor, min(newCursor, until))
+                state.cursor = max(state.cursor, page.entries.last?.seq ?? cursor)
                 return behind
             }
             // Outside the lock: ending a stream runs its termination handler.

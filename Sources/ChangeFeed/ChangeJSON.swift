@@ -4,37 +4,34 @@ import ReportModel
 import ReportStore
 
 /// The feed's JSON: `{changes: [...], last_seq}`, written by hand around the reports'
-/// own Feature writer (a page of a thousand changes is a thousand Features).
+/// own Feature writer (a page of a thousand changes is a thousand Features). It writes
+/// what an entry holds: the public's entries hold only what the public may see
+/// (``ChangeEntry/publicForm``).
 public enum ChangeJSON {
-    /// A page as the public (`staff` false) or staff see it.
-    public static func page(_ page: ChangePage, staff: Bool) throws -> [UInt8] {
+    public static func page(_ page: ChangePage) throws -> [UInt8] {
         var out = Array(#"{"changes":["#.utf8)
         for (i, entry) in page.entries.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            try append(entry, staff: staff, to: &out)
+            try append(entry, to: &out)
         }
         out += Array(#"],"last_seq":\#(page.lastSeq)}"#.utf8)
         out.append(0x0A)
         return out
     }
 
-    /// One entry: `{seq, type, id}`, then for a report the reader may see `at` and
-    /// `report`, and for staff `hidden` and `change`.
-    public static func append(_ entry: ChangeEntry, staff: Bool, to out: inout [UInt8]) throws {
+    /// One entry: `{seq, type, id}`, then with a report `at` and `report`, and for staff
+    /// `hidden` and `change`.
+    public static func append(_ entry: ChangeEntry, to out: inout [UInt8]) throws {
         out += Array(#"{"seq":\#(entry.seq),"type":"\#(entry.type.rawValue)","id":\#(entry.reportID)"#.utf8)
-        // The public's tombstones are bare whatever became of the report since.
-        let tombstone = !staff && (entry.type == .reportHidden || entry.type == .reportDeleted)
-        if let report = entry.report, !tombstone {
+        if let report = entry.report {
             out += Array(#","at":"\#(RFC3339.string(from: entry.at))","report":"#.utf8)
             GeoJSON.appendFeature(report, to: &out)
         }
-        if staff {
-            if let hidden = entry.hidden {
-                out += Array(#","hidden":"#.utf8) + (try encoder.encode(Hidden(at: RFC3339.string(from: hidden.hiddenAt), note: hidden.note)))
-            }
-            if let history = entry.history {
-                out += Array(#","change":"#.utf8) + (try encoder.encode(StaffChange(history)))
-            }
+        if let hidden = entry.hidden {
+            out += Array(#","hidden":"#.utf8) + (try encoder.encode(HiddenNote(hidden)))
+        }
+        if let history = entry.history {
+            out += Array(#","change":"#.utf8) + (try encoder.encode(StaffChange(history)))
         }
         out.append(UInt8(ascii: "}"))
     }
@@ -45,10 +42,6 @@ public enum ChangeJSON {
         return encoder
     }()
 
-    struct Hidden: Encodable {
-        var at: String
-        var note: String
-    }
 
     /// What staff see of a change: who made it and what it did.
     struct StaffChange: Encodable {
@@ -71,5 +64,16 @@ public enum ChangeJSON {
         enum CodingKeys: String, CodingKey {
             case accountID = "account_id", apiKeyID = "api_key_id", fromStatus = "from_status", toStatus = "to_status", note, fields
         }
+    }
+}
+
+/// Why and since when a report is hidden, as staff see it (the feed and `/v1/reports/{id}`).
+public struct HiddenNote: Encodable, Sendable {
+    public var at: String
+    public var note: String
+
+    public init(_ hidden: HiddenReport) {
+        at = RFC3339.string(from: hidden.hiddenAt)
+        note = hidden.note
     }
 }

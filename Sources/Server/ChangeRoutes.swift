@@ -19,7 +19,7 @@ struct ChangeRoutes {
             let limit = try query.integer("limit", in: 1...ChangeFeed.maxPage, default: 100, clampedTo: ChangeFeed.maxPage)!
             let staff = context.caller?.isStaff == true
             let page = try feed.page(since: Int64(since), limit: limit, staff: staff)
-            var response = Responses.body(try ChangeJSON.page(page, staff: staff), type: "application/json")
+            var response = Responses.body(try ChangeJSON.page(page), type: "application/json")
             response.headers[.vary] = "Authorization"
             if staff { response.headers[.cacheControl] = "private, no-store" }
             return response

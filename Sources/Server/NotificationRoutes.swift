@@ -36,8 +36,7 @@ struct NotificationRoutes {
                 throw ValidationErrors([ValidationError(field: "up_to", "is required: the id of the newest notification read (an integer from 0)")])
             }
             let mark = try await Blocking.run { try store.markNotificationsRead(of: account, upTo: upTo) }
-            let unread = try await Blocking.run { try store.notifications(of: account, before: nil, limit: 1, unreadOnly: true).unread }
-            return try Responses.private(ReadMark(readUpTo: mark, unreadCount: unread))
+            return try Responses.private(ReadMark(readUpTo: mark.readUpTo, unreadCount: mark.unread))
         }
     }
 

@@ -1,4 +1,5 @@
 import Accounts
+import ChangeFeed
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -23,12 +24,6 @@ struct ReportViews {
         var name, email, phone: String
     }
 
-    /// Why and since when a report is hidden.
-    struct Hidden: Encodable {
-        var at: String
-        var note: String
-    }
-
     /// The answer for `report` as `caller` may see it, with `extra` members (already JSON).
     func response(
         _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, status: HTTPResponse.Status = .ok, extra: [(String, [UInt8])] = []
@@ -46,7 +41,7 @@ struct ReportViews {
         if staff {
             let filer = try service.filer(of: report.id, for: caller).flatMap { try accounts.accounts.account(id: $0) }
             members.append(("filer", try Responses.jsonBytes(filer.map { Filer(id: $0.id, name: $0.name, email: $0.email, phone: $0.phone) })))
-            if let hidden { members.append(("hidden", try Responses.jsonBytes(Hidden(at: RFC3339.string(from: hidden.hiddenAt), note: hidden.note)))) }
+            if let hidden { members.append(("hidden", try Responses.jsonBytes(HiddenNote(hidden)))) }
         }
         var headers: HTTPFields = [
             .contentType: "application/geo+json", .eTag: Self.tag(report, staff: staff), .vary: "Authorization",
