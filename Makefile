@@ -15,8 +15,9 @@ APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config libj
 # the server with wrk and fetches exports with curl; make e2e drives Chromium.
 TEST_APT_PACKAGES := gdal-bin curl
 # From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
-# access tokens as an independent JWT implementation.
-TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5
+# access tokens as an independent JWT implementation; standardwebhooks checks the signatures
+# of webhook deliveries.
+TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0
 FUZZ_EXAMPLES ?= 100
 BENCH_APT_PACKAGES := wrk curl
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core

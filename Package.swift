@@ -10,6 +10,7 @@
 //   ReportService the store and the cluster index kept in step; what the CLI and the server call
 //   Accounts      users, roles, passwords (bcrypt), sessions and access tokens (JWT), API keys
 //   ChangeFeed    the numbered writes as a feed: what each reader may see of them, and its JSON
+//   Webhooks      endpoints that subscribe to changes, their durable outbox, and its signed delivery
 //   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
@@ -43,6 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         // Already in the graph through Hummingbird; named for the change stream, which ends on graceful shutdown.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -73,12 +75,20 @@ let package = Package(
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
         .target(name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "ReportStore"]),
+        .target(
+            name: "Webhooks",
+            dependencies: [
+                "ChangeFeed", "Geometry", "Interchange", "ReportModel", "ReportStore",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
             dependencies: [
                 "Accounts", "ChangeFeed", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
-                "Tiles",
+                "Tiles", "Webhooks",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -89,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
+                "Accounts", "ChangeFeed", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles", "Webhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(

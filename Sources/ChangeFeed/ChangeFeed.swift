@@ -11,15 +11,20 @@ public enum ChangeType: String, Sendable, CaseIterable {
     case reportUnhidden = "report.unhidden"
     case reportDeleted = "report.deleted"
 
-    public init(_ action: ReportAction) {
-        switch action {
-        case .filed: self = .reportCreated
-        case .edited: self = .reportUpdated
-        case .transition: self = .reportStatusChanged
-        case .hidden: self = .reportHidden
-        case .unhidden: self = .reportUnhidden
-        case .deleted: self = .reportDeleted
+    /// The write of the changes table this type names.
+    public var action: ReportAction {
+        switch self {
+        case .reportCreated: .filed
+        case .reportUpdated: .edited
+        case .reportStatusChanged: .transition
+        case .reportHidden: .hidden
+        case .reportUnhidden: .unhidden
+        case .reportDeleted: .deleted
         }
+    }
+
+    public init(_ action: ReportAction) {
+        self = Self.allCases.first { $0.action == action }!
     }
 }
 
@@ -41,6 +46,9 @@ public struct ChangeEntry: Sendable {
     public var hidden: HiddenReport?
     /// Staff only: the history row of the change (who, from and to, the note, the fields).
     public var history: HistoryEntry?
+    /// Staff only: the account that filed the report, when a person did (whom a push
+    /// gateway tells that their report moved).
+    public var filerID: Int64?
 
     /// What the public sees of this entry as staff see it: the report only when it is
     /// public now, a hiding or a deletion bare whatever became of the report since, and
@@ -48,7 +56,8 @@ public struct ChangeEntry: Sendable {
     public var publicForm: ChangeEntry {
         let tombstone = type == .reportHidden || type == .reportDeleted
         return ChangeEntry(
-            seq: seq, type: type, reportID: reportID, at: at, report: hidden == nil && !tombstone ? report : nil, hidden: nil, history: nil)
+            seq: seq, type: type, reportID: reportID, at: at, report: hidden == nil && !tombstone ? report : nil, hidden: nil, history: nil,
+            filerID: nil)
     }
 }
 
@@ -93,18 +102,23 @@ public struct ChangeFeed: Sendable {
         guard (read.prunedThrough...max(read.lastSeq, read.prunedThrough)).contains(since) else {
             throw ChangesUnavailable(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
         }
-        let ids = Set(read.rows.map(\.reportID))
+        let full = read.rows.count == limit
+        return ChangePage(entries: try entries(read.rows, staff: staff), lastSeq: full ? read.rows.last!.seq : read.lastSeq)
+    }
+
+    /// The entries of these change rows as the public or staff see them.
+    public func entries(_ rows: [ChangeRow], staff: Bool) throws -> [ChangeEntry] {
+        let ids = Set(rows.map(\.reportID))
         let reports = Dictionary(try store.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let hidden = staff ? try store.hidden(ids: ids.subtracting(reports.keys)) : [:]
-        let history = staff ? try store.history(seqs: read.rows.compactMap(\.historySeq)) : [:]
-        let entries = read.rows.map { row in
+        let history = staff ? try store.history(seqs: rows.compactMap(\.historySeq)) : [:]
+        let filers = staff ? try store.filers(of: ids) : [:]
+        return rows.map { row in
             let entry = ChangeEntry(
                 seq: row.seq, type: ChangeType(row.action), reportID: row.reportID, at: row.at,
                 report: reports[row.reportID] ?? hidden[row.reportID]?.report, hidden: hidden[row.reportID],
-                history: row.historySeq.flatMap { history[$0] })
+                history: row.historySeq.flatMap { history[$0] }, filerID: filers[row.reportID])
             return staff ? entry : entry.publicForm
         }
-        let full = read.rows.count == limit
-        return ChangePage(entries: entries, lastSeq: full ? read.rows.last!.seq : read.lastSeq)
     }
 }

@@ -20,7 +20,7 @@ public enum ChangeJSON {
     }
 
     /// One entry: `{seq, type, id}`, then with a report `at` and `report`, and for staff
-    /// `hidden` and `change`.
+    /// `hidden`, `change` and `filer_id`.
     public static func append(_ entry: ChangeEntry, to out: inout [UInt8]) throws {
         out += Array(#"{"seq":\#(entry.seq),"type":"\#(entry.type.rawValue)","id":\#(entry.reportID)"#.utf8)
         if let report = entry.report {
@@ -32,6 +32,9 @@ public enum ChangeJSON {
         }
         if let history = entry.history {
             out += Array(#","change":"#.utf8) + (try encoder.encode(StaffChange(history)))
+        }
+        if let filer = entry.filerID {
+            out += Array(#","filer_id":\#(filer)"#.utf8)
         }
         out.append(UInt8(ascii: "}"))
     }

@@ -23,3 +23,14 @@ final class Background<Value: Sendable>: Sendable {
         return value.withLock { $0.take()! }
     }
 }
+
+/// Synchronous work (SQLite reads and writes) moved off Swift's cooperative thread pool.
+public enum Blocking {
+    static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
+
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}

@@ -27,15 +27,30 @@ extension ReportStore {
     public func changes(after seq: Int64, limit: Int) throws -> ChangeRows {
         try pool.read { db in
             let rows = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT seq, action, report_id, at, history_seq FROM report_change WHERE seq > ? ORDER BY seq LIMIT ?"),
+                db.cachedStatement(sql: "SELECT \(Self.changeColumns) FROM report_change WHERE seq > ? ORDER BY seq LIMIT ?"),
                 arguments: [seq, limit]
-            ).map { row in
-                ChangeRow(
-                    seq: row[0], action: ReportAction(rawValue: row[1]) ?? .edited, reportID: row[2],
-                    at: ReportRow.date(milliseconds: row[3]), historySeq: row[4])
-            }
+            ).map(Self.changeRow)
             return ChangeRows(rows: rows, lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db))
         }
+    }
+
+    /// The change rows of these sequence numbers that are still kept, in order.
+    public func changes(seqs: some Collection<Int64>) throws -> [ChangeRow] {
+        guard !seqs.isEmpty else { return [] }
+        return try pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.changeColumns) FROM report_change WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+                arguments: [Self.jsonList(seqs)]
+            ).map(Self.changeRow)
+        }
+    }
+
+    private static let changeColumns = "seq, action, report_id, at, history_seq"
+
+    private static func changeRow(_ row: Row) -> ChangeRow {
+        ChangeRow(
+            seq: row[0], action: ReportAction(rawValue: row[1]) ?? .edited, reportID: row[2],
+            at: ReportRow.date(milliseconds: row[3]), historySeq: row[4])
     }
 
     /// The highest change sequence number handed out so far (0 before the first write).
@@ -73,6 +88,17 @@ extension ReportStore {
         return try pool.read { db in
             let found = try Int64.fetchAll(db, sql: "SELECT id FROM report_hidden WHERE id IN (SELECT value FROM json_each(?))", arguments: [Self.jsonList(ids)])
             return Dictionary(uniqueKeysWithValues: try found.compactMap { try Self.hidden(db, id: $0) }.map { ($0.report.id, $0) })
+        }
+    }
+
+    /// The accounts that filed these reports, by report id (reports a person filed).
+    public func filers(of ids: some Collection<Int64>) throws -> [Int64: Int64] {
+        guard !ids.isEmpty else { return [:] }
+        return try pool.read { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT report_id, account_id FROM report_filer WHERE report_id IN (SELECT value FROM json_each(?))",
+                arguments: [Self.jsonList(ids)])
+            return Dictionary(rows.map { ($0[0], $0[1]) }, uniquingKeysWith: { a, _ in a })
         }
     }
 }

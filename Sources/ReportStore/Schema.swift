@@ -272,6 +272,65 @@ enum Schema {
                 """)
         }
 
+        // Webhooks. `webhook_event` holds what each endpoint subscribes to in the changes
+        // table's own words (its actions), so that the trigger on `report_change` writes
+        // an endpoint's deliveries (the outbox) in the very transaction of the change,
+        // whichever process makes it. A delivery's payload is written once, before its
+        // first attempt, and never again: every retry sends the same bytes.
+        migrator.registerMigration("v5: webhooks and their outbox") { db in
+            try db.execute(sql: """
+                CREATE TABLE webhook (
+                    id INTEGER PRIMARY KEY,
+                    url TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    secret BLOB NOT NULL CHECK (length(secret) BETWEEN 24 AND 64),
+                    enabled BOOLEAN NOT NULL DEFAULT 1,
+                    disabled_reason TEXT,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE webhook_event (
+                    action TEXT NOT NULL,
+                    webhook_id INTEGER NOT NULL REFERENCES webhook(id) ON DELETE CASCADE,
+                    PRIMARY KEY (action, webhook_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX webhook_event_webhook ON webhook_event(webhook_id);
+                CREATE TABLE webhook_delivery (
+                    id INTEGER PRIMARY KEY,
+                    webhook_id INTEGER NOT NULL REFERENCES webhook(id) ON DELETE CASCADE,
+                    change_seq INTEGER NOT NULL,
+                    action TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    -- When a pending delivery is next tried (NULL while its endpoint is disabled).
+                    next_at INTEGER,
+                    payload BLOB,
+                    last_status INTEGER,
+                    last_error TEXT,
+                    finished_at INTEGER,
+                    UNIQUE (webhook_id, change_seq)
+                );
+                CREATE INDEX webhook_delivery_due ON webhook_delivery(next_at) WHERE state = 'pending';
+                CREATE INDEX webhook_delivery_finished ON webhook_delivery(finished_at) WHERE state != 'pending';
+                CREATE TABLE webhook_attempt (
+                    delivery_id INTEGER NOT NULL REFERENCES webhook_delivery(id) ON DELETE CASCADE,
+                    number INTEGER NOT NULL,
+                    at INTEGER NOT NULL,
+                    status INTEGER,
+                    error TEXT,
+                    duration_ms INTEGER NOT NULL,
+                    PRIMARY KEY (delivery_id, number)
+                ) WITHOUT ROWID;
+                CREATE TRIGGER report_change_outbox AFTER INSERT ON report_change BEGIN
+                    INSERT INTO webhook_delivery (webhook_id, change_seq, action, created_at, next_at)
+                    SELECT e.webhook_id, NEW.seq, NEW.action, NEW.at, NEW.at
+                    FROM webhook_event e JOIN webhook w ON w.id = e.webhook_id
+                    WHERE e.action = NEW.action AND w.enabled;
+                END;
+                """)
+        }
+
         return migrator
     }
 

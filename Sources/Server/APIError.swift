@@ -8,6 +8,7 @@ import Hummingbird
 import Interchange
 import ReportService
 import ReportStore
+import Webhooks
 
 /// An error as every endpoint answers it: a status and
 /// `{"error": {"code", "message", "field", "fields": [{"field", "message"}]}}`, where
@@ -100,6 +101,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as ClusterNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as NoSuchCluster: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ReportNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
+        case let e as WebhookNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as TransitionNotAllowed: return APIError(.conflict, code: "transition_not_allowed", message: e.description, field: "to")
         case let e as ReportHidden: return APIError(.conflict, code: e.hidden ? "hidden" : "not_hidden", message: e.description, field: "id")
         case let e as PreconditionFailed: return APIError(.preconditionFailed, code: "precondition_failed", message: e.description, field: "If-Match")

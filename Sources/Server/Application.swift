@@ -7,6 +7,7 @@ import HummingbirdCore
 import Logging
 import ReportService
 import Tiles
+import Webhooks
 
 /// How the server runs.
 public struct ServerConfiguration: Sendable {
@@ -33,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     public var limits = ConnectionLimits()
     /// How the change stream follows the database and keeps its subscribers.
     public var changes = ChangeStreamSettings()
+    /// How webhooks are sent; nil: this process sends none (another on the database may).
+    public var webhooks: WebhookSettings? = WebhookSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate",
@@ -88,6 +91,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
+    WebhookRoutes(store: WebhookStore(service.store)).register(on: router)
     return router
 }
 
@@ -107,13 +111,19 @@ public func makeApplication(
     logger.logLevel = configuration.logLevel
     let maxConnections = configuration.limits.connectionCap(descriptorLimit: ConnectionLimits.raiseDescriptorLimit())
     let open = OpenConnections()
-    return Application(
+    var app = Application(
         responder: makeResponder(service: service, accounts: accounts, configuration: configuration),
         server: HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, limits: configuration.limits, maxConnections: maxConnections, open: open)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
         logger: logger)
+    if let settings = configuration.webhooks {
+        let dispatcher = WebhookDispatcher(store: service.store, settings: settings, logger: logger)
+        service.onWrite { _ in dispatcher.nudge() }
+        app.addServices(dispatcher)
+    }
+    return app
 }
 
 /// One log line per request: its method, its path and the names of its query parameters,

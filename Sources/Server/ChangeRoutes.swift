@@ -3,6 +3,7 @@ import Foundation
 import Geometry
 import HTTPTypes
 import Hummingbird
+import ReportStore
 import ServiceLifecycle
 
 /// `GET /v1/changes`: the numbered writes since a sequence number, for offline apps and

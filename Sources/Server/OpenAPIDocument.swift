@@ -1,4 +1,5 @@
 import ChangeFeed
+import Webhooks
 
 /// `/openapi.json`: the OpenAPI 3.1 document of ``Endpoint/all``, with a schema for every
 /// answer, so that a client (or schemathesis, in `make test`) can check bodies as well as
@@ -159,6 +160,7 @@ enum OpenAPI {
                     ("to_status", nullableString), ("note", nullableString),
                     ("fields", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
                 ], required: ["fields"])),
+                ("filer_id", integer),
             ], required: ["seq", "type", "id"]))),
             ("last_seq", ["type": "integer", "minimum": 0]),
         ])),
@@ -176,6 +178,26 @@ enum OpenAPI {
             ("created_at", string), ("last_login_at", nullableString),
         ])),
         ("Users", object([("users", array(of: ref("User"))), ("next", ["type": ["integer", "null"]])], required: ["users"])),
+        ("Webhook", webhook),
+        ("NewWebhook", {
+            guard case .object(var members) = webhook, case .object(var properties)? = members.first(where: { $0.0 == "properties" })?.1 else { return .null }
+            properties.append(("secret", ["type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$", "description": "Shown this once."]))
+            members = members.map { $0.0 == "properties" ? ("properties", .object(properties)) : $0 }
+            return .object(members)
+        }()),
+        ("Webhooks", object([("webhooks", array(of: ref("Webhook")))], required: ["webhooks"])),
+        ("Deliveries", object([
+            ("deliveries", array(of: object([
+                ("id", integer), ("seq", integer), ("type", nullableString),
+                ("state", ["type": "string", "enum": .array(DeliveryState.allCases.map { .string($0.rawValue) })]),
+                ("attempt_count", integer), ("next_at", nullableString), ("last_status", ["type": ["integer", "null"]]), ("last_error", nullableString),
+                ("created_at", string), ("finished_at", nullableString),
+                ("attempts", array(of: object([
+                    ("number", integer), ("at", string), ("status", ["type": ["integer", "null"]]), ("error", nullableString), ("duration_ms", integer),
+                ], required: ["number", "at", "duration_ms"]))),
+            ], required: ["id", "seq", "state", "attempt_count", "created_at", "attempts"]))),
+            ("next", ["type": ["integer", "null"]]),
+        ], required: ["deliveries"])),
         ("Sessions", object([
             ("sessions", array(of: object([
                 ("id", string), ("created_at", string), ("last_used_at", string), ("expires_at", string), ("current", ["type": "boolean"]),
@@ -205,6 +227,20 @@ enum OpenAPI {
     ]
 
     static let role: JSONValue = ["type": "string", "enum": ["inspector", "supervisor", "admin"]]
+
+    static let changeTypes: JSONValue = ["type": "string", "enum": .array(ChangeType.allCases.map { .string($0.rawValue) })]
+
+    static let webhook = object([
+        ("id", integer), ("url", string), ("events", array(of: changeTypes)), ("description", string), ("enabled", ["type": "boolean"]),
+        ("disabled_reason", nullableString), ("created_at", string), ("updated_at", string),
+    ], required: ["id", "url", "events", "description", "enabled", "created_at", "updated_at"])
+
+    static let webhookFields: [(String, JSONValue)] = [
+        ("url", ["type": "string", "maxLength": .int(WebhookDraft.maxURLLength), "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s#]+$",
+                 "description": "An absolute http or https URL with a host, without a user name, password or fragment. It may be an internal address."]),
+        ("events", ["type": "array", "minItems": 1, "uniqueItems": true, "items": changeTypes]),
+        ("description", ["type": "string", "maxLength": .int(WebhookDraft.maxDescriptionLength), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"]),
+    ]
 
     /// A request body: exactly these members, no others.
     static func body(_ properties: [(String, JSONValue)], required: [String]? = nil) -> JSONValue {
@@ -252,6 +288,12 @@ enum OpenAPI {
         ("ReadUpTo", body([("up_to", ["type": "integer", "minimum": 0, "maximum": .int(JSONBody.maxInteger), "description": "The id of the newest notification read."])], required: ["up_to"])),
         ("Hide", body([("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])])),
         ("Unhide", body([("note", ["type": "string", "maxLength": 2000])], required: [])),
+        ("WebhookRegistration", body(webhookFields, required: ["url", "events"])),
+        ("WebhookPatch", {
+            guard case .object(var members) = body(webhookFields + [("enabled", ["type": "boolean"])], required: []) else { return .null }
+            members.append(("minProperties", 1))
+            return .object(members)
+        }()),
         ("UserPatch", {
             guard case .object(var members) = body([("role", role), ("disabled", ["type": "boolean"])], required: []) else { return .null }
             members.append(("minProperties", 1))

@@ -4,6 +4,7 @@ import Geometry
 import Hummingbird
 import Interchange
 import ReportService
+import ReportStore
 
 /// The query string of a request, checked: every parameter must be one the endpoint
 /// takes, and given once. Values are read by typed accessors that name the parameter and
@@ -112,13 +113,3 @@ extension Router<AppRequestContext> {
     }
 }
 
-/// Synchronous work (SQLite reads) moved off Swift's cooperative thread pool.
-enum Blocking {
-    static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
-
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-}

@@ -3,6 +3,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import ReportService
+import ReportStore
 import Tiles
 
 /// `/v1/tiles`: PNG tiles of the clustered markers, from an in-memory cache that every

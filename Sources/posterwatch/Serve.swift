@@ -6,6 +6,7 @@ import struct Geometry.BoundingBox
 import ReportService
 import ReportStore
 import Server
+import Webhooks
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,6 +58,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Forget changes (GET /v1/changes) older than this many days (default: keep every one).", valueName: "days"))
     var changesRetentionDays: Int?
 
+    @Flag(inversion: .prefixedNo, help: "Send webhooks from this process (one of several on a database may be enough).")
+    var webhookDispatch = true
+
+    @Option(help: ArgumentHelp("How long a webhook attempt may take, in seconds; one in flight when the process dies is sent again this much and 5 s later.", valueName: "seconds"))
+    var webhookTimeout = 10.0
+
+    @Option(help: ArgumentHelp("The wait before a failed webhook's first retry, in seconds; it doubles with each failure up to 24 h.", valueName: "seconds"))
+    var webhookFirstRetry = 5.0
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
@@ -71,6 +81,8 @@ struct Serve: AsyncParsableCommand {
         if let days = changesRetentionDays, !(1...36_500).contains(days) {
             throw ValidationError("--changes-retention-days must be from 1 to 36500, got \(days).")
         }
+        guard (0.1...300).contains(webhookTimeout) else { throw ValidationError("--webhook-timeout must be from 0.1 to 300 seconds, got \(webhookTimeout).") }
+        guard (0.01...3_600).contains(webhookFirstRetry) else { throw ValidationError("--webhook-first-retry must be from 0.01 to 3600 seconds, got \(webhookFirstRetry).") }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
 
@@ -91,6 +103,14 @@ struct Serve: AsyncParsableCommand {
         configuration.limits.idleTimeout = .seconds(idleTimeout)
         configuration.limits.headerTimeout = .seconds(headerTimeout)
         configuration.limits.maxConnections = maxConnections
+        if webhookDispatch {
+            var webhooks = WebhookSettings()
+            webhooks.requestTimeout = .milliseconds(Int64(webhookTimeout * 1000))
+            webhooks.retries.first = .milliseconds(Int64(webhookFirstRetry * 1000))
+            configuration.webhooks = webhooks
+        } else {
+            configuration.webhooks = nil
+        }
         let accounts = try await AccountService(store: reports)
         let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
         // Idempotency keys are kept 48 hours (the IETF draft asks at least 24), changes as

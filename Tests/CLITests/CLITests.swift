@@ -56,20 +56,12 @@ struct CLI {
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// Starts `posterwatch serve` over `db` on a free port and waits until it answers.
-    func serve(db: String) async throws -> (process: Process, base: String) {
-        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        close(probe)
+    /// Starts `posterwatch serve` over `db` on a free port, with `options`, and waits until it answers.
+    func serve(db: String, options: [String] = []) async throws -> (process: Process, base: String) {
+        let port = Self.freePort()
         let server = Process()
         server.executableURL = Self.binary
-        server.arguments = ["serve", "--db", db, "--port", "\(port)"]
+        server.arguments = ["serve", "--db", db, "--port", "\(port)"] + options
         server.currentDirectoryURL = directory
         // The access log goes to a file: a pipe nobody reads would fill and stall the server.
         FileManager.default.createFile(atPath: path("serve.log"), contents: nil)
@@ -85,6 +77,30 @@ struct CLI {
         }
         server.terminate()
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "posterwatch serve did not answer on port \(port)"])
+    }
+
+    /// A loopback port nothing listens on now.
+    static func freePort() -> Int {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
+        close(probe)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static let inspectorEmail = "i@example.org"
+    static let inspectorPassword = "довгий пароль для тесту"
+
+    /// Adds an inspector to `db` (see ``CrashTests/signIn(_:)``).
+    func addInspector(db: String) throws {
+        let added = try run(
+            ["user", "add", "--name", "Інспектор", "--email", Self.inspectorEmail, "--phone", "067 000 00 01", "--role", "inspector", "--db", db],
+            input: Self.inspectorPassword + "\n")
+        #expect(added.status == 0, "\(added.stderr)")
     }
 
     func json(_ text: String) throws -> [String: Any] {

@@ -27,16 +27,19 @@ struct CrashTests {
         return request
     }
 
+    /// An access token of the inspector ``CLI/addInspector(db:)`` adds.
+    static func signIn(_ base: String) async throws -> String {
+        let login = try JSONSerialization.data(withJSONObject: ["login": CLI.inspectorEmail, "password": CLI.inspectorPassword])
+        let (tokens, _) = try await URLSession.shared.data(for: request(base, "/v1/auth/login", method: "POST", body: login))
+        return try #require((try JSONSerialization.jsonObject(with: tokens) as? [String: Any])?["access_token"] as? String)
+    }
+
     @Test("stream filings from 8 clients, SIGKILL the server midway, restart: every report answered 201 is there, ids unique, the index equals the rows")
     func killMidStream() async throws {
         let cli = try CLI()
-        let password = "довгий пароль для тесту"
-        let added = try cli.run(["user", "add", "--name", "Інспектор", "--email", "i@example.org", "--phone", "067 000 00 01", "--role", "inspector", "--db", "t.sqlite"], input: password + "\n")
-        #expect(added.status == 0, "\(added.stderr)")
+        try cli.addInspector(db: "t.sqlite")
         let server = try await cli.serve(db: "t.sqlite")
-        let login = try JSONSerialization.data(withJSONObject: ["login": "i@example.org", "password": password])
-        let (tokens, _) = try await URLSession.shared.data(for: Self.request(server.base, "/v1/auth/login", method: "POST", body: login))
-        let token = try #require((try JSONSerialization.jsonObject(with: tokens) as? [String: Any])?["access_token"] as? String)
+        let token = try await Self.signIn(server.base)
 
         let acknowledged = try await withThrowingTaskGroup(of: [Int].self) { group in
             for client in 0..<8 {

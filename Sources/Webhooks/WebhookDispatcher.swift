@@ -1,0 +1,221 @@
+import AsyncHTTPClient
+import ChangeFeed
+import Foundation
+import Interchange
+import Logging
+import ReportStore
+import ServiceLifecycle
+import Synchronization
+
+/// How the dispatcher sends.
+public struct WebhookSettings: Sendable {
+    public var retries = RetrySchedule()
+    /// How long one attempt may take, connecting included.
+    public var requestTimeout: Duration = .seconds(10)
+    /// How often the outbox is read when nothing wakes the dispatcher (another process's
+    /// writes reach it so).
+    public var pollInterval: Duration = .seconds(1)
+    /// The most attempts in flight at once.
+    public var maxInFlight = 128
+    /// The most connections to one host.
+    public var connectionsPerHost = 32
+    /// Finished deliveries are forgotten after this long.
+    public var retention: Duration = .seconds(30 * 86_400)
+
+    public init() {}
+}
+
+/// Sends the outbox: deliveries due are taken (payload written first, so every retry
+/// sends the same bytes), posted signed to their endpoints with at most
+/// ``WebhookSettings/maxInFlight`` in flight, and their outcome recorded in batches.
+///
+/// Deliveries are at least once: a dispatcher that dies with attempts in flight leaves
+/// them taken only until their lease ends (the request timeout and a margin), when any
+/// dispatcher on the database sends them again.
+public final class WebhookDispatcher: Service, Sendable {
+    public let store: WebhookStore
+    let feed: ChangeFeed
+    let settings: WebhookSettings
+    let logger: Logger
+    private let wakes: AsyncStream<Void>
+    private let waker: AsyncStream<Void>.Continuation
+    private let state = Mutex(State())
+
+    private struct State {
+        var inFlight = 0
+        var outcomes: [AttemptOutcome] = []
+    }
+
+    public init(store: ReportStore, settings: WebhookSettings = WebhookSettings(), logger: Logger = Logger(label: "posterwatch.webhooks")) {
+        self.store = WebhookStore(store)
+        feed = ChangeFeed(store: store)
+        self.settings = settings
+        self.logger = logger
+        (wakes, waker) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Tells the dispatcher the outbox may have grown (a write of this process).
+    public func nudge() { waker.yield() }
+
+    public func run() async throws {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .milliseconds(Int64(settings.requestTimeout.seconds * 1000)), read: .milliseconds(Int64(settings.requestTimeout.seconds * 1000))))
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.connectionsPerHost)
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let ticker = Task { await self.tick() }
+        await withDiscardingTaskGroup { group in
+            // A graceful shutdown ends the wakes, so the loop ends, and the attempts in
+            // flight finish (within the request timeout) before the outcomes are recorded.
+            await withGracefulShutdownHandler {
+                for await _ in self.wakes {
+                    for delivery in await self.takeDue() {
+                        group.addTask {
+                            let outcome = await self.send(delivery, with: client)
+                            self.state.withLock {
+                                $0.inFlight -= 1
+                                $0.outcomes.append(outcome)
+                            }
+                            self.nudge()
+                        }
+                    }
+                }
+            } onGracefulShutdown: {
+                self.waker.finish()
+            }
+            ticker.cancel()
+        }
+        await recordOutcomes()
+        try? await client.shutdown()
+    }
+
+    /// Wakes the dispatcher when the next delivery is due, at least every poll interval,
+    /// and forgets old finished deliveries now and then.
+    private func tick() async {
+        var lastPrune = ContinuousClock.now - .seconds(3600)
+        while !Task.isCancelled {
+            let next = (try? await Blocking.run { try self.store.nextDue() }) ?? nil
+            let untilNext = next.map { Duration.seconds(max($0.timeIntervalSinceNow, 0.005)) } ?? settings.pollInterval
+            try? await Task.sleep(for: min(untilNext, settings.pollInterval))
+            nudge()
+            if ContinuousClock.now - lastPrune > .seconds(3600) {
+                lastPrune = .now
+                let cutoff = Date() - settings.retention.seconds
+                _ = try? await Blocking.run { try self.store.forgetDeliveries(finishedBefore: cutoff) }
+            }
+        }
+    }
+
+    /// Records the outcomes gathered so far, then takes as many due deliveries as there
+    /// is room in flight for.
+    private func takeDue() async -> [DueDelivery] {
+        await recordOutcomes()
+        let room = state.withLock { settings.maxInFlight - $0.inFlight }
+        guard room > 0 else { return [] }
+        do {
+            let leaseEnd = Date() + settings.requestTimeout.seconds + 5
+            let claimed = try await Blocking.run { [self] in try claim(limit: room, until: leaseEnd) }
+            state.withLock { $0.inFlight += claimed.count }
+            return claimed
+        } catch {
+            logger.error("webhook outbox unreadable", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
+    private func claim(limit: Int, until leaseEnd: Date) throws -> [DueDelivery] {
+        let now = Date()
+        let due = try store.due(now: now, limit: limit)
+        guard !due.isEmpty else { return [] }
+        let unwritten = Set(due.filter { $0.payload == nil }.map(\.changeSeq))
+        let payloads = try self.payloads(of: unwritten, at: now)
+        // A change forgotten (retention) before its first attempt has nothing to send.
+        let lost = due.filter { $0.payload == nil && payloads[$0.changeSeq] == nil }
+        try store.record(lost.map { AttemptOutcome(giveUp: $0, at: now, error: "change \($0.changeSeq) is no longer kept") }, now: now)
+        return try store.claim(due.filter { $0.payload != nil || payloads[$0.changeSeq] != nil }, payloads: payloads, until: leaseEnd)
+    }
+
+    /// The Standard Webhooks payload of each change: `{type, timestamp, data}`, `data`
+    /// being the change as staff see it in the feed.
+    func payloads(of seqs: Set<Int64>, at now: Date) throws -> [Int64: Data] {
+        let entries = try feed.entries(try feed.store.changes(seqs: seqs), staff: true)
+        var payloads: [Int64: Data] = [:]
+        for entry in entries {
+            var out = Array(#"{"type":"\#(entry.type.rawValue)","timestamp":"\#(RFC3339.string(from: entry.at))","data":"#.utf8)
+            try ChangeJSON.append(entry, to: &out)
+            out.append(UInt8(ascii: "}"))
+            payloads[entry.seq] = Data(out)
+        }
+        return payloads
+    }
+
+    private func recordOutcomes() async {
+        let outcomes = state.withLock { state in
+            defer { state.outcomes.removeAll(keepingCapacity: true) }
+            return state.outcomes
+        }
+        guard !outcomes.isEmpty else { return }
+        do {
+            try await Blocking.run { [store] in try store.record(outcomes, now: Date()) }
+        } catch {
+            // Their leases end and they are sent again: at least once.
+            logger.error("webhook outcomes not recorded", metadata: ["error": "\(error)", "count": "\(outcomes.count)"])
+        }
+    }
+
+    /// One attempt: the payload posted with its signature headers; redirects are not
+    /// followed and the answer's body is read no further than 64 KiB.
+    func send(_ delivery: DueDelivery, with client: HTTPClient) async -> AttemptOutcome {
+        let at = Date()
+        let started = ContinuousClock.now
+        let payload = delivery.payload ?? Data()
+        var request = HTTPClientRequest(url: delivery.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "PosterWatch-Webhooks/1")
+        let signature = WebhookSignature(key: delivery.key)
+        for header in signature.headers(id: "msg_\(delivery.changeSeq)", timestamp: Int64(at.timeIntervalSince1970), body: payload) {
+            request.headers.add(name: header.name, value: header.value)
+        }
+        request.body = .bytes(payload)
+        var status: Int?
+        var failure: String?
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.requestTimeout.seconds * 1000)))
+            status = Int(response.status.code)
+            _ = try? await response.body.collect(upTo: 65_536)
+        } catch {
+            failure = String(String(describing: error).prefix(300))
+        }
+        let elapsed = ContinuousClock.now - started
+        return AttemptOutcome(
+            delivery, at: at, status: status, error: failure, milliseconds: Int64(elapsed.seconds * 1000), retries: settings.retries)
+    }
+}
+
+extension AttemptOutcome {
+    /// How an attempt that got `status` (or failed with `error`) leaves its delivery: a 2xx
+    /// delivers it, a 410 gives it up (and disables the endpoint), anything else retries
+    /// it on the schedule until its attempts run out.
+    init(_ delivery: DueDelivery, at: Date, status: Int?, error: String?, milliseconds: Int64, retries: RetrySchedule) {
+        let attempt = delivery.attempts + 1
+        var state = DeliveryState.failed
+        var retryAt: Date?
+        if let status, (200..<300).contains(status) {
+            state = .delivered
+        } else if status != 410, let wait = retries.wait(after: attempt, draw: Double.random(in: 0..<1)) {
+            state = .pending
+            retryAt = at + wait.seconds
+        }
+        self.init(
+            deliveryID: delivery.id, webhookID: delivery.webhookID, attempt: attempt, at: at, status: status, error: error,
+            milliseconds: milliseconds, state: state, retryAt: retryAt)
+    }
+
+    /// A delivery given up without an attempt.
+    init(giveUp delivery: DueDelivery, at: Date, error: String) {
+        self.init(
+            deliveryID: delivery.id, webhookID: delivery.webhookID, attempt: delivery.attempts + 1, at: at, status: nil, error: error,
+            milliseconds: 0, state: .failed, retryAt: nil)
+    }
+}
