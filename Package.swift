@@ -118,11 +118,13 @@ let package = Package(
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "ReportService", "Generator", "TestSupport"]),
+        .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "ReportStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore", "TestSupport"]),
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", "TestSupport", "Webhooks",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator", "TestSupport"]),

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 @testable import Server
 import Testing
+import Webhooks
 
 extension TestClientProtocol {
     /// A request with a JSON body (or raw text) and, when given, a bearer token.
@@ -220,6 +221,9 @@ struct AccountRouteTests {
             let admin = try await Self.admin(fixture, client)
             let inspector = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(7)).json["access_token"] as? String)
             let inspectorID = try #require(try await client.send(.get, "/v1/me", token: inspector).json["id"] as? Int)
+            let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 8).token
+            let webhookID = try WebhookStore(fixture.service.store).register(
+                try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil), now: Date()).webhook.id
             let store = AccountStore(fixture.service.store)
             func state() throws -> String {
                 let accounts = try store.list(limit: 100).map { "\($0.id) \($0.name) \($0.role) \($0.disabled)" }
@@ -229,6 +233,8 @@ struct AccountRouteTests {
                         SELECT (SELECT count(*) || ' ' || sum(updated_at) FROM report) || ' ' || (SELECT count(*) FROM report_hidden)
                             || ' ' || (SELECT count(*) FROM report_history) || ' ' || (SELECT count(*) FROM idempotency_key)
                             || ' ' || (SELECT count(*) FROM notification_read)
+                            || ' ' || (SELECT group_concat(id || url || description || enabled || updated_at) FROM webhook)
+                            || ' ' || (SELECT count(*) FROM webhook_event) || ' ' || (SELECT count(*) FROM webhook_delivery)
                         """)
                 }
                 return (accounts + sessions + reports).joined(separator: "\n")
@@ -240,13 +246,16 @@ struct AccountRouteTests {
                 "/v1/reports": ReportRouteTests.newReport(), "/v1/reports/{id}": ["address": "вул. Інша, 1"],
                 "/v1/reports/{id}/transitions": ["to": "verifying"], "/v1/reports/{id}/hide": ["note": "спам"], "/v1/reports/{id}/unhide": [:],
                 "/v1/me/notifications/read": ["up_to": 999_999],
+                "/v1/webhooks": ["url": "http://127.0.0.1:9/new", "events": ["report.created"]],
+                "/v1/webhooks/{id}": ["url": "http://127.0.0.1:9/other", "enabled": false],
             ]
             let protected = Endpoint.all.filter { $0.access != .anyone }
-            #expect(protected.count == 16)
+            #expect(protected.count == 22)
             let reportID = fixture.reports[0].id
             for endpoint in protected {
                 guard case .role(let needed) = endpoint.access else { continue }
-                let id = endpoint.path.hasPrefix("/v1/users") ? "\(inspectorID)" : endpoint.path.hasPrefix("/v1/reports") ? "\(reportID)" : "abcdefghijklmnop"
+                let id = endpoint.path.hasPrefix("/v1/users") ? "\(inspectorID)" : endpoint.path.hasPrefix("/v1/reports") ? "\(reportID)"
+                    : endpoint.path.hasPrefix("/v1/webhooks") ? "\(webhookID)" : "abcdefghijklmnop"
                 let uri = endpoint.path.replacingOccurrences(of: "{id}", with: id)
                 let body = endpoint.method == .get || endpoint.method == .delete ? nil : bodies[endpoint.path] ?? [:]
                 let before = try state()
@@ -255,6 +264,10 @@ struct AccountRouteTests {
                 if needed != .inspector {
                     let lower = try await client.send(endpoint.method, uri, json: body, token: inspector)
                     #expect(lower.status == .forbidden, "\(endpoint.method) \(endpoint.path) with an inspector's token")
+                }
+                if needed == .admin {
+                    let lower = try await client.send(endpoint.method, uri, json: body, token: supervisor)
+                    #expect(lower.status == .forbidden, "\(endpoint.method) \(endpoint.path) with a supervisor's token")
                 }
                 #expect(try state() == before, "\(endpoint.method) \(endpoint.path) wrote although refused")
             }

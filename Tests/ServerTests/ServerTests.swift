@@ -58,6 +58,7 @@ struct Answer {
 
     var features: [[String: Any]] { json["features"] as? [[String: Any]] ?? [] }
     var error: [String: Any]? { json["error"] as? [String: Any] }
+    var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 extension TestClientProtocol {
