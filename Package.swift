@@ -105,8 +105,8 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Accounts", "ChangeFeed", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "Accounts", "ChangeFeed", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles", "Webhooks",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

@@ -35,6 +35,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the write section, on a copy of the database a previous run imported.")
     var onlyWrites = false
 
+    @Flag(help: "Measure only webhook dispatch (on a small database of its own).")
+    var onlyWebhooks = false
+
     @Flag(help: "Measure only the tile section, on the database a previous run imported.")
     var onlyTiles = false
 
@@ -50,6 +53,11 @@ struct Bench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
+        if onlyWebhooks {
+            try await measureWebhooks(&report)
+            print(report.markdown(machine: machineDescription(), dataset: "20,000 generated Kyiv filings in a database of their own in \(work)"))
+            return
+        }
         if onlyWrites {
             try await measureWrites(ReportStore(path: "\(work)/bench.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))

@@ -77,6 +77,7 @@ extension Bench {
         report.note(try tileFreshness(port: port, body: bodies[0][0], token: inspectors[0]))
         try measureFeed(ChangeFeed(store: store), &report)
         try await measureStream(service, accounts: accounts, port: port, &report)
+        try await measureWebhooks(&report)
     }
 
     /// Subscribers of the change stream while filings are committed at a steady rate.

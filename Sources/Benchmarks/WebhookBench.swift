@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import GRDB
+import Hummingbird
+import ReportModel
+import ReportService
+import ReportStore
+import Synchronization
+import Webhooks
+
+/// Webhook dispatch to a local receiver (an HTTP server of this process answering 204):
+/// deliveries queued by filings, then sent by one dispatcher from the outbox until all
+/// are delivered, their outcomes recorded. Both sides share the machine's cores.
+struct WebhookBench {
+    let deliveries = 20_000
+
+    struct Result {
+        var seconds: Double
+        var delivered: Int
+        var received: Int
+    }
+
+    /// Queues `deliveries` on a database of its own in `work`, then times their dispatch.
+    func run(work: String, port: Int) async throws -> Result {
+        let path = "\(work)/webhooks.sqlite"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        let store = try ReportStore(path: path)
+        let service = try ReportService(store: store)
+        let webhooks = WebhookStore(store)
+        let webhook = try webhooks.register(
+            try WebhookDraft(url: "http://127.0.0.1:\(port)/hook", events: ["report.created"], description: "bench"), now: Date()).webhook
+        let drafts = Bench.drafts(deliveries, seed: 93, reference: store.reference)
+        let filer = Caller(accountID: nil, role: .inspector)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<64 {
+                group.addTask {
+                    for k in stride(from: lane, to: drafts.count, by: 64) { _ = try await service.file(drafts[k], by: filer) }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        let received = Counter()
+        let router = Router()
+        router.post("/hook") { _, _ in
+            received.add()
+            return Response(status: .noContent)
+        }
+        let receiver = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
+        let receiving = Task { try await receiver.runService() }
+        defer { receiving.cancel() }
+        try await Task.sleep(for: .milliseconds(300))
+
+        let dispatcher = WebhookDispatcher(store: store)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let sending = Task { try await dispatcher.run() }
+        defer { sending.cancel() }
+        var delivered = 0
+        while delivered < deliveries {
+            try await Task.sleep(for: .milliseconds(20))
+            delivered = try await store.pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM webhook_delivery WHERE webhook_id = ? AND state = 'delivered'", arguments: [webhook.id]) ?? 0
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return Result(seconds: seconds, delivered: delivered, received: received.value)
+    }
+
+    final class Counter: Sendable {
+        private let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+}
+
+extension Bench {
+    func measureWebhooks(_ report: inout Report) async throws {
+        let bench = WebhookBench()
+        let result = try await bench.run(work: work, port: 22_000 + Int.random(in: 0..<2_000))
+        let rate = Double(result.delivered) / result.seconds
+        report.section(
+            "Webhook dispatch: \(fmt(bench.deliveries)) deliveries queued by filings, sent by one dispatcher to a receiver of this process (204), signed, outcomes recorded",
+            header: ["what", "measured"])
+        report.row(["deliveries/s (queued to recorded delivered)", fmt(Int(rate))])
+        report.row(["requests the receiver got (at least once: a retry is a second)", fmt(result.received)])
+        report.goal("webhook dispatch to a local receiver: ≥ 2,000 deliveries/s", "\(fmt(Int(rate)))/s", rate >= 2_000)
+    }
+}
