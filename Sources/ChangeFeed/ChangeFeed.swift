@@ -10,6 +10,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
     case reportHidden = "report.hidden"
     case reportUnhidden = "report.unhidden"
     case reportDeleted = "report.deleted"
+    /// A bulk import changed the data set as a whole (`id` 0): start again from a snapshot.
+    case datasetChanged = "dataset.changed"
 
     /// The write of the changes table this type names.
     public var action: ReportAction {
@@ -20,6 +22,7 @@ public enum ChangeType: String, Sendable, CaseIterable {
         case .reportHidden: .hidden
         case .reportUnhidden: .unhidden
         case .reportDeleted: .deleted
+        case .datasetChanged: .imported
         }
     }
 

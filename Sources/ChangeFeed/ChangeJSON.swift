@@ -26,6 +26,8 @@ public enum ChangeJSON {
         if let report = entry.report {
             out += Array(#","at":"\#(RFC3339.string(from: entry.at))","report":"#.utf8)
             GeoJSON.appendFeature(report, to: &out)
+        } else if entry.type == .datasetChanged {
+            out += Array(#","at":"\#(RFC3339.string(from: entry.at))""#.utf8)
         }
         if let hidden = entry.hidden {
             out += Array(#","hidden":"#.utf8) + (try encoder.encode(HiddenNote(hidden)))

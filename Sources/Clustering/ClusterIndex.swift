@@ -45,7 +45,8 @@ public final class ClusterIndex: @unchecked Sendable {
     /// How many statuses there are (status numbers are 0..<statusCount, at most 16).
     public let statusCount: Int
 
-    let tree: QuadTree
+    /// Replaced whole by ``replaceContents(with:)``; read and written under `lock` only.
+    private(set) var tree: QuadTree
     let lock = ReadWriteLock()
 
     /// Builds the index over `entries`. Entries are checked first: a position outside
@@ -278,6 +279,30 @@ public final class ClusterIndex: @unchecked Sendable {
     /// Adds or replaces one report.
     public func upsert(_ entry: ClusterEntry) throws(ValidationError) {
         try apply([.upsert(entry)])
+    }
+
+    /// Report `id` as the index holds it (its position to within a centimetre), or nil.
+    public func entry(id: Int64) -> ClusterEntry? {
+        guard let id = UInt32(exactly: id), let slot = lock.read({ tree.slot(id: id) }) else { return nil }
+        let coordinate = Coordinate(
+            longitude: WebMercator.longitude(x: FixedPoint.position(slot.x)), latitude: WebMercator.latitude(y: FixedPoint.position(slot.y)))
+        return ClusterEntry(id: Int64(slot.id), coordinate: coordinate, status: Int(slot.status), createdAt: slot.createdAt)
+    }
+
+    /// Whether the index holds `entry` as it is (same place to the index's precision, same
+    /// status and creation time).
+    public func holds(_ entry: ClusterEntry) -> Bool {
+        guard let wanted = try? Self.slot(entry, statusCount: statusCount), let held = lock.read({ tree.slot(id: wanted.id) }) else { return false }
+        return held.x == wanted.x && held.y == wanted.y && held.status == wanted.status && held.createdAt == wanted.createdAt
+    }
+
+    /// Takes what `other` holds in place of what this index holds, in one step for
+    /// readers (a rebuild swapped in). Both must have the same grid and statuses; `other`
+    /// is not to be used after.
+    public func replaceContents(with other: ClusterIndex) {
+        precondition(other.grid == grid && other.statusCount == statusCount, "an index of another grid or statuses")
+        let replacement = other.lock.read { other.tree }
+        lock.write { tree = replacement }
     }
 
     /// Removes one report; returns whether it was there.

@@ -262,6 +262,11 @@ final class QuadTree {
         }
     }
 
+    /// The report `id`, or nil when the tree has no such id.
+    func slot(id: UInt32) -> Slot? {
+        slotOfID[id].map { slots[Int($0)] }
+    }
+
     /// Removes the report `id`; returns what it was, or nil when the tree has no such id.
     /// Visits one node per level; bounds (box, key range, time range) that the report
     /// defined are recomputed from the node's four children. An inner node left with at

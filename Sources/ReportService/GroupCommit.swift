@@ -9,6 +9,9 @@ import Synchronization
 struct IndexEffect: Sendable {
     var changes: [ClusterIndex.Change] = []
     var touched: [ClusterEntry] = []
+    /// An index rebuilt from the rows, to take the place of the one served (before the
+    /// changes of this and later effects are applied).
+    var replacement: ClusterIndex?
 }
 
 /// Writes waiting their turn, committed together by one thread: every write waiting when

@@ -34,7 +34,9 @@ public final class ReportService: Sendable {
     public var maxZoom: Int { index.grid.maxZoom }
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
-    private let observers = WriteObservers()
+    let observers = WriteObservers()
+    /// The last change the index is known to include (see ``catchUp()``).
+    let followed: Atomic<Int64>
     package let commits: GroupCommit
     /// What duplicate hints and the service area are.
     public let intake: IntakeSettings
@@ -45,11 +47,17 @@ public final class ReportService: Sendable {
     public init(store: ReportStore, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil) throws {
         self.store = store
         statusCodes = store.reference.statuses.map(\.code)
-        let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: store.markers(ClusterEntry.init))
+        let (markers, lastChange) = try store.markersAndLastChange(ClusterEntry.init)
+        let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers)
+        followed = Atomic(lastChange)
         let observers = self.observers
         self.index = index
         self.intake = intake ?? IntakeSettings(reference: store.reference)
         commits = GroupCommit(store: store) { effects in
+            if let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement {
+                index.replaceContents(with: rebuilt)
+                observers.notifyReplaced()
+            }
             for effect in effects where !effect.changes.isEmpty {
                 // The rows are committed: an entry the index refuses is a bug of ours, and
                 // the next restart rebuilds the index from the rows anyway.
@@ -254,10 +262,15 @@ public final class ReportService: Sendable {
 /// Who hears of committed writes.
 final class WriteObservers: Sendable {
     let list = Mutex<[@Sendable ([ClusterEntry]) -> Void]>([])
+    let replaced = Mutex<[@Sendable () -> Void]>([])
 
     func notify(_ touched: [ClusterEntry]) {
         guard !touched.isEmpty else { return }
         for observer in list.withLock({ $0 }) { observer(touched) }
+    }
+
+    func notifyReplaced() {
+        for observer in replaced.withLock({ $0 }) { observer() }
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Geometry
 
 /// One row of `report_change`: a write, numbered in commit order.
 public struct ChangeRow: Sendable, Hashable {
@@ -26,12 +27,14 @@ extension ReportStore {
     /// and the retention mark as of the same read.
     public func changes(after seq: Int64, limit: Int) throws -> ChangeRows {
         try pool.read { db in
-            let rows = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT \(Self.changeColumns) FROM report_change WHERE seq > ? ORDER BY seq LIMIT ?"),
-                arguments: [seq, limit]
-            ).map(Self.changeRow)
-            return ChangeRows(rows: rows, lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db))
+            ChangeRows(rows: try Self.changeRows(db, after: seq, limit: limit), lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db))
         }
+    }
+
+    static func changeRows(_ db: Database, after seq: Int64, limit: Int) throws -> [ChangeRow] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT \(changeColumns) FROM report_change WHERE seq > ? ORDER BY seq LIMIT ?"), arguments: [seq, limit]
+        ).map(changeRow)
     }
 
     /// The change rows of these sequence numbers that are still kept, in order.
@@ -100,5 +103,25 @@ extension ReportStore {
                 arguments: [Self.jsonList(ids)])
             return Dictionary(rows.map { ($0[0], $0[1]) }, uniquingKeysWith: { a, _ in a })
         }
+    }
+}
+
+extension WriteTransaction {
+    /// Up to `limit` change rows after `seq`, oldest first, as this transaction sees them
+    /// (what other processes committed included).
+    public func changes(after seq: Int64, limit: Int) throws -> [ChangeRow] {
+        try ReportStore.changeRows(db, after: seq, limit: limit)
+    }
+
+    /// The markers of those of these reports that are on the map (hidden and deleted ones
+    /// are not), made by `make` as ``ReportStore/markers(_:)`` makes them.
+    public func markers<Marker>(ids: some Collection<Int64>, _ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker) throws -> [Marker] {
+        guard !ids.isEmpty else { return [] }
+        let statement = try db.cachedStatement(
+            sql: "SELECT id, longitude, latitude, status, created_at FROM report WHERE id IN (SELECT value FROM json_each(?))")
+        try statement.setArguments([ReportStore.jsonList(ids)])
+        var result: [Marker] = []
+        try ReportStore.forEachMarker(db, statement, reference) { result.append(make($0, $1, $2, $3)) }
+        return result
     }
 }

@@ -233,6 +233,13 @@ extension ReportStore {
                     summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
                     try deferred.rebuild(db, phoneIndex: packedAll ? phoneIndex : nil, summary: &summary)
                 }
+                if summary.imported > 0 {
+                    // One change says the data set changed: a server on this database
+                    // rebuilds its index, and feed readers start again from a snapshot.
+                    try db.execute(
+                        sql: "INSERT INTO report_change (report_id, action, at) VALUES (0, ?, ?)",
+                        arguments: [ReportAction.imported.rawValue, ReportRow.milliseconds(Date())])
+                }
                 try SearchQueue.drain(db)
                 commitStart = Date()
                 return .commit

@@ -9,22 +9,38 @@ extension ReportStore {
     /// pass of the table with SQLite's column API: the start-up load of the cluster index.
     /// Status numbers are positions in ``ReferenceData/statuses``.
     public func markers<Marker>(_ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker) throws -> [Marker] {
-        let codes = reference.statuses.map { Array($0.code.utf8) }
-        return try pool.read { db in
+        try markersAndLastChange(make).markers
+    }
+
+    /// The same, with the last change they include (read in the same transaction): a
+    /// follower of the changes goes on from there.
+    public func markersAndLastChange<Marker>(
+        _ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker
+    ) throws -> (markers: [Marker], lastChange: Int64) {
+        try pool.read { db in
             var result: [Marker] = []
             result.reserveCapacity(try Self.reportCount(db))
-            let statement = try db.makeStatement(sql: "SELECT id, longitude, latitude, status, created_at FROM report")
-            try db.forEachRow(statement) { s in
-                let bytes = UnsafeBufferPointer(
-                    start: sqlite3_column_blob(s, 3)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(s, 3)))
-                // The status column references the status table, so one code matches.
-                let status = codes.firstIndex { $0.elementsEqual(bytes) } ?? 0
-                result.append(make(
-                    sqlite3_column_int64(s, 0), Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
-                    status, sqlite3_column_int64(s, 4)))
-                return true
+            try Self.forEachMarker(db, db.makeStatement(sql: "SELECT id, longitude, latitude, status, created_at FROM report"), reference) {
+                result.append(make($0, $1, $2, $3))
             }
-            return result
+            return (result, try Self.lastChange(db))
+        }
+    }
+
+    /// Calls `body` with each marker `statement` selects (id, longitude, latitude, status, created_at).
+    static func forEachMarker(
+        _ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (Int64, Coordinate, Int, Int64) -> Void
+    ) throws {
+        let codes = reference.statuses.map { Array($0.code.utf8) }
+        try db.forEachRow(statement) { s in
+            let bytes = UnsafeBufferPointer(
+                start: sqlite3_column_blob(s, 3)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(s, 3)))
+            // The status column references the status table, so one code matches.
+            let status = codes.firstIndex { $0.elementsEqual(bytes) } ?? 0
+            body(
+                sqlite3_column_int64(s, 0), Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
+                status, sqlite3_column_int64(s, 4))
+            return true
         }
     }
 

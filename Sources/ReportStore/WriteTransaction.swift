@@ -21,6 +21,9 @@ public struct Author: Sendable, Hashable {
 /// What a write did to a report, in its history and in the change sequence.
 public enum ReportAction: String, Sendable, Hashable, Codable, CaseIterable {
     case filed, edited, transition, hidden, unhidden, deleted
+    /// A bulk import into the database: one change for the whole data set (report id 0),
+    /// never a history row.
+    case imported
 }
 
 /// One field's value before and after an edit, as text (nil: none).

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import ServiceLifecycle
 import ReportService
 import Tiles
 import Webhooks
@@ -68,6 +69,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     // read; writes go through the service, whose observer below drops the tiles they touch.
     let tiles = TileCache(renderer: TileRenderer(index: service.index), byteLimit: configuration.tileCacheBytes, tag: { $0.withUnsafeBytes(ETag.of) })
     service.onWrite { touched in tiles.invalidate(touched) }
+    service.onReplace { tiles.invalidateAll() }
     router.read(.health) { _, _, _ in
         let cache = tiles.statistics
         let body = #"{"status":"ok","reports":\#(service.reportCount),"tile_cache":{"tiles":\#(cache.tiles),"bytes":\#(cache.bytes),"#
@@ -118,6 +120,7 @@ public func makeApplication(
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
         logger: logger)
+    app.addServices(ChangeFollowing(service: service, interval: configuration.changes.followInterval))
     if let settings = configuration.webhooks {
         let dispatcher = WebhookDispatcher(store: service.store, settings: settings, logger: logger)
         service.onWrite { _ in dispatcher.nudge() }
@@ -194,6 +197,19 @@ public struct ChangeStreamSettings: Sendable {
     public var heartbeatInterval: Duration = .seconds(15)
     /// A subscriber this many reads of the table behind (each brings it one chunk) is disconnected.
     public var queueLimit = 1_024
+    /// How often the cluster index and the tile cache catch up with other processes' writes.
+    public var followInterval: Duration = .milliseconds(250)
 
     public init() {}
+}
+
+/// Keeps the cluster index and the tile cache in step with the writes other processes
+/// make to the database (``ReportService/catchUp()``), until the server shuts down.
+struct ChangeFollowing: Service {
+    let service: ReportService
+    let interval: Duration
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await service.followChanges(every: interval) }
+    }
 }

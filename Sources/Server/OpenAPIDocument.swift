@@ -239,7 +239,8 @@ enum OpenAPI {
         ("url", ["type": "string", "maxLength": .int(WebhookDraft.maxURLLength), "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s#]+$",
                  "description": "An absolute http or https URL with a host, without a user name, password or fragment. It may be an internal address."]),
         ("events", ["type": "array", "minItems": 1, "uniqueItems": true, "items": changeTypes]),
-        ("description", ["type": "string", "maxLength": .int(WebhookDraft.maxDescriptionLength), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"]),
+        ("description", ["type": ["string", "null"], "maxLength": .int(WebhookDraft.maxDescriptionLength), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+                         "description": "What it is for; null or absent: none."]),
     ]
 
     /// A request body: exactly these members, no others.

@@ -19,7 +19,7 @@ struct WebhookRoutes {
         }
         router.handle(.createWebhook) { request, _, _, _ in
             var body = try await JSONBody.read(request, allowed: ["url", "events", "description"])
-            let (url, events, description) = (body.string("url", required: false), body.strings("events", required: false), body.string("description", required: false))
+            let (url, events, description) = (body.string("url", required: false), body.strings("events", required: false), Self.description(&body))
             let draft: WebhookDraft
             do throws(ValidationErrors) {
                 draft = try WebhookDraft(url: url, events: events, description: description)
@@ -40,8 +40,9 @@ struct WebhookRoutes {
         router.handle(.updateWebhook) { request, _, context, _ in
             let id = try Self.id(context)
             var body = try await JSONBody.read(request, allowed: ["url", "events", "description", "enabled"])
+            for name in ["url", "events", "enabled"] where body.isNull(name) { body.add(ValidationError(field: name, "may not be null")) }
             let (url, events, description, enabled) = (
-                body.string("url", required: false), body.strings("events", required: false), body.string("description", required: false), body.bool("enabled")
+                body.string("url", required: false), body.strings("events", required: false), Self.description(&body), body.bool("enabled")
             )
             let patch: WebhookPatch
             do throws(ValidationErrors) {
@@ -70,6 +71,11 @@ struct WebhookRoutes {
             let found = try await Blocking.run { try store.deliveries(of: id, state: state, before: before, limit: limit) }
             return try Responses.private(DeliveryList(deliveries: found.map(DeliveryList.Item.init), next: found.count == limit ? found.last?.id : nil))
         }
+    }
+
+    /// The description; null clears it.
+    static func description(_ body: inout JSONBody) -> String? {
+        body.isNull("description") ? "" : body.string("description", required: false)
     }
 
     static func id(_ context: AppRequestContext) throws(ValidationError) -> Int64 {

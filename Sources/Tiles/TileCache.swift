@@ -151,6 +151,19 @@ public final class TileCache: Sendable {
         }
     }
 
+    /// Removes every cached tile (the index was rebuilt); returns how many were removed.
+    @discardableResult
+    public func invalidateAll() -> Int {
+        state.withLock { lru in
+            let removed = lru.entries.count
+            let (generation, counters) = (lru.generation, (lru.hits, lru.misses, lru.evictions, lru.invalidations + removed))
+            lru = LRU()
+            lru.generation = generation &+ 1  // a tile drawn from the old index is not stored
+            (lru.hits, lru.misses, lru.evictions, lru.invalidations) = counters
+            return removed
+        }
+    }
+
     /// The tiles of zoom `z` at `scale` whose drawing reads `cell`.
     func tiles(showing cell: Cell, zoom z: Int, scale: Int) -> Set<TileID> {
         let grid = renderer.index.grid

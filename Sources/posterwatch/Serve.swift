@@ -11,7 +11,7 @@ import Webhooks
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the HTTP API (clusters, tiles, reports, search, reference data) and the map page over the database.",
-        discussion: "The cluster index is built from the database at start-up. Restart the server after writing to its database by other means (e.g. posterwatch import).")
+        discussion: "The cluster index is built from the database at start-up, then follows the changes table: writes by other processes on the database (posterwatch import, the CLI, a second server) show within a second, without a restart.")
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"

@@ -92,6 +92,14 @@ struct CLI {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Waits until `done` holds, for at most 60 s (the caller checks again after).
+    static func eventually(_ done: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while await !done() && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     static let inspectorEmail = "i@example.org"
     static let inspectorPassword = "довгий пароль для тесту"
 

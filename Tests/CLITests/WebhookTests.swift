@@ -26,7 +26,7 @@ struct WebhookTests {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("webhook_receiver.py").path
             process.arguments = ["python3", script, secret, out, String(port), String(failFirst)] + (status.map { [String($0)] } ?? [])
             try process.run()
-            try await WebhookTests.eventually { FileManager.default.fileExists(atPath: out) }
+            try await CLI.eventually { FileManager.default.fileExists(atPath: out) }
             #expect(FileManager.default.fileExists(atPath: out), "the receiver did not start")
         }
 
@@ -69,14 +69,6 @@ struct WebhookTests {
         return ids
     }
 
-    /// Waits until `done` holds, for at most 60 s.
-    static func eventually(_ done: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !done() && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-    }
-
     func add(_ cli: CLI, url: String, events: String) throws -> String {
         let added = try cli.run("webhook", "add", url, "--events", events, "--description", "end to end", "--db", "w.sqlite")
         #expect(added.status == 0, "\(added.stderr)")
@@ -101,7 +93,7 @@ struct WebhookTests {
         let token = try await CrashTests.signIn(server.base)
 
         let first = try await Self.file(server.base, token: token, from: 0, count: 5)
-        try await Self.eventually { flaky.delivered().count == 5 }
+        try await CLI.eventually { flaky.delivered().count == 5 }
         #expect(Set(flaky.delivered().values) == Set(first), "each report's creation is delivered")
         let requests = flaky.requests()
         #expect(requests.allSatisfy { $0["verified"] as? Bool == true }, "standardwebhooks verifies every signature")
@@ -114,7 +106,7 @@ struct WebhookTests {
         }
 
         // The 410 endpoint: disabled after its first answer; later changes are not sent to it.
-        try await Self.eventually { (try? cli.run("webhook", "list", "--db", "w.sqlite").stdout.contains("disabled")) == true }
+        try await CLI.eventually { (try? cli.run("webhook", "list", "--db", "w.sqlite").stdout.contains("disabled")) == true }
         let listed = try cli.run("webhook", "list", "--db", "w.sqlite").stdout
         #expect(listed.contains("disabled (the endpoint answered 410 Gone"), "\(listed)")
         let goneSeen = gone.requests().count
@@ -131,7 +123,7 @@ struct WebhookTests {
         defer { back.stop() }
         let restarted = try await cli.serve(db: "w.sqlite", options: options)
         defer { kill(restarted.process.processIdentifier, SIGKILL) }
-        try await Self.eventually { Set(back.delivered().values).isSuperset(of: second) }
+        try await CLI.eventually { Set(back.delivered().values).isSuperset(of: second) }
         #expect(Set(back.delivered().values).isSuperset(of: second), "every pending delivery survives kill -9")
         #expect(back.requests().allSatisfy { $0["verified"] as? Bool == true })
         #expect(gone.requests().count == goneSeen, "a disabled endpoint receives nothing more")

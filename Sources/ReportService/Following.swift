@@ -1,0 +1,102 @@
+import Clustering
+import Foundation
+import ReportStore
+
+/// Other processes write to the database too: `posterwatch import`, the CLI, a second
+/// server. The service follows the changes table, so its index and observers (the tile
+/// cache) see their writes without a restart.
+///
+/// A pass reads the changes after the last one followed and the current rows of the
+/// reports they name, and brings the index to them: an entry it already holds as the row
+/// says (this process's own writes) costs nothing and touches no tile. The pass runs as a
+/// write of its own through the group commit, so no write of this process can be applied
+/// to the index between the pass's read and its effect. A bulk import's single change
+/// (`imported`) rebuilds the index from the rows, aside, and swaps it in; the changes
+/// after the rebuild's read are then followed as usual.
+extension ReportService {
+    /// The most changes one pass reads.
+    static let followBatch = 10_000
+
+    /// What a pass did.
+    public struct CatchUp: Sendable, Hashable {
+        /// The last change the index now includes.
+        public var followed: Int64
+        /// Index entries added, moved or removed.
+        public var applied: Int
+        /// Whether the index was rebuilt from the rows (after a bulk import).
+        public var rebuilt: Bool
+    }
+
+    /// Brings the index up to the changes committed so far, by any process.
+    @discardableResult
+    public func catchUp() throws -> CatchUp {
+        var result = CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false)
+        while true {
+            let last = try store.lastChange(), from = followed.load(ordering: .acquiring)
+            guard last > from else { break }
+            let pass = try commits.performWaiting { [self] t in
+                let rows = try t.changes(after: from, limit: Self.followBatch)
+                let before = rows.prefix { $0.action != .imported }
+                let effect = try reconcile(Set(before.map(\.reportID)), t)
+                // No rows at all: the changes were forgotten (retention); nothing to follow.
+                let end = before.last?.seq ?? (rows.isEmpty ? last : from)
+                return (Pass(end: end, applied: effect.changes.count, importFollows: before.count < rows.count), effect)
+            }
+            followed.store(pass.end, ordering: .releasing)
+            result.applied += pass.applied
+            if pass.importFollows {
+                try rebuild()
+                result.rebuilt = true
+            }
+        }
+        result.followed = followed.load(ordering: .acquiring)
+        return result
+    }
+
+    private struct Pass: Sendable {
+        var end: Int64
+        var applied: Int
+        var importFollows: Bool
+    }
+
+    /// What brings the index's entries of `ids` to the rows as `t` sees them.
+    private func reconcile(_ ids: Set<Int64>, _ t: WriteTransaction) throws -> IndexEffect {
+        let rows = Dictionary(uniqueKeysWithValues: try t.markers(ids: ids, ClusterEntry.init).map { ($0.id, $0) })
+        var effect = IndexEffect()
+        for id in ids.sorted() {
+            if let wanted = rows[id] {
+                guard !index.holds(wanted) else { continue }
+                effect.changes.append(.upsert(wanted))
+                effect.touched.append(wanted)
+                if let held = index.entry(id: id) { effect.touched.append(held) }
+            } else if let held = index.entry(id: id) {
+                effect.changes.append(.remove(id: id))
+                effect.touched.append(held)
+            }
+        }
+        return effect
+    }
+
+    /// Builds an index from the rows beside the served one and swaps it in; the changes
+    /// after the rows' read are followed from there.
+    private func rebuild() throws {
+        let (markers, lastChange) = try store.markersAndLastChange(ClusterEntry.init)
+        let fresh = try ClusterIndex(grid: index.grid, statusCount: index.statusCount, entries: markers)
+        try commits.performWaiting { _ in ((), IndexEffect(replacement: fresh)) }
+        followed.store(lastChange, ordering: .releasing)
+    }
+
+    /// Calls `observer` when the index has been replaced by one rebuilt from the rows
+    /// (after a bulk import by another process): anything drawn from it may have changed.
+    public func onReplace(_ observer: @escaping @Sendable () -> Void) {
+        observers.replaced.withLock { $0.append(observer) }
+    }
+
+    /// Follows other processes' writes every `interval` until cancelled.
+    public func followChanges(every interval: Duration) async {
+        while !Task.isCancelled {
+            _ = try? await Blocking.run { [self] in try catchUp() }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Clustering
+import Foundation
+import Generator
+import Geometry
+import ReportModel
+@testable import ReportService
+import ReportStore
+import Synchronization
+import Testing
+import TestSupport
+
+/// Two services on one database file, as two processes would be: each one's index,
+/// after it catches up, equals the rows (a brute-force comparison), whatever the other
+/// wrote meanwhile; a bulk import by a third connection makes it rebuild.
+@Suite("Following other processes' writes")
+struct FollowingTests {
+    /// Whether `service`'s index holds exactly the reports on the map in the database.
+    static func indexEqualsRows(_ service: ReportService, _ store: ReportStore) throws -> Bool {
+        let rows = try store.markers(ClusterEntry.init)
+        return service.index.count == rows.count && rows.allSatisfy(service.index.holds)
+    }
+
+    @Test("random concurrent writes through two services on one file: after catching up, each index equals the rows")
+    func twoWriters() async throws {
+        let temporary = try TemporaryStore()
+        var rng = SplitMix64(state: 41)
+        let seeded = (0..<200).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }
+        try temporary.store.insert(seeded)
+        let a = try ReportService(store: temporary.store)
+        let other = try ReportStore(path: temporary.directory.path("test.sqlite"))
+        let b = try ReportService(store: other)
+        let ids = Array(1...Int64(seeded.count))
+        try await ChangeFeedTests.randomWrites(b, ids: ids, steps: 20, workers: 1, seed: 3)
+        let behind = try !Self.indexEqualsRows(a, temporary.store)
+        #expect(behind, "the other's writes are missing before catching up (else this test proves nothing)")
+        let following = Task.detached {
+            while !Task.isCancelled {
+                _ = try? a.catchUp()
+                _ = try? b.catchUp()
+                try? await Task.sleep(for: .milliseconds(3))
+            }
+        }
+        async let first: Void = ChangeFeedTests.randomWrites(a, ids: ids, steps: 150, workers: 3, seed: 1)
+        async let second: Void = ChangeFeedTests.randomWrites(b, ids: ids, steps: 150, workers: 3, seed: 2)
+        _ = try await (first, second)
+        following.cancel()
+        _ = await following.result
+        let caughtUp = try a.catchUp()
+        let last = try temporary.store.lastChange()
+        #expect(caughtUp.followed == last && !caughtUp.rebuilt)
+        _ = try b.catchUp()
+        #expect(try Self.indexEqualsRows(a, temporary.store))
+        #expect(try Self.indexEqualsRows(b, temporary.store))
+        #expect(try a.catchUp().applied == 0, "caught up: nothing more to apply")
+    }
+
+    @Test("a bulk import by another connection: the index is rebuilt from the rows and swapped in, its observers told")
+    func importRebuilds() async throws {
+        let temporary = try TemporaryStore()
+        let service = try ReportService(store: temporary.store)
+        let replaced = Atomic(0)
+        service.onReplace { replaced.add(1, ordering: .relaxed) }
+        var rng = SplitMix64(state: 7)
+        _ = try await service.file(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng), by: WorkflowTests.filer)
+        let records = Drafts.records((0..<500).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) })
+        let importer = try ReportStore(path: temporary.directory.path("test.sqlite"))
+        var batches = [records]
+        let summary = try importer.importRecords(next: { batches.popLast() })
+        #expect(summary.imported == 500 && service.reportCount == 1)
+        let caughtUp = try service.catchUp()
+        #expect(caughtUp.rebuilt && replaced.load(ordering: .relaxed) == 1)
+        let equal = try Self.indexEqualsRows(service, temporary.store)
+        #expect(service.reportCount == 501 && equal)
+        let feed = try temporary.store.changes(after: 0, limit: 10).rows
+        #expect(feed.map(\.action) == [.filed, .imported], "one change for the whole import")
+    }
+}
