@@ -20,6 +20,10 @@ public struct ImportOptions: Sendable {
     /// keeps its rollback journal in memory and writes each page once, straight to the file,
     /// instead of to the write-ahead log and again at the checkpoint.
     var intoNewFile = false
+    /// Whether the import writes one change saying the data set changed (`imported`), so
+    /// that a server on the database rebuilds its index and feed readers start again: an
+    /// import into a database in use.
+    public var marksDataSetChanged = false
 
     public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
         self.skipInvalid = skipInvalid
@@ -233,7 +237,7 @@ extension ReportStore {
                     summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
                     try deferred.rebuild(db, phoneIndex: packedAll ? phoneIndex : nil, summary: &summary)
                 }
-                if summary.imported > 0 {
+                if summary.imported > 0 && options.marksDataSetChanged {
                     // One change says the data set changed: a server on this database
                     // rebuilds its index, and feed readers start again from a snapshot.
                     try db.execute(

@@ -35,7 +35,8 @@ struct Import: ParsableCommand {
         let start = Date()
         var records = 0
         do {
-            let options = ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues)
+            var options = ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues)
+            options.marksDataSetChanged = existing != nil
             let next = { () throws -> [DraftRecord]? in
                 guard let batch = try batches.next() else { return nil }
                 records += batch.records.count

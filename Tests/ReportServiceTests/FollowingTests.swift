@@ -65,7 +65,9 @@ struct FollowingTests {
         let records = Drafts.records((0..<500).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) })
         let importer = try ReportStore(path: temporary.directory.path("test.sqlite"))
         var batches = [records]
-        let summary = try importer.importRecords(next: { batches.popLast() })
+        var options = ImportOptions()
+        options.marksDataSetChanged = true
+        let summary = try importer.importRecords(options: options, next: { batches.popLast() })
         #expect(summary.imported == 500 && service.reportCount == 1)
         let caughtUp = try service.catchUp()
         #expect(caughtUp.rebuilt && replaced.load(ordering: .relaxed) == 1)
