@@ -10,10 +10,11 @@
 #                load and searching works, and save docs/map.png (not part of the tests)
 
 # The map page's Leaflet comes from Debian's libjs-leaflet, served by our server.
-APT_PACKAGES := libsqlite3-dev libpng-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
-# The end-to-end test reads the server's exports back with GDAL; the benchmark loads
-# the server with wrk and fetches exports with curl; make e2e drives Chromium.
-TEST_APT_PACKAGES := gdal-bin curl
+APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
+# The end-to-end test reads the server's exports back with GDAL, and exiftool reads stored
+# photos back; the benchmark loads the server with wrk and fetches exports with curl;
+# make e2e drives Chromium.
+TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
 # access tokens as an independent JWT implementation; standardwebhooks checks the signatures
 # of webhook deliveries.

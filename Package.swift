@@ -14,12 +14,13 @@
 //   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
+//   Photos        uploaded photos re-encoded from their pixels (libjpeg-turbo, libpng): upright, shrunk, no metadata
 //   Reprojection  WGS84 longitude/latitude to other CRSs through PROJ (EPSG codes, OGC CRS URIs)
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
 //   TestSupport   what the test targets share: temporary directories and stores, seeded drafts, the random draws
-//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CZlib: gzip for the server;
+//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CJPEG: libjpeg-turbo (photos); CZlib: gzip for the server;
 //                 CSQLiteConfig: SQLite's process-wide settings, which GRDB does not reach
 import PackageDescription
 
@@ -50,6 +51,7 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CProj", pkgConfig: "proj", providers: [.apt(["libproj-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CSQLiteConfig", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         .target(name: "Geometry"),
@@ -83,6 +85,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        .target(name: "Photos", dependencies: ["CJPEG", "CPNG", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
@@ -111,7 +114,7 @@ let package = Package(
             ]),
 
         .target(
-            name: "TestSupport", dependencies: ["Accounts", "Clustering", "Generator", "Geometry", "ReportModel", "ReportStore"],
+            name: "TestSupport", dependencies: ["Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "ReportModel", "ReportStore"],
             path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
@@ -132,6 +135,7 @@ let package = Package(
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(name: "CLITests", dependencies: ["posterwatch", "TestSupport"]),
+        .testTarget(name: "PhotosTests", dependencies: ["CJPEG", "CPNG", "CZlib", "Photos", "TestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,87 @@
+import CJPEG
+import CPNG
+import Foundation
+
+/// Why an image was refused, by the rule it broke.
+public struct ImageRejected: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Rule: String, Sendable {
+        /// Neither JPEG nor PNG by its first bytes.
+        case format
+        /// More pixels than allowed (read from the header, before decoding).
+        case pixels
+        /// Truncated, corrupt or otherwise undecodable.
+        case damaged
+    }
+
+    public var rule: Rule
+    public var reason: String
+    public var description: String { reason }
+}
+
+/// libjpeg-turbo and libpng, behind Swift calls that throw ``ImageRejected``.
+enum Codecs {
+    /// The width and height a JPEG's header declares.
+    static func jpegSize(_ data: [UInt8]) throws(ImageRejected) -> (width: Int, height: Int) {
+        var width: Int32 = 0, height: Int32 = 0
+        var message = [CChar](repeating: 0, count: Int(JMSG_LENGTH_MAX))
+        let failed = data.withUnsafeBufferPointer { cjpeg_size($0.baseAddress, UInt($0.count), &width, &height, &message) }
+        guard failed == 0 else { throw ImageRejected(rule: .damaged, reason: "not a readable JPEG: \(String(cString: message))") }
+        return (Int(width), Int(height))
+    }
+
+    /// A JPEG decoded to RGB at 1/`denominator` of its size (1, 2, 4 or 8), scaled while
+    /// decoding (libjpeg's DCT-domain scaling: far less work than decoding whole).
+    static func decodeJPEG(_ data: [UInt8], denominator: Int) throws(ImageRejected) -> RGBImage {
+        var width: Int32 = 0, height: Int32 = 0
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var message = [CChar](repeating: 0, count: Int(JMSG_LENGTH_MAX))
+        let failed = data.withUnsafeBufferPointer {
+            cjpeg_decode($0.baseAddress, UInt($0.count), Int32(denominator), &pixels, &width, &height, &message)
+        }
+        guard failed == 0, let pixels else { throw ImageRejected(rule: .damaged, reason: "not a readable JPEG: \(String(cString: message))") }
+        defer { free(pixels) }
+        let count = Int(width) * Int(height) * 3
+        return RGBImage(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
+    }
+
+    /// RGB encoded as a baseline JPEG with only a JFIF header (no EXIF, XMP, IPTC or comment).
+    static func encodeJPEG(_ image: RGBImage, quality: Int) throws(ImageRejected) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        var message = [CChar](repeating: 0, count: Int(JMSG_LENGTH_MAX))
+        let failed = image.pixels.withUnsafeBufferPointer {
+            cjpeg_encode($0.baseAddress, Int32(image.width), Int32(image.height), Int32(quality), &out, &size, &message)
+        }
+        guard failed == 0, let out else { throw ImageRejected(rule: .damaged, reason: "cannot encode: \(String(cString: message))") }
+        defer { free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(size)))
+    }
+
+    /// A PNG's header read (its size checked by `allow` before any pixel is allocated),
+    /// then its pixels as RGB, transparency composited over white. Text and other
+    /// ancillary chunks are not read into the result.
+    static func decodePNG(_ data: [UInt8], allow: (Int, Int) throws(ImageRejected) -> Void) throws(ImageRejected) -> RGBImage {
+        // libpng reads from the bytes between the two calls: both run while they are pinned.
+        let result = data.withUnsafeBufferPointer { bytes -> Result<RGBImage, ImageRejected> in
+            var image = png_image()
+            image.version = UInt32(PNG_IMAGE_VERSION)
+            defer { png_image_free(&image) }
+            guard png_image_begin_read_from_memory(&image, bytes.baseAddress, bytes.count) != 0 else {
+                return .failure(ImageRejected(rule: .damaged, reason: "not a readable PNG: \(message(of: image))"))
+            }
+            do throws(ImageRejected) { try allow(Int(image.width), Int(image.height)) } catch { return .failure(error) }
+            image.format = UInt32(PNG_FORMAT_RGB)
+            var pixels = [UInt8](repeating: 0, count: Int(image.width) * Int(image.height) * 3)
+            var white = png_color(red: 255, green: 255, blue: 255)
+            guard pixels.withUnsafeMutableBytes({ png_image_finish_read(&image, &white, $0.baseAddress, 0, nil) }) != 0 else {
+                return .failure(ImageRejected(rule: .damaged, reason: "not a readable PNG: \(message(of: image))"))
+            }
+            return .success(RGBImage(width: Int(image.width), height: Int(image.height), pixels: pixels))
+        }
+        return try result.get()
+    }
+
+    private static func message(of image: png_image) -> String {
+        withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}
