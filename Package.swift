@@ -76,7 +76,8 @@ let package = Package(
             resources: [.embedInCode("common-passwords.txt")]),
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
-        .target(name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "ReportStore"]),
+        .target(
+            name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "ReportStore", .product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "Webhooks",
             dependencies: [

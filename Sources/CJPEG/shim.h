@@ -25,6 +25,21 @@ static void cjpeg_emit_message(j_common_ptr cinfo, int level) {
     if (level < 0) cjpeg_error_exit(cinfo);
 }
 
+/* A progressive JPEG may have any number of scans, each a pass over the whole picture:
+ * past this many, decoding stops (a camera writes about ten). */
+#define CJPEG_MAX_SCANS 200
+/* The most memory libjpeg may take for one picture (a 50-megapixel progressive JPEG keeps
+ * every coefficient: about 300 MB). */
+#define CJPEG_MAX_MEMORY (400L * 1024 * 1024)
+
+static void cjpeg_progress(j_common_ptr cinfo) {
+    if (cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->input_scan_number > CJPEG_MAX_SCANS) {
+        struct cjpeg_error *error = (struct cjpeg_error *)cinfo->err;
+        snprintf(error->message, JMSG_LENGTH_MAX, "more than %d scans", CJPEG_MAX_SCANS);
+        longjmp(error->jump, 1);
+    }
+}
+
 /* Reads a JPEG's size without decoding it. Returns 0, or 1 with `message` set. */
 static inline int cjpeg_size(const unsigned char *data, unsigned long size, int *width, int *height, char *message) {
     struct jpeg_decompress_struct cinfo;
@@ -64,7 +79,10 @@ static inline int cjpeg_decode(
         free(buffer);
         return 1;
     }
+    struct jpeg_progress_mgr progress = { .progress_monitor = cjpeg_progress };
     jpeg_create_decompress(&cinfo);
+    cinfo.progress = &progress;
+    cinfo.mem->max_memory_to_use = CJPEG_MAX_MEMORY;
     jpeg_mem_src(&cinfo, data, size);
     jpeg_read_header(&cinfo, TRUE);
     cinfo.out_color_space = JCS_RGB;
@@ -104,9 +122,11 @@ static inline int cjpeg_encode(
     *out = NULL;
     *size = 0;
     if (setjmp(error.jump)) {
+        /* Not freed: once the memory destination has grown its buffer, *out points at
+         * one it has freed already (it is set right only when compression finishes). An
+         * error here (out of memory) leaks the buffer rather than freeing it twice. */
         strncpy(message, error.message, JMSG_LENGTH_MAX);
         jpeg_destroy_compress(&cinfo);
-        free(*out);
         *out = NULL;
         return 1;
     }

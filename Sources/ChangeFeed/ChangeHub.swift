@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import NIOCore
 import ReportStore
 import Synchronization
 
@@ -15,14 +16,18 @@ import Synchronization
 /// of holding back the reader, the writers or memory.
 /// Its client reconnects with `Last-Event-ID` and resumes where it stopped.
 public final class ChangeHub: Sendable {
-    /// What a subscriber receives: events' bytes, as SSE wants them on the wire.
+    /// One event's bytes, as SSE wants them on the wire.
     public typealias Event = [UInt8]
+    /// What a subscriber receives from one read of the table: its events' bytes, in a
+    /// buffer that subscribers who see the same events share (written to each socket,
+    /// copied for none).
+    public typealias Chunk = ByteBuffer
 
     /// A subscriber's place: live events come after `cursor`; the subscriber reads the
     /// feed up to it itself (``events(after:until:staff:box:)``).
     public struct Subscription: Sendable {
         public let cursor: Int64
-        public let events: AsyncStream<Event>
+        public let events: AsyncStream<Chunk>
         let id: Int
     }
 
@@ -32,7 +37,7 @@ public final class ChangeHub: Sendable {
         let after: Int64
         let staff: Bool
         let box: BoundingBox?
-        let continuation: AsyncStream<Event>.Continuation
+        let continuation: AsyncStream<Chunk>.Continuation
     }
 
     struct State {
@@ -61,7 +66,7 @@ public final class ChangeHub: Sendable {
     /// Adds a subscriber that has the changes up to `since`; its events stop when it
     /// ends (``unsubscribe(_:)``) or when it falls ``queueLimit`` chunks behind.
     public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?) throws -> Subscription {
-        let (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
+        let (events, continuation) = AsyncStream<Chunk>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
         let (subscription, start) = try state.withLock { state in
             // Idle, the hub has not followed the table: catch up first (a quick read).
             if !state.reading { state.cursor = max(state.cursor, try feed.store.lastChange()) }
@@ -111,6 +116,28 @@ public final class ChangeHub: Sendable {
     /// A comment line, which keeps proxies from closing a quiet stream.
     static let heartbeat = Array(": heartbeat\n\n".utf8)
 
+    /// What one read of the table brought, in one form (the public's or staff's): each
+    /// entry with its event, and the chunk of all of them, made once for the subscribers
+    /// without a box who lack all of them (the common case).
+    struct Read {
+        var entries: [(entry: ChangeEntry, event: Event)]
+        var whole: Chunk?
+
+        init(_ entries: [ChangeEntry], beat: Bool) throws {
+            self.entries = try entries.map { ($0, try ChangeHub.event($0)) }
+            let bytes = self.entries.flatMap(\.event) + (beat ? ChangeHub.heartbeat : [])
+            whole = bytes.isEmpty ? nil : ByteBuffer(bytes: bytes)
+        }
+
+        /// The chunk for a subscriber: the shared one, or one of its own (a box, or events
+        /// it had already).
+        func chunk(after: Int64, box: BoundingBox?, beat: Bool) -> Chunk? {
+            if box == nil, after < entries.first?.entry.seq ?? .max { return whole }
+            let bytes = entries.filter { $0.entry.seq > after && ChangeHub.shows($0.entry, in: box) }.flatMap(\.event) + (beat ? ChangeHub.heartbeat : [])
+            return bytes.isEmpty ? nil : ByteBuffer(bytes: bytes)
+        }
+    }
+
     /// Whether an entry belongs to a subscriber's area: one whose report it sees inside
     /// the box, and every entry without a report (a tombstone: removing a report one
     /// never had changes nothing).
@@ -136,29 +163,33 @@ public final class ChangeHub: Sendable {
                 if stopped { return }
                 continue
             }
+            let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
             // One read: as staff see it when any staff listens, the public form derived.
             let page: ChangePage
-            var forms: [Bool: [(entry: ChangeEntry, event: Event)]] = [:]
+            var forms: [Bool: Read] = [:]
             do {
                 page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
                 for staff in kinds {
-                    forms[staff] = try page.entries.map { staff ? $0 : $0.publicForm }.map { ($0, try Self.event($0)) }
+                    forms[staff] = try Read(page.entries.map { staff ? $0 : $0.publicForm }, beat: beat)
                 }
             } catch {
                 continue  // the next poll tries again
             }
-            let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
             if beat { lastBeat = .now }
             let behind = state.withLock { state in
                 var behind: [Subscriber] = []
                 for (id, subscriber) in state.subscribers {
-                    // One chunk a poll: a write to the socket for all of them, not one each.
-                    var chunk: Event = []
-                    for form in forms[subscriber.staff] ?? [] where form.entry.seq > subscriber.after && Self.shows(form.entry, in: subscriber.box) {
-                        chunk += form.event
+                    guard let form = forms[subscriber.staff] else {
+                        // Joined during the read, of a kind it did not render: cut off
+                        // rather than passed over, it resumes from its last event.
+                        if !page.entries.isEmpty {
+                            state.subscribers[id] = nil
+                            behind.append(subscriber)
+                        }
+                        continue
                     }
-                    if beat { chunk += Self.heartbeat }
-                    guard !chunk.isEmpty else { continue }
+                    // One chunk a poll: a write to the socket for all of them, not one each.
+                    guard let chunk = form.chunk(after: subscriber.after, box: subscriber.box, beat: beat) else { continue }
                     if case .dropped = subscriber.continuation.yield(chunk) {
                         state.subscribers[id] = nil
                         behind.append(subscriber)

@@ -35,16 +35,18 @@ extension ReportService {
             let last = try store.lastChange(), from = followed.load(ordering: .acquiring)
             guard last > from else { break }
             let pass = try commits.performWaiting { [self] t in
+                // Changes forgotten (retention) before they were followed: only the rows can say
+                // what they did, so the index is rebuilt, as after an import.
+                guard try t.prunedThrough() <= from else { return (Pass(end: from, applied: 0, rebuild: true), IndexEffect()) }
                 let rows = try t.changes(after: from, limit: Self.followBatch)
                 let before = rows.prefix { $0.action != .imported }
                 let effect = try reconcile(Set(before.map(\.reportID)), t)
-                // No rows at all: the changes were forgotten (retention); nothing to follow.
                 let end = before.last?.seq ?? (rows.isEmpty ? last : from)
-                return (Pass(end: end, applied: effect.changes.count, importFollows: before.count < rows.count), effect)
+                return (Pass(end: end, applied: effect.changes.count, rebuild: before.count < rows.count), effect)
             }
             followed.store(pass.end, ordering: .releasing)
             result.applied += pass.applied
-            if pass.importFollows {
+            if pass.rebuild {
                 try rebuild()
                 result.rebuilt = true
             }
@@ -56,7 +58,8 @@ extension ReportService {
     private struct Pass: Sendable {
         var end: Int64
         var applied: Int
-        var importFollows: Bool
+        /// An import, or forgotten changes, come next: the index is rebuilt from the rows.
+        var rebuild: Bool
     }
 
     /// What brings the index's entries of `ids` to the rows as `t` sees them.

@@ -113,6 +113,11 @@ extension WriteTransaction {
         try ReportStore.changeRows(db, after: seq, limit: limit)
     }
 
+    /// Changes up to this sequence number have been forgotten (0: none).
+    public func prunedThrough() throws -> Int64 {
+        try ReportStore.prunedThrough(db)
+    }
+
     /// The markers of those of these reports that are on the map (hidden and deleted ones
     /// are not), made by `make` as ``ReportStore/markers(_:)`` makes them.
     public func markers<Marker>(ids: some Collection<Int64>, _ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker) throws -> [Marker] {

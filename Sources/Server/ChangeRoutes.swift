@@ -51,8 +51,8 @@ extension ChangeRoutes {
             }
             try await writer.write(ByteBuffer(bytes: ChangeHub.opening))
             // A stream never ends on its own: it must not hold the server's shutdown.
-            for await event in subscription.events.cancelOnGracefulShutdown() {
-                try await writer.write(ByteBuffer(bytes: event))
+            for await chunk in subscription.events.cancelOnGracefulShutdown() {
+                try await writer.write(chunk)
             }
             try await writer.finish(nil)
         }

@@ -24,7 +24,7 @@ extension Endpoint {
         answerDescription: "The webhook, without its secret.", answerSchema: "Webhook", access: .role(.admin))
     static let updateWebhook = Endpoint(
         path: "/v1/webhooks/{id}",
-        summary: "Change a webhook's URL, events or description, or disable or enable it (administrators). Enabling sends what waited while it was disabled.",
+        summary: "Change a webhook's URL, events or description, or disable or enable it (administrators). Enabling sends the deliveries that were pending when it was disabled; changes made while it was disabled are not sent to it.",
         parameters: [webhookID], answers: ["application/json"], answerDescription: "The webhook as it is now.", answerSchema: "Webhook",
         method: .patch, access: .role(.admin), requestBody: "WebhookPatch")
     static let deleteWebhook = Endpoint(

@@ -40,6 +40,9 @@ public final class WebhookDispatcher: Service, Sendable {
     private let wakes: AsyncStream<Void>
     private let waker: AsyncStream<Void>.Continuation
     private let state = Mutex(State())
+    /// Whether any endpoint is enabled (read every poll): without one, a write's nudge
+    /// costs nothing, not a read of the outbox.
+    private let active = Atomic(false)
 
     private struct State {
         var inFlight = 0
@@ -55,7 +58,9 @@ public final class WebhookDispatcher: Service, Sendable {
     }
 
     /// Tells the dispatcher the outbox may have grown (a write of this process).
-    public func nudge() { waker.yield() }
+    public func nudge() {
+        if active.load(ordering: .relaxed) { waker.yield() }
+    }
 
     public func run() async throws {
         var configuration = HTTPClient.Configuration(
@@ -94,8 +99,11 @@ public final class WebhookDispatcher: Service, Sendable {
     private func tick() async {
         var lastPrune = ContinuousClock.now - .seconds(3600)
         while !Task.isCancelled {
+            active.store((try? await Blocking.run { try self.store.anyEnabled() }) ?? true, ordering: .relaxed)
             let next = (try? await Blocking.run { try self.store.nextDue() }) ?? nil
-            let untilNext = next.map { Duration.seconds(max($0.timeIntervalSinceNow, 0.005)) } ?? settings.pollInterval
+            // Due already (every slot busy, or the outbox unreadable): the next completion
+            // wakes the loop; this only checks again a little later, never spins.
+            let untilNext = next.map { Duration.seconds(max($0.timeIntervalSinceNow, 0.05)) } ?? settings.pollInterval
             try? await Task.sleep(for: min(untilNext, settings.pollInterval))
             nudge()
             if ContinuousClock.now - lastPrune > .seconds(3600) {
@@ -181,15 +189,43 @@ public final class WebhookDispatcher: Service, Sendable {
         var status: Int?
         var failure: String?
         do {
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.requestTimeout.seconds * 1000)))
-            status = Int(response.status.code)
-            _ = try? await response.body.collect(upTo: 65_536)
+            status = try await Self.post(request, with: client, within: settings.requestTimeout)
         } catch {
             failure = String(String(describing: error).prefix(300))
         }
         let elapsed = ContinuousClock.now - started
         return AttemptOutcome(
             delivery, at: at, status: status, error: failure, milliseconds: Int64(elapsed.seconds * 1000), retries: settings.retries)
+    }
+}
+
+extension WebhookDispatcher {
+    /// The attempt took longer than the request timeout.
+    struct TimedOut: Error, CustomStringConvertible {
+        var description: String { "no complete answer within the request timeout" }
+    }
+
+    /// Posts `request` and reads the answer (its body no further than 64 KiB), all of it
+    /// within `limit`: the client's own deadline ends at the answer's head, and an
+    /// endpoint that then trickles its body must not hold the attempt past its lease.
+    static func post(_ request: HTTPClientRequest, with client: HTTPClient, within limit: Duration) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                let response = try await client.execute(request, timeout: .milliseconds(Int64(limit.seconds * 1000)))
+                var read = 0
+                for try await part in response.body {
+                    read += part.readableBytes
+                    if read > 65_536 { break }  // the rest is dropped with the connection
+                }
+                return Int(response.status.code)
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw TimedOut()
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
     }
 }
 

@@ -81,14 +81,20 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// A disabled endpoint's pending deliveries wait without a time; enabling makes them due.
+    /// A disabled endpoint's pending deliveries wait without a time (those in flight get
+    /// none when their attempt is recorded); enabling makes the waiting ones due, and
+    /// leaves those in flight to their lease.
     static func setEnabled(_ db: Database, _ id: Int64, _ enabled: Bool, reason: String?, now: Date) throws {
         try db.execute(
             sql: "UPDATE webhook SET enabled = ?, disabled_reason = ?, updated_at = ? WHERE id = ?",
             arguments: [enabled, reason, now.milliseconds, id])
-        try db.execute(
-            sql: "UPDATE webhook_delivery SET next_at = ? WHERE webhook_id = ? AND state = 'pending'",
-            arguments: [enabled ? now.milliseconds : nil, id])
+        if enabled {
+            try db.execute(
+                sql: "UPDATE webhook_delivery SET next_at = ? WHERE webhook_id = ? AND state = 'pending' AND next_at IS NULL",
+                arguments: [now.milliseconds, id])
+        } else {
+            try db.execute(sql: "UPDATE webhook_delivery SET next_at = NULL WHERE webhook_id = ? AND state = 'pending'", arguments: [id])
+        }
     }
 
     private static let columns = "id, url, description, enabled, disabled_reason, created_at, updated_at"
@@ -115,7 +121,7 @@ public struct WebhookStore: Sendable {
                 db.cachedStatement(sql: """
                     SELECT d.id, d.webhook_id, d.change_seq, d.attempts, d.next_at, d.payload, w.url, w.secret
                     FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
-                    WHERE d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at LIMIT ?
+                    WHERE d.state = 'pending' AND d.next_at <= ? AND w.enabled ORDER BY d.next_at LIMIT ?
                     """),
                 arguments: [now.milliseconds, limit]
             ).map { row in
@@ -123,6 +129,11 @@ public struct WebhookStore: Sendable {
                     id: row[0], webhookID: row[1], changeSeq: row[2], attempts: row[3], nextAt: row[4], payload: row[5], url: row[6], key: row[7])
             }
         }
+    }
+
+    /// Whether any endpoint is enabled.
+    func anyEnabled() throws -> Bool {
+        try pool.read { db in try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM webhook WHERE enabled)")) ?? false }
     }
 
     /// When the next pending delivery is due, if any is.
@@ -162,7 +173,9 @@ public struct WebhookStore: Sendable {
                 INSERT OR IGNORE INTO webhook_attempt (delivery_id, number, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
                 """)
             let settle = try db.cachedStatement(sql: """
-                UPDATE webhook_delivery SET attempts = ?, state = ?, next_at = ?, last_status = ?, last_error = ?, finished_at = ?
+                UPDATE webhook_delivery SET attempts = ?, state = ?,
+                    next_at = CASE WHEN (SELECT enabled FROM webhook WHERE webhook.id = webhook_delivery.webhook_id) THEN ? END,
+                    last_status = ?, last_error = ?, finished_at = ?
                 WHERE id = ? AND state = 'pending' AND attempts = ?
                 """)
             for outcome in outcomes {

@@ -90,22 +90,26 @@ struct OutboxTests {
         let outcomes = [204, 500, 410].enumerated().map { i, status in
             AttemptOutcome(taken[i], at: now, status: status, error: nil, milliseconds: 3, retries: retries)
         }
-        func deliveries() throws -> [Int64: Delivery] {
+        func current() throws -> [Int64: Delivery] {
             Dictionary(uniqueKeysWithValues: try store.deliveries(of: webhook.id, state: nil, before: nil, limit: 10).map { ($0.id, $0) })
         }
         try store.record(Array(outcomes[0..<2]), now: now)
         try store.record(Array(outcomes[0..<2]), now: now)  // a second recording of the same attempts changes nothing
-        let retried = try #require(try deliveries()[taken[1].id])
+        let retried = try #require(try current()[taken[1].id])
         #expect(retried.state == .pending && retried.attemptCount == 1 && retried.lastStatus == 500 && retried.attempts.count == 1)
         let wait = try #require(retried.nextAt).timeIntervalSince(now)
         #expect(wait >= 4 && wait <= 6.01, "the first retry comes 5 s ± 20% later, not \(wait)")
         try store.record([outcomes[2]], now: now)
-        let deliveries = try deliveries()
+        let deliveries = try current()
         #expect(deliveries[taken[0].id]?.state == .delivered && deliveries[taken[0].id]?.attempts.map(\.status) == [204])
         #expect(deliveries[taken[2].id]?.state == .failed && deliveries[taken[2].id]?.finishedAt != nil)
         let disabled = try #require(try store.webhook(id: webhook.id))
         #expect(!disabled.enabled && disabled.disabledReason?.contains("410") == true)
         #expect(deliveries[taken[3].id]?.nextAt == nil, "a disabled endpoint's deliveries wait without a time")
+        try store.record([AttemptOutcome(taken[3], at: now, status: 503, error: nil, milliseconds: 3, retries: retries)], now: now)
+        let inFlight = try #require(try current()[taken[3].id])
+        #expect(inFlight.attemptCount == 1 && inFlight.nextAt == nil, "an attempt in flight when the endpoint was disabled is not retried")
+        #expect(try store.due(now: now + 86_400 * 10, limit: 10).isEmpty, "nothing of a disabled endpoint is due")
 
         _ = try store.update(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: true), now: now)
         let again = try store.due(now: now + 10, limit: 10)
