@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(
             name: "ReportService",
-            dependencies: ["Accounts", "Clustering", "Geometry", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: ["Accounts", "Clustering", "Geometry", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Accounts",
             dependencies: [
@@ -92,7 +92,7 @@ let package = Package(
             name: "Server",
             dependencies: [
                 "Accounts", "ChangeFeed", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
-                "Tiles", "Webhooks",
+                "Photos", "Tiles", "Webhooks",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "ChangeFeed", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles", "Webhooks",
+                "Accounts", "ChangeFeed", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles", "Webhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(

@@ -12,6 +12,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
     case reportDeleted = "report.deleted"
     /// A bulk import changed the data set as a whole (`id` 0): start again from a snapshot.
     case datasetChanged = "dataset.changed"
+    case photoAdded = "photo.added"
+    case photoRemoved = "photo.removed"
 
     /// The write of the changes table this type names.
     public var action: ReportAction {
@@ -23,6 +25,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
         case .reportUnhidden: .unhidden
         case .reportDeleted: .deleted
         case .datasetChanged: .imported
+        case .photoAdded: .photoAdded
+        case .photoRemoved: .photoRemoved
         }
     }
 

@@ -175,7 +175,7 @@ extension ReportService {
 
     /// The current report, checked against the version the caller last saw. A hidden
     /// report is said to be hidden to staff only; to others it does not exist.
-    private func current(_ id: Int64, _ t: WriteTransaction, ifMatch: Int64?, for caller: Caller) throws -> Report {
+    func current(_ id: Int64, _ t: WriteTransaction, ifMatch: Int64?, for caller: Caller) throws -> Report {
         guard let current = try t.report(id) else {
             if caller.isStaff, try t.hidden(id) != nil { throw ReportHidden(id: id, hidden: true) }
             throw ReportNotFound(id: id)

@@ -331,6 +331,26 @@ enum Schema {
                 """)
         }
 
+        // Photos of reports. The files are content addressed (by the SHA-256 of the stored
+        // JPEG) beside the database; a row is committed only once its file is in place, so
+        // no row points at a missing file. One picture on one report is one row.
+        migrator.registerMigration("v6: report photos") { db in
+            try db.execute(sql: """
+                CREATE TABLE report_photo (
+                    id INTEGER PRIMARY KEY,
+                    report_id INTEGER NOT NULL,
+                    sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    account_id INTEGER,
+                    UNIQUE (report_id, sha256)
+                );
+                CREATE INDEX report_photo_sha ON report_photo(sha256);
+                """)
+        }
+
         return migrator
     }
 

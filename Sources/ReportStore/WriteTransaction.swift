@@ -24,6 +24,8 @@ public enum ReportAction: String, Sendable, Hashable, Codable, CaseIterable {
     /// A bulk import into the database: one change for the whole data set (report id 0),
     /// never a history row.
     case imported
+    /// A photo added to or removed from a report (a change row; the photo's row says who).
+    case photoAdded = "photo_added", photoRemoved = "photo_removed"
 }
 
 /// One field's value before and after an edit, as text (nil: none).
@@ -208,6 +210,7 @@ public struct WriteTransaction {
         try db.execute(sql: "DELETE FROM report WHERE id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM report_hidden WHERE id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM report_filer WHERE report_id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM report_photo WHERE report_id = ?", arguments: [id])
         try record(id, .deleted, author: author, at: now)
         return before
     }

@@ -6,6 +6,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Interchange
+import Photos
 import ReportService
 import ReportStore
 import Webhooks
@@ -102,6 +103,9 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as NoSuchCluster: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ReportNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as WebhookNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
+        case let e as PhotoNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "photo")
+        case let e as PhotoLimitReached: return APIError(ValidationErrors([ValidationError(field: "photos", e.description)]))
+        case let e as ImageRejected: return APIError(ValidationErrors([ValidationError(field: "body", e.reason)]))
         case let e as TransitionNotAllowed: return APIError(.conflict, code: "transition_not_allowed", message: e.description, field: "to")
         case let e as ReportHidden: return APIError(.conflict, code: e.hidden ? "hidden" : "not_hidden", message: e.description, field: "id")
         case let e as PreconditionFailed: return APIError(.preconditionFailed, code: "precondition_failed", message: e.description, field: "If-Match")

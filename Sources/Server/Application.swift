@@ -1,10 +1,12 @@
 import Accounts
 import ChangeFeed
+import Foundation
 import Clustering
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import Photos
 import ServiceLifecycle
 import ReportService
 import Tiles
@@ -35,6 +37,8 @@ public struct ServerConfiguration: Sendable {
     public var limits = ConnectionLimits()
     /// How the change stream follows the database and keeps its subscribers.
     public var changes = ChangeStreamSettings()
+    /// Where photos are stored (`serve` puts them beside the database, in `photos/`).
+    public var photosDirectory = NSTemporaryDirectory() + "posterwatch-photos"
     /// How webhooks are sent; nil: this process sends none (another on the database may).
     public var webhooks: WebhookSettings? = WebhookSettings()
 
@@ -94,6 +98,9 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
     WebhookRoutes(store: WebhookStore(service.store)).register(on: router)
+    if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
+        PhotoRoutes(service: service, files: files).register(on: router)
+    }
     return router
 }
 

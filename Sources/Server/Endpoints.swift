@@ -261,7 +261,7 @@ extension Endpoint {
         ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, leafletFile, leafletImage, health, openAPI,
         register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
-        webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries,
+        webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries, addPhoto, removePhoto, photoImage, photoThumbnail,
     ]
 }
 

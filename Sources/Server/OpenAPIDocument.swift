@@ -48,7 +48,10 @@ enum OpenAPI {
             "content": ["application/json": ["schema": ref("Error")]],
         ]))
         var operation: [(String, JSONValue)] = [("summary", .string(e.summary)), ("parameters", .array(parameters))]
-        if let body = e.requestBody {
+        if e.requestBody == "Image" {
+            let binary: JSONValue = ["schema": ["type": "string", "format": "binary"]]
+            operation.append(("requestBody", ["required": true, "content": ["image/jpeg": binary, "image/png": binary]]))
+        } else if let body = e.requestBody {
             operation.append(("requestBody", ["required": true, "content": ["application/json": ["schema": ref(body)]]]))
         }
         if case .role(let role) = e.access {
@@ -178,6 +181,11 @@ enum OpenAPI {
             ("created_at", string), ("last_login_at", nullableString),
         ])),
         ("Users", object([("users", array(of: ref("User"))), ("next", ["type": ["integer", "null"]])], required: ["users"])),
+        ("Photo", object([
+            ("id", integer), ("sha256", ["type": "string", "pattern": "^[0-9a-f]{64}$"]), ("url", string), ("thumbnail_url", string),
+            ("width", integer), ("height", integer), ("bytes", integer),
+            ("exif_position", object([("longitude", number), ("latitude", number)])),
+        ], required: ["id", "sha256", "url", "thumbnail_url", "width", "height", "bytes"])),
         ("Webhook", webhook),
         ("NewWebhook", {
             guard case .object(var members) = webhook, case .object(var properties)? = members.first(where: { $0.0 == "properties" })?.1 else { return .null }

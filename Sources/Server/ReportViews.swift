@@ -38,6 +38,8 @@ struct ReportViews {
     ) throws -> (headers: HTTPFields, body: [UInt8]) {
         var members = extra
         let staff = caller?.isStaff == true
+        let photos = try service.photos(of: report.id)
+        if !photos.isEmpty { members.append(("photos", try Responses.jsonBytes(photos.map { PhotoView($0) }))) }
         if staff {
             let filer = try service.filer(of: report.id, for: caller).flatMap { try accounts.accounts.account(id: $0) }
             members.append(("filer", try Responses.jsonBytes(filer.map { Filer(id: $0.id, name: $0.name, email: $0.email, phone: $0.phone) })))

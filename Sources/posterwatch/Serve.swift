@@ -67,6 +67,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The wait before a failed webhook's first retry, in seconds; it doubles with each failure up to 24 h.", valueName: "seconds"))
     var webhookFirstRetry = 5.0
 
+    @Option(help: ArgumentHelp("Where photos are stored (default: photos/ beside the database).", valueName: "dir"))
+    var photos: String?
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
@@ -100,6 +103,7 @@ struct Serve: AsyncParsableCommand {
         configuration.baseMapURL = baseMapURL
         configuration.baseMapAttribution = baseMapAttribution
         configuration.leafletDirectory = leafletDir
+        configuration.photosDirectory = photos ?? PhotosCommand.directory(beside: store.db)
         configuration.limits.idleTimeout = .seconds(idleTimeout)
         configuration.limits.headerTimeout = .seconds(headerTimeout)
         configuration.limits.maxConnections = maxConnections

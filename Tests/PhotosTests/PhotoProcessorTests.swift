@@ -7,20 +7,6 @@ import TestSupport
 /// back by exiftool (an independent reader of every metadata format) and decoded again.
 @Suite("Photos re-encoded without metadata")
 struct PhotoProcessorTests {
-    /// The groups of tags that must not survive (exiftool's family-0 group names).
-    static let forbidden = ["EXIF", "XMP", "IPTC", "Photoshop", "ICC_Profile", "MakerNotes", "Composite:GPS"]
-
-    /// What exiftool reports of a PNG's header: not metadata.
-    static let structural = ["ImageWidth", "ImageHeight", "BitDepth", "ColorType", "Compression", "Filter", "Interlace"]
-
-    /// The tags exiftool finds that carry metadata we drop.
-    static func leaks(_ tags: [String: Any]) -> [String] {
-        tags.keys.filter { key in
-            forbidden.contains { key.hasPrefix($0 + ":") || key.hasPrefix($0) && $0.contains(":") } || key.contains("GPS")
-                || key == "File:Comment" || key.hasPrefix("PNG:") && !structural.contains(String(key.dropFirst(4)))
-        }.sorted()
-    }
-
     func color(_ image: RGBImage, x: Int, y: Int) -> String {
         let p = image.pixel(x: x, y: y)
         return p.r > 150 && p.b < 100 ? "red" : p.b > 150 && p.r < 100 ? "blue" : "other"
@@ -34,14 +20,14 @@ struct PhotoProcessorTests {
         let before = try TestImages.exiftool(upload, in: directory, name: "upload.jpg")
         #expect(before["EXIF:Orientation"] as? Int == 6 && before["XMP:CreatorTool"] as? String == "SecretCam" && before["EXIF:GPSLatitude"] != nil,
                 "the upload carries what the test means it to")
-        #expect(Set(Self.leaks(before)).isSuperset(of: ["EXIF:Orientation", "EXIF:GPSLatitude", "XMP:CreatorTool", "File:Comment"]), "\(Self.leaks(before))")
+        #expect(Set(TestImages.leaks(before)).isSuperset(of: ["EXIF:Orientation", "EXIF:GPSLatitude", "XMP:CreatorTool", "File:Comment"]), "\(TestImages.leaks(before))")
 
         let photo = try PhotoProcessor().process(upload)
         #expect(photo.width == 200 && photo.height == 400, "turned a quarter clockwise")
         #expect(abs((photo.exifLatitude ?? 0) - 50.4501) < 1e-4 && abs((photo.exifLongitude ?? 0) - 30.5234) < 1e-4)
         for (name, bytes) in [("stored.jpg", photo.image), ("thumb.jpg", photo.thumbnail)] {
             let tags = try TestImages.exiftool(bytes, in: directory, name: name)
-            #expect(Self.leaks(tags).isEmpty, "\(name) keeps \(Self.leaks(tags))")
+            #expect(TestImages.leaks(tags).isEmpty, "\(name) keeps \(TestImages.leaks(tags))")
             #expect(tags["File:FileType"] as? String == "JPEG")
         }
         let stored = try TestImages.exiftool(photo.image, in: directory, name: "stored.jpg")
@@ -69,10 +55,10 @@ struct PhotoProcessorTests {
         let directory = try TemporaryDirectory()
         let upload = TestImages.png(width: 300, height: 100)
         let before = try TestImages.exiftool(upload, in: directory, name: "upload.png")
-        #expect(before["PNG:Comment"] as? String == "secret" && Self.leaks(before) == ["PNG:Comment"])
+        #expect(before["PNG:Comment"] as? String == "secret" && TestImages.leaks(before) == ["PNG:Comment"])
         let photo = try PhotoProcessor().process(upload)
         let tags = try TestImages.exiftool(photo.image, in: directory, name: "stored.jpg")
-        #expect(Self.leaks(tags).isEmpty && tags["File:FileType"] as? String == "JPEG", "\(Self.leaks(tags))")
+        #expect(TestImages.leaks(tags).isEmpty && tags["File:FileType"] as? String == "JPEG", "\(TestImages.leaks(tags))")
         #expect(photo.width == 300 && photo.height == 100)
         let decoded = try Codecs.decodeJPEG(photo.image, denominator: 1)
         #expect(color(decoded, x: 5, y: 5) == "red")

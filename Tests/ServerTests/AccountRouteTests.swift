@@ -250,7 +250,7 @@ struct AccountRouteTests {
                 "/v1/webhooks/{id}": ["url": "http://127.0.0.1:9/other", "enabled": false],
             ]
             let protected = Endpoint.all.filter { $0.access != .anyone }
-            #expect(protected.count == 22)
+            #expect(protected.count == 24)
             let reportID = fixture.reports[0].id
             for endpoint in protected {
                 guard case .role(let needed) = endpoint.access else { continue }

@@ -118,6 +118,20 @@ public enum TestImages {
         return be32(data.count) + body + be32(crc)
     }
 
+    /// The groups of tags that must not survive (exiftool's family-0 group names).
+    static let forbidden = ["EXIF", "XMP", "IPTC", "Photoshop", "ICC_Profile", "MakerNotes", "Composite:GPS"]
+    /// What exiftool reports of a PNG's header: not metadata.
+    static let structural = ["ImageWidth", "ImageHeight", "BitDepth", "ColorType", "Compression", "Filter", "Interlace"]
+
+    /// The tags of `tags` (as ``exiftool(_:in:name:)`` reads them) that carry metadata a
+    /// stored photo must not keep.
+    public static func leaks(_ tags: [String: Any]) -> [String] {
+        tags.keys.filter { key in
+            forbidden.contains { key.hasPrefix($0 + ":") || key.hasPrefix($0) && $0.contains(":") } || key.contains("GPS")
+                || key == "File:Comment" || key.hasPrefix("PNG:") && !structural.contains(String(key.dropFirst(4)))
+        }.sorted()
+    }
+
     /// What exiftool reads of a file, every tag with its group (`-G -a -j`).
     public static func exiftool(_ bytes: [UInt8], in directory: TemporaryDirectory, name: String) throws -> [String: Any] {
         let path = directory.path(name)

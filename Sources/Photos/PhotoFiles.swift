@@ -1,0 +1,82 @@
+import Foundation
+
+/// Stored pictures and thumbnails in a directory, named by the SHA-256 of the stored
+/// JPEG (`ab/abcdef….jpg` and `ab/abcdef….thumb.jpg`): the same picture is one file
+/// however often it is uploaded.
+///
+/// A file is written under a temporary name, synced, and renamed into place, the
+/// thumbnail before the picture, so a picture present means both are complete; the
+/// caller commits the photo's row only after ``store(_:)`` returns.
+public struct PhotoFiles: Sendable {
+    public let root: URL
+
+    public init(root: URL) throws {
+        self.root = root
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+    }
+
+    /// Whether `name` is a stored picture's name: 64 lowercase hex digits.
+    public static func isName(_ name: some StringProtocol) -> Bool {
+        name.utf8.count == 64 && name.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    public func url(_ sha256: String, thumbnail: Bool = false) -> URL {
+        root.appendingPathComponent(String(sha256.prefix(2))).appendingPathComponent(sha256 + (thumbnail ? ".thumb.jpg" : ".jpg"))
+    }
+
+    /// Puts the picture and its thumbnail in place, unless they are there already.
+    public func store(_ photo: ProcessedPhoto) throws {
+        let image = url(photo.sha256)
+        guard !FileManager.default.fileExists(atPath: image.path) else { return }
+        try FileManager.default.createDirectory(at: image.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try write(photo.thumbnail, to: url(photo.sha256, thumbnail: true))
+        try write(photo.image, to: image)
+    }
+
+    /// The bytes of a stored file, or nil.
+    public func read(_ sha256: String, thumbnail: Bool) -> Data? {
+        guard Self.isName(sha256) else { return nil }
+        return FileManager.default.contents(atPath: url(sha256, thumbnail: thumbnail).path)
+    }
+
+    /// Removes the stored files no row names (left by a crash between a file and its
+    /// row, or by deleted photos) and temporary files, once older than `age` (an upload
+    /// in flight has its files in place before its row); returns how many pictures.
+    @discardableResult
+    public func collect(keeping names: Set<String>, olderThan age: TimeInterval = 3_600) throws -> Int {
+        let files = FileManager.default
+        let cutoff = Date() - age
+        func old(_ url: URL) -> Bool {
+            ((try? files.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date).map { $0 < cutoff } ?? false
+        }
+        var removed = 0
+        for directory in try files.contentsOfDirectory(atPath: root.path) where directory.count == 2 {
+            let folder = root.appendingPathComponent(directory)
+            for file in try files.contentsOfDirectory(atPath: folder.path) {
+                let name = String(file.prefix(64))
+                guard Self.isName(name), !names.contains(name), old(folder.appendingPathComponent(file)) else { continue }
+                try files.removeItem(at: folder.appendingPathComponent(file))
+                if !file.hasSuffix(".thumb.jpg") { removed += 1 }
+            }
+        }
+        for file in try files.contentsOfDirectory(atPath: root.appendingPathComponent("tmp").path) {
+            let url = root.appendingPathComponent("tmp").appendingPathComponent(file)
+            if old(url) { try? files.removeItem(at: url) }
+        }
+        return removed
+    }
+
+    private func write(_ bytes: [UInt8], to target: URL) throws {
+        let temporary = root.appendingPathComponent("tmp").appendingPathComponent(UUID().uuidString)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes)) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
+        }
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.synchronize()
+        try handle.close()
+        if rename(temporary.path, target.path) != 0 {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
+        }
+    }
+}

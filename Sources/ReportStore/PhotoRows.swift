@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+
+/// A photo of a report as stored: its picture is the file named by `sha256`.
+public struct PhotoRow: Sendable, Hashable {
+    public var id: Int64
+    public var reportID: Int64
+    public var sha256: String
+    public var width: Int
+    public var height: Int
+    public var bytes: Int
+    public var createdAt: Date
+}
+
+/// A report has as many photos as it may.
+public struct PhotoLimitReached: Error, Sendable, CustomStringConvertible {
+    public var id: Int64
+    public var limit: Int
+    public var description: String { "report \(id) has \(limit) photos, the most it may have; delete one first" }
+}
+
+/// No photo of this id on this report.
+public struct PhotoNotFound: Error, Sendable, CustomStringConvertible {
+    public var reportID: Int64
+    public var photoID: Int64
+    public var description: String { "report \(reportID) has no photo \(photoID)" }
+}
+
+extension WriteTransaction {
+    /// The most photos one report may have.
+    public static let maxPhotos = 5
+
+    /// Adds a stored picture to report `id` (public or hidden): the same picture twice is
+    /// the first row again, and no change. The report's version moves forward, as its
+    /// answer now lists the photo.
+    public func addPhoto(
+        to id: Int64, sha256: String, width: Int, height: Int, bytes: Int, author: Author, now: Date
+    ) throws -> (photo: PhotoRow, added: Bool) {
+        if let existing = try ReportStore.photos(db, of: id).first(where: { $0.sha256 == sha256 }) { return (existing, false) }
+        try ensurePhotoRoom(on: id)
+        try db.execute(
+            sql: "INSERT INTO report_photo (report_id, sha256, width, height, bytes, created_at, account_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [id, sha256, width, height, bytes, ReportRow.milliseconds(now), author.accountID])
+        let photo = try ReportStore.photos(db, of: id).first { $0.sha256 == sha256 }!
+        try touch(id, .photoAdded, now: now)
+        return (photo, true)
+    }
+
+    /// Throws ``PhotoLimitReached`` when report `id` has as many photos as it may.
+    public func ensurePhotoRoom(on id: Int64) throws {
+        guard try ReportStore.photos(db, of: id).count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
+    }
+
+    /// Removes photo `photoID` of report `id`; its file stays while another row names it.
+    public func removePhoto(_ photoID: Int64, of id: Int64, now: Date) throws -> PhotoRow {
+        guard let photo = try ReportStore.photos(db, of: id).first(where: { $0.id == photoID }) else { throw PhotoNotFound(reportID: id, photoID: photoID) }
+        try db.execute(sql: "DELETE FROM report_photo WHERE id = ?", arguments: [photoID])
+        try touch(id, .photoRemoved, now: now)
+        return photo
+    }
+
+    /// Moves the report's version forward and numbers the change.
+    private func touch(_ id: Int64, _ action: ReportAction, now: Date) throws {
+        for table in ["report", "report_hidden"] {
+            try db.execute(sql: "UPDATE \(table) SET updated_at = max(?, updated_at + 1) WHERE id = ?", arguments: [ReportRow.milliseconds(now), id])
+        }
+        try db.execute(
+            sql: "INSERT INTO report_change (report_id, action, at) VALUES (?, ?, ?)", arguments: [id, action.rawValue, ReportRow.milliseconds(now)])
+    }
+}
+
+extension ReportStore {
+    /// Report `id`'s photos in the order they were added.
+    public func photos(of id: Int64) throws -> [PhotoRow] {
+        try pool.read { db in try Self.photos(db, of: id) }
+    }
+
+    static func photos(_ db: Database, of id: Int64) throws -> [PhotoRow] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, report_id, sha256, width, height, bytes, created_at FROM report_photo WHERE report_id = ? ORDER BY id"),
+            arguments: [id]
+        ).map { PhotoRow(id: $0[0], reportID: $0[1], sha256: $0[2], width: $0[3], height: $0[4], bytes: $0[5], createdAt: ReportRow.date(milliseconds: $0[6])) }
+    }
+
+    /// Whether a stored picture belongs to a report the public sees (`publicOnly`), or to
+    /// any report.
+    public func photoExists(sha256: String, publicOnly: Bool) throws -> Bool {
+        try pool.read { db in
+            try Bool.fetchOne(
+                db, sql: publicOnly
+                    ? "SELECT EXISTS (SELECT 1 FROM report_photo p JOIN report r ON r.id = p.report_id WHERE p.sha256 = ?)"
+                    : "SELECT EXISTS (SELECT 1 FROM report_photo WHERE sha256 = ?)",
+                arguments: [sha256]) ?? false
+        }
+    }
+
+    /// Every picture some row names (for collecting files no row names).
+    public func photoNames() throws -> Set<String> {
+        try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM report_photo")) }
+    }
+}

@@ -1,0 +1,111 @@
+import Accounts
+import Foundation
+import Geometry
+import HTTPTypes
+import Hummingbird
+import Photos
+import ReportService
+import ReportStore
+
+/// Photos of reports: upload (the image as the body), removal, and the stored files,
+/// served immutable by their content's hash.
+struct PhotoRoutes {
+    let service: ReportService
+    let files: PhotoFiles
+
+    static let maxUploadBytes = 15 * 1_000_000
+    static let cacheControl = "public, max-age=31536000, immutable"
+
+    func register(on router: Router<AppRequestContext>) {
+        router.handle(.addPhoto) { request, _, context, identity in
+            let id = try ReportRoutes.reportID(context)
+            let upload = try await Self.image(request)
+            let (row, processed) = try await service.addPhoto(upload, to: id, by: identity.caller, files: files)
+            var response = try Responses.private(PhotoView(row, exif: processed), status: .created)
+            response.headers[.location] = PhotoView.url(row.sha256)
+            return response
+        }
+        router.handle(.removePhoto) { _, _, context, identity in
+            let id = try ReportRoutes.reportID(context)
+            let text = context.parameters.get("photo") ?? ""
+            guard let photo = Int64(text), photo >= 1 else { throw ValidationError(field: "photo", "must be a photo id, got \"\(text.prefix(40))\"") }
+            try await service.removePhoto(photo, of: id, by: identity.caller)
+            return Response(status: .noContent)
+        }
+        for (endpoint, thumbnail) in [(Endpoint.photoImage, false), (.photoThumbnail, true)] {
+            router.read(endpoint) { request, _, context in
+                let sha = context.parameters.get("sha") ?? ""
+                guard PhotoFiles.isName(sha) else { throw ValidationError(field: "sha", "must be 64 lowercase hex digits") }
+                let staff = context.caller?.isStaff == true
+                guard try service.store.photoExists(sha256: sha, publicOnly: !staff), let bytes = files.read(sha, thumbnail: thumbnail) else {
+                    throw APIError(.notFound, code: "not_found", message: "there is no photo \(sha)", field: "sha")
+                }
+                return try Self.serve(Array(bytes), tag: "\"\(sha)\(thumbnail ? "-t" : "")\"", range: request.headers[.range], staff: staff)
+            }
+        }
+    }
+
+    /// The upload: `image/jpeg` or `image/png`, at most 15 MB (else 415 or 413).
+    static func image(_ request: Request) async throws -> [UInt8] {
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard type == "image/jpeg" || type == "image/png" else {
+            throw APIError(.unsupportedMediaType, code: "unsupported_media_type", message: "send the image itself as image/jpeg or image/png, not \(type.prefix(60))")
+        }
+        var request = request
+        do {
+            return Array(buffer: try await request.collectBody(upTo: maxUploadBytes))
+        } catch {
+            throw APIError(.contentTooLarge, code: "too_large", message: "a photo may be at most \(maxUploadBytes / 1_000_000) MB")
+        }
+    }
+
+    /// The file, whole or the one range asked for (`bytes=a-b`, `a-`, `-n`).
+    static func serve(_ bytes: [UInt8], tag: String, range: String?, staff: Bool) throws -> Response {
+        var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: tag, .acceptRanges: "bytes"]
+        headers[.cacheControl] = staff ? "private, no-store" : cacheControl
+        guard let range else { return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))) }
+        guard let span = Self.span(range, count: bytes.count) else {
+            headers[.contentRange] = "bytes */\(bytes.count)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        headers[.contentRange] = "bytes \(span.lowerBound)-\(span.upperBound)/\(bytes.count)"
+        return Response(status: .partialContent, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes[span])))
+    }
+
+    /// The bytes one `Range` header asks for, or nil when it asks for none of `count`.
+    static func span(_ header: String, count: Int) -> ClosedRange<Int>? {
+        guard header.hasPrefix("bytes="), !header.contains(","), count > 0 else { return nil }
+        let parts = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2 else { return nil }
+        switch (Int(parts[0]), Int(parts[1])) {
+        case (let first?, let last?) where first <= last && first < count: return first...min(last, count - 1)
+        case (let first?, nil) where parts[1].isEmpty && first < count: return first...(count - 1)
+        case (nil, let suffix?) where parts[0].isEmpty && suffix > 0: return max(0, count - suffix)...(count - 1)
+        default: return nil
+        }
+    }
+}
+
+/// A photo as an answer: its URLs and size.
+struct PhotoView: Encodable {
+    struct Position: Encodable { var longitude, latitude: Double }
+    var id: Int64
+    var sha256: String
+    var url: String
+    var thumbnailURL: String
+    var width, height, bytes: Int
+    var exifPosition: Position?
+
+    init(_ row: PhotoRow, exif: ProcessedPhoto? = nil) {
+        (id, sha256, width, height, bytes) = (row.id, row.sha256, row.width, row.height, row.bytes)
+        url = Self.url(row.sha256)
+        thumbnailURL = "/v1/photos/\(row.sha256)/thumb.jpg"
+        if let lon = exif?.exifLongitude, let lat = exif?.exifLatitude { exifPosition = Position(longitude: lon, latitude: lat) }
+    }
+
+    static func url(_ sha: String) -> String { "/v1/photos/\(sha).jpg" }
+
+    enum CodingKeys: String, CodingKey {
+        case id, sha256, url, thumbnailURL = "thumbnail_url", width, height, bytes, exifPosition = "exif_position"
+    }
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import Photos
+import ReportStore
+
+/// `posterwatch photos gc`: the stored files no photo row names.
+struct PhotosCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "photos", abstract: "Look after the stored photo files.", subcommands: [Collect.self])
+
+    /// The default photo directory: `photos/` beside the database.
+    static func directory(beside db: String) -> String {
+        URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("photos").path
+    }
+
+    struct Collect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "gc",
+            abstract: "Remove stored photo files no report's photo names (left by a crash, or by removed photos), once an hour old.")
+        @Option(help: ArgumentHelp("The photo directory (default: photos/ beside the database).", valueName: "dir")) var photos: String?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            let names = try ReportStore(path: store.db).photoNames()
+            let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
+            print("removed \(try files.collect(keeping: names)) unreferenced photos")
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Accounts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import Server
+import Testing
+import TestSupport
+
+/// Photos over HTTP: upload, the report's `photos`, serving (immutable, ranges, hidden
+/// reports), removal, and every refusal writing nothing.
+@Suite("Photos over HTTP")
+struct PhotoRouteTests {
+    static func configuration(_ fixture: Fixture) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.photosDirectory = fixture.directory.appendingPathComponent("photos").path
+        return configuration
+    }
+
+    static func upload(_ client: any TestClientProtocol, _ id: Int, _ bytes: [UInt8], type: String = "image/jpeg", token: String) async throws -> Answer {
+        try await client.execute(
+            uri: "/v1/reports/\(id)/photos", method: .post, headers: [.contentType: type, .authorization: "Bearer " + token], body: ByteBuffer(bytes: bytes)
+        ) { response in
+            let data = Data(buffer: response.body)
+            return Answer(status: response.status, headers: response.headers, json: (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:], body: data)
+        }
+    }
+
+    /// The stored pictures on disk (thumbnails aside).
+    static func pictures(_ fixture: Fixture) -> Int {
+        let root = fixture.directory.appendingPathComponent("photos")
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return folders.filter { $0.count == 2 }.reduce(0) { n, folder in
+            n + ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)) ?? []).filter { !$0.hasSuffix(".thumb.jpg") }.count
+        }
+    }
+
+    @Test("upload, list on the report, serve without metadata (immutable, ETag, ranges), the same picture once, at most 5, hidden reports to staff only, removal")
+    func lifecycle() async throws {
+        let fixture = try Fixture()
+        try await fixture.test(configuration: Self.configuration(fixture)) { client in
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let other = try await ReportRouteTests.account(fixture, client, .inspector, 2)
+            let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 3)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let jpeg = TestImages.jpeg(width: 400, height: 200, segments: [TestImages.exif(orientation: 6, latitude: 50.45, longitude: 30.52), TestImages.xmp])
+
+            let added = try await Self.upload(client, id, jpeg, token: filer.token)
+            #expect(added.status == .created, "\(added.bodyText)")
+            #expect(added.json["width"] as? Int == 200 && added.json["height"] as? Int == 400)
+            let position = try #require(added.json["exif_position"] as? [String: Any])
+            #expect(abs((position["latitude"] as? Double ?? 0) - 50.45) < 1e-4)
+            let url = try #require(added.json["url"] as? String)
+            let photoID = try #require(added.json["id"] as? Int)
+
+            let served = try await client.get(url)
+            #expect(served.status == .ok && served.headers[.contentType] == "image/jpeg")
+            #expect(served.headers[.cacheControl] == "public, max-age=31536000, immutable" && served.headers[.eTag] != nil)
+            let tags = try TestImages.exiftool(Array(served.body), in: try TemporaryDirectory(), name: "served.jpg")
+            #expect(TestImages.leaks(tags).isEmpty, "\(TestImages.leaks(tags))")
+            #expect(try await client.get(url, headers: [.ifNoneMatch: served.headers[.eTag]!]).status == .notModified)
+            let part = try await client.get(url, headers: [.range: "bytes=0-99"])
+            #expect(part.status == .partialContent && part.body == served.body.prefix(100) && part.headers[.contentRange] == "bytes 0-99/\(served.body.count)")
+            let tail = try await client.get(url, headers: [.range: "bytes=-10"])
+            #expect(tail.status == .partialContent && tail.body == served.body.suffix(10))
+            #expect(try await client.get(url, headers: [.range: "bytes=99999999-"]).status == .rangeNotSatisfiable)
+            #expect(try await client.get(try #require(added.json["thumbnail_url"] as? String)).status == .ok)
+
+            let report = try await client.get("/v1/reports/\(id)")
+            #expect((report.json["photos"] as? [[String: Any]])?.compactMap { $0["url"] as? String } == [url])
+            let again = try await Self.upload(client, id, jpeg, token: filer.token)
+            #expect(again.status == .created && again.json["id"] as? Int == photoID, "the same picture is the same photo")
+            #expect(try await Self.upload(client, id, jpeg, token: other.token).status == .forbidden)
+            for n in 1...4 {
+                let answer = try await Self.upload(client, id, TestImages.jpeg(width: 100 + n, height: 80), token: filer.token)
+                #expect(answer.status == .created)
+            }
+            let sixth = try await Self.upload(client, id, TestImages.jpeg(width: 99, height: 80), token: supervisor.token)
+            #expect(sixth.status == .unprocessableContent && sixth.error?["field"] as? String == "photos")
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 5 && Self.pictures(fixture) == 5)
+
+            // Hidden: the public no longer gets the photo, a supervisor does.
+            #expect(try await client.send(.post, "/v1/reports/\(id)/hide", json: ["note": "спам"], token: supervisor.token).status == .ok)
+            #expect(try await client.get(url).status == .notFound)
+            let staff = try await client.get(url, headers: [.authorization: "Bearer " + supervisor.token])
+            #expect(staff.status == .ok && staff.headers[.cacheControl] == "private, no-store")
+            #expect(try await client.send(.post, "/v1/reports/\(id)/unhide", json: [:], token: supervisor.token).status == .ok)
+
+            #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(photoID)", token: filer.token).status == .noContent)
+            #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(photoID)", token: filer.token).status == .notFound)
+            #expect(try await client.get(url).status == .notFound, "no report names it now")
+            let changes = try #require(try await client.get("/v1/changes?since=0&limit=1000").json["changes"] as? [[String: Any]])
+            #expect(changes.filter { $0["type"] as? String == "photo.added" }.count == 5 && changes.filter { $0["type"] as? String == "photo.removed" }.count == 1)
+        }
+    }
+
+    @Test("refusals, each a 4xx that writes nothing: another media type, over 15 MB, not an image, truncated, a bad CRC, a bomb, no such report")
+    func refusals() async throws {
+        let fixture = try Fixture()
+        try await fixture.test(configuration: Self.configuration(fixture)) { client in
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let jpeg = TestImages.jpeg(width: 64, height: 64)
+            let cases: [(String, [UInt8], String, HTTPResponse.Status)] = [
+                ("HTML as text/html", Array("<html></html>".utf8), "text/html", .unsupportedMediaType),
+                ("16 MB", jpeg + [UInt8](repeating: 0, count: 16_000_000), "image/jpeg", .contentTooLarge),
+                ("GIF as image/jpeg", Array("GIF89a".utf8) + [1, 0, 1, 0], "image/jpeg", .unprocessableContent),
+                ("empty", [], "image/png", .unprocessableContent),
+                ("truncated JPEG", Array(jpeg.prefix(jpeg.count / 2)), "image/jpeg", .unprocessableContent),
+                ("PNG with a bad CRC", TestImages.png(width: 8, height: 8, corruptCRC: true), "image/png", .unprocessableContent),
+                ("PNG bomb", TestImages.bombPNG(width: 60_000, height: 60_000), "image/png", .unprocessableContent),
+            ]
+            for (name, bytes, type, status) in cases {
+                let answer = try await Self.upload(client, id, bytes, type: type, token: filer.token)
+                #expect(answer.status == status, "\(name): \(answer.bodyText.prefix(200))")
+            }
+            #expect(try await Self.upload(client, 999_999, jpeg, token: filer.token).status == .notFound)
+            #expect(try await client.execute(uri: "/v1/reports/\(id)/photos", method: .post, headers: [.contentType: "image/jpeg"], body: ByteBuffer(bytes: jpeg)) { $0.status } == .unauthorized)
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 0 && Self.pictures(fixture) == 0)
+            #expect(try await client.get("/v1/photos/" + String(repeating: "a", count: 64) + ".jpg").status == .notFound)
+            #expect(try await client.get("/v1/photos/nothex.jpg").status == .badRequest)
+        }
+    }
+
+    @Test("the same photo uploaded by 10 clients at once is stored once, one photo")
+    func concurrentSame() async throws {
+        let fixture = try Fixture()
+        try await fixture.test(configuration: Self.configuration(fixture)) { client in
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let jpeg = TestImages.jpeg(width: 300, height: 200)
+            let ids = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<10 { group.addTask { try await Self.upload(client, id, jpeg, token: filer.token).json["id"] as? Int } }
+                return try await group.reduce(into: [Int?]()) { $0.append($1) }
+            }
+            #expect(Set(ids).count == 1 && ids[0] != nil)
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 1 && Self.pictures(fixture) == 1)
+        }
+    }
+}
