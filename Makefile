@@ -20,7 +20,7 @@ TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # of webhook deliveries.
 TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0
 FUZZ_EXAMPLES ?= 100
-BENCH_APT_PACKAGES := wrk curl
+BENCH_APT_PACKAGES := wrk curl imagemagick
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

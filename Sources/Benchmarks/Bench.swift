@@ -35,6 +35,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the write section, on a copy of the database a previous run imported.")
     var onlyWrites = false
 
+    @Flag(help: "Measure only photo processing (and ImageMagick beside it).")
+    var onlyPhotos = false
+
     @Flag(help: "Measure only webhook dispatch (on a small database of its own).")
     var onlyWebhooks = false
 
@@ -53,6 +56,11 @@ struct Bench: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
+        if onlyPhotos {
+            try measurePhotos(&report)
+            print(report.markdown(machine: machineDescription(), dataset: "a generated 4000×3000 JPEG"))
+            return
+        }
         if onlyWebhooks {
             try await measureWebhooks(&report)
             print(report.markdown(machine: machineDescription(), dataset: "20,000 generated Kyiv filings in a database of their own in \(work)"))
@@ -116,6 +124,7 @@ struct Bench: AsyncParsableCommand {
             try measureSearch(store, &report)
             try await measureServed(store, http: true, tiles: true, &report)
             try await measureWrites(store, &report)
+            try measurePhotos(&report)
             try measureClustering(store, reference: reference, &report)
         }
         report.note("""
