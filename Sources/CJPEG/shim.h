@@ -25,6 +25,14 @@ static void cjpeg_emit_message(j_common_ptr cinfo, int level) {
     if (level < 0) cjpeg_error_exit(cinfo);
 }
 
+/* Our error manager: errors jump back; with `strict`, so do warnings. */
+static struct jpeg_error_mgr *cjpeg_errors(struct cjpeg_error *error, int strict) {
+    jpeg_std_error(&error->base);
+    error->base.error_exit = cjpeg_error_exit;
+    if (strict) error->base.emit_message = cjpeg_emit_message;
+    return &error->base;
+}
+
 /* A progressive JPEG may have any number of scans, each a pass over the whole picture:
  * past this many, decoding stops (a camera writes about ten). */
 #define CJPEG_MAX_SCANS 200
@@ -44,9 +52,7 @@ static void cjpeg_progress(j_common_ptr cinfo) {
 static inline int cjpeg_size(const unsigned char *data, unsigned long size, int *width, int *height, char *message) {
     struct jpeg_decompress_struct cinfo;
     struct cjpeg_error error;
-    cinfo.err = jpeg_std_error(&error.base);
-    error.base.error_exit = cjpeg_error_exit;
-    error.base.emit_message = cjpeg_emit_message;
+    cinfo.err = cjpeg_errors(&error, 1);
     if (setjmp(error.jump)) {
         strncpy(message, error.message, JMSG_LENGTH_MAX);
         jpeg_destroy_decompress(&cinfo);
@@ -70,9 +76,7 @@ static inline int cjpeg_decode(
     struct jpeg_decompress_struct cinfo;
     struct cjpeg_error error;
     unsigned char *volatile buffer = NULL;
-    cinfo.err = jpeg_std_error(&error.base);
-    error.base.error_exit = cjpeg_error_exit;
-    error.base.emit_message = cjpeg_emit_message;
+    cinfo.err = cjpeg_errors(&error, 1);
     if (setjmp(error.jump)) {
         strncpy(message, error.message, JMSG_LENGTH_MAX);
         jpeg_destroy_decompress(&cinfo);
@@ -117,8 +121,7 @@ static inline int cjpeg_encode(
 {
     struct jpeg_compress_struct cinfo;
     struct cjpeg_error error;
-    cinfo.err = jpeg_std_error(&error.base);
-    error.base.error_exit = cjpeg_error_exit;
+    cinfo.err = cjpeg_errors(&error, 0);
     *out = NULL;
     *size = 0;
     if (setjmp(error.jump)) {

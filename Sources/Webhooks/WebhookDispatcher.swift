@@ -81,7 +81,7 @@ public final class WebhookDispatcher: Service, Sendable {
                                 $0.inFlight -= 1
                                 $0.outcomes.append(outcome)
                             }
-                            self.nudge()
+                            self.waker.yield()  // to record it, whatever the endpoints now are
                         }
                     }
                 }
