@@ -67,6 +67,9 @@ public final class WebhookDispatcher: Service, Sendable {
             redirectConfiguration: .disallow,
             timeout: .init(connect: .milliseconds(Int64(settings.requestTimeout.seconds * 1000)), read: .milliseconds(Int64(settings.requestTimeout.seconds * 1000))))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.connectionsPerHost)
+        // A refused connection is a failed attempt at once (retried on the schedule), not
+        // a slot held for the whole timeout while the pool keeps trying.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let ticker = Task { await self.tick() }
         await withDiscardingTaskGroup { group in
