@@ -7,27 +7,44 @@ import ReportStore
 /// supervisors at any time. The picture's files are in place before its row is
 /// committed (``PhotoFiles/store(_:)``), so a row never names a missing file.
 extension ReportService {
-    /// Checks that `caller` may add to report `id`, processes `upload` (off the
-    /// cooperative pool: it is the costly part), stores its files, then adds it to the
-    /// report in one transaction with its change. The same picture on the same report is
-    /// the photo it already has. Returns the row and the processed photo (its EXIF hints).
-    public func addPhoto(
-        _ upload: [UInt8], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
-    ) async throws -> (photo: PhotoRow, processed: ProcessedPhoto) {
+    /// Checks that `caller` may add to report `id`, processes the uploads (off the
+    /// cooperative pool: it is the costly part), stores their files, then adds them to the
+    /// report in one transaction with their changes: all of them or, when one is refused
+    /// (``PhotosRejected``, ``PhotoLimitReached``), none. The same picture on the same
+    /// report is the photo it already has. Returns each row with its processed photo
+    /// (its EXIF hints).
+    public func addPhotos(
+        _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
+    ) async throws -> [(photo: PhotoRow, processed: ProcessedPhoto)] {
         let _: Void = try await commits.perform { [self] t in
             try checkPhotoRights(id, caller, t)
             try t.ensurePhotoRoom(on: id)
             return ((), IndexEffect())
         }
-        let photo = try await Blocking.run { try processor.process(upload) }
-        try await Blocking.run { try files.store(photo) }
-        let row = try await commits.perform { [self] t in
-            try checkPhotoRights(id, caller, t)
-            let (row, _) = try t.addPhoto(
-                to: id, sha256: photo.sha256, width: photo.width, height: photo.height, bytes: photo.image.count, author: caller.author, now: now)
-            return (row, IndexEffect())
+        let processed = try await Blocking.run { [store] () throws -> [ProcessedPhoto] in
+            var done: [ProcessedPhoto] = [], refused: [(Int, ImageRejected)] = []
+            for (i, upload) in uploads.enumerated() {
+                do throws(ImageRejected) { done.append(try processor.process(upload)) } catch { refused.append((i, error)) }
+            }
+            guard refused.isEmpty else { throw PhotosRejected(refused: refused) }
+            // Checked again in the transaction; here, so that no file is stored for nothing.
+            let have = Set(try store.photos(of: id).map(\.sha256))
+            guard have.union(done.map(\.sha256)).count <= WriteTransaction.maxPhotos else {
+                throw PhotoLimitReached(id: id, limit: WriteTransaction.maxPhotos)
+            }
+            for photo in done { try files.store(photo) }
+            return done
         }
-        return (row, photo)
+        let rows = try await commits.perform { [self] t in
+            try checkPhotoRights(id, caller, t)
+            let rows = try processed.map { photo in
+                try t.addPhoto(
+                    to: id, sha256: photo.sha256, width: photo.width, height: photo.height, bytes: photo.image.count, author: caller.author, now: now
+                ).photo
+            }
+            return (rows, IndexEffect())
+        }
+        return Array(zip(rows, processed))
     }
 
     /// Removes photo `photoID` from report `id` (its files stay until `posterwatch photos gc`).
@@ -54,4 +71,9 @@ extension ReportService {
             throw Forbidden(reason: "the filer may change the photos of a report only while it is open; it is \(report.status)")
         }
     }
+}
+
+/// Uploads that are no photos we take, by their place in the request.
+public struct PhotosRejected: Error, Sendable {
+    public var refused: [(index: Int, reason: ImageRejected)]
 }

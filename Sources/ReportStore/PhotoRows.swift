@@ -16,6 +16,7 @@ public struct PhotoRow: Sendable, Hashable {
 public struct PhotoLimitReached: Error, Sendable, CustomStringConvertible {
     public var id: Int64
     public var limit: Int
+    public init(id: Int64, limit: Int) { (self.id, self.limit) = (id, limit) }
     public var description: String { "report \(id) has \(limit) photos, the most it may have; delete one first" }
 }
 

@@ -50,7 +50,8 @@ enum OpenAPI {
         var operation: [(String, JSONValue)] = [("summary", .string(e.summary)), ("parameters", .array(parameters))]
         if e.requestBody == "Image" {
             let binary: JSONValue = ["schema": ["type": "string", "format": "binary"]]
-            operation.append(("requestBody", ["required": true, "content": ["image/jpeg": binary, "image/png": binary]]))
+            let files: JSONValue = ["schema": object([("files", ["type": "array", "minItems": 1, "maxItems": 5, "items": ["type": "string", "format": "binary"]])])]
+            operation.append(("requestBody", ["required": true, "content": ["image/jpeg": binary, "image/png": binary, "multipart/form-data": files]]))
         } else if let body = e.requestBody {
             operation.append(("requestBody", ["required": true, "content": ["application/json": ["schema": ref(body)]]]))
         }
@@ -186,6 +187,7 @@ enum OpenAPI {
             ("width", integer), ("height", integer), ("bytes", integer),
             ("exif_position", object([("longitude", number), ("latitude", number)])),
         ], required: ["id", "sha256", "url", "thumbnail_url", "width", "height", "bytes"])),
+        ("PhotoAdded", ["oneOf": [ref("Photo"), object([("photos", array(of: ref("Photo")))])]]),
         ("Webhook", webhook),
         ("NewWebhook", {
             guard case .object(var members) = webhook, case .object(var properties)? = members.first(where: { $0.0 == "properties" })?.1 else { return .null }

@@ -9,9 +9,9 @@ extension Endpoint {
 
     static let addPhoto = Endpoint(
         path: "/v1/reports/{id}/photos",
-        summary: "Add a photo to a report: the body is the image itself (`image/jpeg` or `image/png`, at most 15 MB and 50 megapixels; the format is judged by its bytes). The filer may while the report is open, supervisors at any time; at most 5 photos a report. The server turns it upright by its EXIF orientation, shrinks it to 2048 px and re-encodes it as JPEG without any metadata (EXIF, GPS, XMP, IPTC, comments, PNG text), with a 320-px thumbnail; the upload's GPS position, if it had one, is answered as `exif_position` and not kept. The same picture twice is one photo.",
+        summary: "Add a photo to a report: the body is the image itself (`image/jpeg` or `image/png`, at most 15 MB and 50 megapixels; the format is judged by its bytes), or several as the files of a `multipart/form-data` body (all added or, when one is refused, none). The filer may while the report is open, supervisors at any time; at most 5 photos a report. The server turns it upright by its EXIF orientation, shrinks it to 2048 px and re-encodes it as JPEG without any metadata (EXIF, GPS, XMP, IPTC, comments, PNG text), with a 320-px thumbnail; the upload's GPS position, if it had one, is answered as `exif_position` and not kept. The same picture twice is one photo.",
         parameters: [reportID], answers: ["application/json"],
-        answerDescription: "`{id, sha256, url, thumbnail_url, width, height, bytes, exif_position?}`.", answerSchema: "Photo",
+        answerDescription: "`{id, sha256, url, thumbnail_url, width, height, bytes, exif_position?}`; for a multipart body, `{photos: [...]}`.", answerSchema: "PhotoAdded",
         method: .post, access: .role(.inspector), requestBody: "Image", success: .created)
     static let removePhoto = Endpoint(
         path: "/v1/reports/{id}/photos/{photo}", summary: "Remove a photo from a report (the filer while it is open, supervisors).",

@@ -19,11 +19,19 @@ struct PhotoRoutes {
     func register(on router: Router<AppRequestContext>) {
         router.handle(.addPhoto) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
-            let upload = try await Self.image(request)
-            let (row, processed) = try await service.addPhoto(upload, to: id, by: identity.caller, files: files)
-            var response = try Responses.private(PhotoView(row, exif: processed), status: .created)
-            response.headers[.location] = PhotoView.url(row.sha256)
-            return response
+            let (uploads, multipart) = try await Self.uploads(request)
+            let added: [(photo: PhotoRow, processed: ProcessedPhoto)]
+            do {
+                added = try await service.addPhotos(uploads, to: id, by: identity.caller, files: files)
+            } catch let error as PhotosRejected {
+                throw ValidationErrors(error.refused.map { ValidationError(field: multipart ? "files[\($0.index)]" : "body", $0.reason.reason) })
+            }
+            guard multipart else {
+                var response = try Responses.private(PhotoView(added[0].photo, exif: added[0].processed), status: .created)
+                response.headers[.location] = PhotoView.url(added[0].photo.sha256)
+                return response
+            }
+            return try Responses.private(PhotoList(photos: added.map { PhotoView($0.photo, exif: $0.processed) }), status: .created)
         }
         router.handle(.removePhoto) { _, _, context, identity in
             let id = try ReportRoutes.reportID(context)
@@ -45,18 +53,36 @@ struct PhotoRoutes {
         }
     }
 
-    /// The upload: `image/jpeg` or `image/png`, at most 15 MB (else 415 or 413).
-    static func image(_ request: Request) async throws -> [UInt8] {
-        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        guard type == "image/jpeg" || type == "image/png" else {
-            throw APIError(.unsupportedMediaType, code: "unsupported_media_type", message: "send the image itself as image/jpeg or image/png, not \(type.prefix(60))")
+    /// The uploads: the body itself (`image/jpeg` or `image/png`, at most 15 MB), or the
+    /// files of a `multipart/form-data` body (at most 5, 15 MB each); else 415 or 413.
+    /// Whether they came as multipart.
+    static func uploads(_ request: Request) async throws -> (files: [[UInt8]], multipart: Bool) {
+        let header = request.headers[.contentType] ?? ""
+        let type = header.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let boundary = MultipartFiles.boundary(header)
+        guard type == "image/jpeg" || type == "image/png" || boundary != nil else {
+            throw APIError(
+                .unsupportedMediaType, code: "unsupported_media_type",
+                message: "send the image itself as image/jpeg or image/png, or files as multipart/form-data with a boundary, not \(type.prefix(60))")
         }
+        let limit = boundary == nil ? maxUploadBytes : maxUploadBytes * WriteTransaction.maxPhotos + 65_536
         var request = request
+        let body: [UInt8]
         do {
-            return Array(buffer: try await request.collectBody(upTo: maxUploadBytes))
+            body = Array(buffer: try await request.collectBody(upTo: limit))
         } catch {
-            throw APIError(.contentTooLarge, code: "too_large", message: "a photo may be at most \(maxUploadBytes / 1_000_000) MB")
+            throw APIError(.contentTooLarge, code: "too_large", message: "a photo may be at most \(maxUploadBytes / 1_000_000) MB, and a request at most \(WriteTransaction.maxPhotos) of them")
         }
+        guard let boundary else { return ([body], false) }
+        let files = try MultipartFiles.parse(body, boundary: boundary)
+        guard (1...WriteTransaction.maxPhotos).contains(files.count) else {
+            throw ValidationErrors([ValidationError(field: "files", "must be 1 to \(WriteTransaction.maxPhotos) files, got \(files.count)")])
+        }
+        let large = files.indices.filter { files[$0].count > maxUploadBytes }
+        guard large.isEmpty else {
+            throw APIError(.contentTooLarge, code: "too_large", message: "files \(large.map(String.init).joined(separator: ", ")) are over \(maxUploadBytes / 1_000_000) MB")
+        }
+        return (files, true)
     }
 
     /// The file, whole or the one range asked for (`bytes=a-b`, `a-`, `-n`).
@@ -84,6 +110,11 @@ struct PhotoRoutes {
         default: return nil
         }
     }
+}
+
+/// The photos of a multipart upload.
+struct PhotoList: Encodable {
+    var photos: [PhotoView]
 }
 
 /// A photo as an answer: its URLs and size.

@@ -138,3 +138,46 @@ struct PhotoRouteTests {
         }
     }
 }
+
+/// Several photos in one `multipart/form-data` request.
+@Suite("Photos over HTTP, several at once")
+struct MultipartPhotoTests {
+    static func multipart(_ files: [[UInt8]], boundary: String = "XyZ-boundary-42", named: Bool = true) -> [UInt8] {
+        var body: [UInt8] = []
+        for (i, file) in files.enumerated() {
+            let disposition = named ? "form-data; name=\"files\"; filename=\"p\(i).jpg\"" : "form-data; name=\"note\""
+            body += Array("--\(boundary)\r\nContent-Disposition: \(disposition)\r\nContent-Type: image/jpeg\r\n\r\n".utf8) + file + Array("\r\n".utf8)
+        }
+        return body + Array("--\(boundary)--\r\n".utf8)
+    }
+
+    @Test("two files in one request: both added; one bad among them: a 422 naming it, and nothing written; past 5: none")
+    func several() async throws {
+        let fixture = try Fixture()
+        try await fixture.test(configuration: PhotoRouteTests.configuration(fixture)) { client in
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let type = "multipart/form-data; boundary=XyZ-boundary-42"
+            let two = try await PhotoRouteTests.upload(
+                client, id, Self.multipart([TestImages.jpeg(width: 120, height: 90), TestImages.png(width: 50, height: 40)]), type: type, token: filer.token)
+            #expect(two.status == .created, "\(two.bodyText)")
+            #expect((two.json["photos"] as? [[String: Any]])?.compactMap { $0["width"] as? Int } == [120, 50])
+
+            let bad = try await PhotoRouteTests.upload(
+                client, id, Self.multipart([TestImages.jpeg(width: 70, height: 90), Array("GIF89a".utf8)]), type: type, token: filer.token)
+            #expect(bad.status == .unprocessableContent && bad.error?["field"] as? String == "files[1]", "\(bad.bodyText)")
+            let many = try await PhotoRouteTests.upload(
+                client, id, Self.multipart((0..<4).map { TestImages.jpeg(width: 60 + $0, height: 60) }), type: type, token: filer.token)
+            #expect(many.status == .unprocessableContent && many.error?["field"] as? String == "photos", "2 + 4 is past 5: \(many.bodyText)")
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 2)
+
+            let field = try await PhotoRouteTests.upload(client, id, Self.multipart([[1, 2, 3]], named: false), type: type, token: filer.token)
+            #expect(field.status == .badRequest && field.error?["field"] as? String == "files[0]")
+            let unclosed = try await PhotoRouteTests.upload(client, id, Array("--XyZ-boundary-42\r\n\r\nabc".utf8), type: type, token: filer.token)
+            #expect(unclosed.status == .badRequest)
+            let noBoundary = try await PhotoRouteTests.upload(client, id, [1], type: "multipart/form-data", token: filer.token)
+            #expect(noBoundary.status == .unsupportedMediaType)
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 2 && PhotoRouteTests.pictures(fixture) == 2)
+        }
+    }
+}
