@@ -127,7 +127,9 @@ extension Bench {
         let script = "\(work)/\(name).lua"
         func quoted(_ text: String) -> String { "[==[" + text + "]==]" }
         let tables = lists.map { list in
-            "{" + list.map { r in "{\(quoted(r.method)), \(quoted(r.path)), \(r.body.map(quoted) ?? "nil")}" }.joined(separator: ",\n") + "}"
+            "{" + list.map { r in
+                "{\(quoted(r.method)), \(quoted(r.path)), \(r.body.map(quoted) ?? "nil"), \(r.bodyFile.map(quoted) ?? "nil"), \(r.contentType.map(quoted) ?? "nil")}"
+            }.joined(separator: ",\n") + "}"
         }
         let tokens = bearerTokens.map(quoted).joined(separator: ",\n")
         try """
@@ -146,8 +148,15 @@ extension Bench {
                 local headers = {}
                 if #tokens > 0 then headers["Authorization"] = "Bearer " .. tokens[(k % #tokens) + 1] end
                 local r = mine[(k % #mine) + 1]
+                local body = r[3]
                 if r[3] then headers["Content-Type"] = "application/json" end
-                requests[k + 1] = wrk.format(r[1], r[2], headers, r[3])
+                if r[4] then
+                  local f = io.open(r[4], "rb")
+                  body = f:read("*all")
+                  f:close()
+                  headers["Content-Type"] = r[5]
+                end
+                requests[k + 1] = wrk.format(r[1], r[2], headers, body)
               end
             end
             request = function()
@@ -224,6 +233,9 @@ struct WrkRequest {
     var method = "GET"
     var path: String
     var body: String? = nil
+    /// A file whose bytes are the body, sent with `contentType` (instead of a JSON `body`).
+    var bodyFile: String? = nil
+    var contentType: String? = nil
 }
 
 /// What wrk measured: requests/s, latency percentiles in ms, and the answers that were

@@ -1,7 +1,9 @@
 import CJPEG
 import Dispatch
 import Foundation
+import Geometry
 import Photos
+import ReportStore
 
 /// A camera photo (4000×3000 JPEG) processed into its stored picture and thumbnail, on
 /// one core, beside ImageMagick doing the stored picture alone with
@@ -76,5 +78,29 @@ extension Bench {
         }
         report.row(["ImageMagick `convert -auto-orient -strip -resize 2048x2048 -quality 85` (one thread, the stored picture only, process start included; \(version))", f2(peer.p50), f2(peer.p99)])
         report.note("PosterWatch over ImageMagick, p50: \(f2(peer.p50 / ours.p50))× faster, with the thumbnail made too.")
+    }
+}
+
+extension Bench {
+    /// Photo uploads over HTTP (the camera JPEG, 16 connections) while cluster viewports
+    /// are read: the upload's decoding and encoding share the cores with everything else.
+    func measureUploads(_ store: ReportStore, port: Int, supervisors: [String], _ report: inout Report) async throws {
+        let file = "\(work)/camera.jpg"
+        try Data(PhotoBench.cameraJPEG()).write(to: URL(fileURLWithPath: file))
+        let id = try await store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM report LIMIT 1") } ?? 1
+        let upload = [WrkRequest(method: "POST", path: "/v1/reports/\(id)/photos", bodyFile: file, contentType: "image/jpeg")]
+        func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
+        let uploads = try startWrk(port: port, lists: [upload], bearerTokens: [supervisors[0]], threads: 1, connections: 16, seconds: 12, name: "wrk-photos")
+        try await Task.sleep(for: .seconds(1))
+        let clusters = try wrk(port: port, paths: kyivViewports(zoom: 14, seed: 33).map { "/v1/clusters?bbox=\(box($0))&zoom=14" })
+        let photos = try uploads()
+        report.section(
+            "Photo uploads over HTTP: the 4000×3000 JPEG posted by 16 connections (one picture, so stored once: each upload decoded and encoded all the same) while wrk reads z14 cluster viewports",
+            header: ["what", "per second", "p50 (ms)", "p99 (ms)"])
+        report.row(["`POST /v1/reports/{id}/photos`", f1(photos.rate), f2(photos.p50), f2(photos.p99)])
+        report.row(["`/v1/clusters` z14 viewports meanwhile", fmt(Int(clusters.rate)), f2(clusters.p50), f2(clusters.p99)])
+        report.goal(
+            "photo uploads over HTTP, 16 connections: ≥ 30 photos/s while /v1/clusters ≥ 3,000 requests/s",
+            "\(f1(photos.rate))/s beside \(fmt(Int(clusters.rate))) cluster requests/s", photos.rate >= 30 && clusters.rate >= 3_000 && photos.failures == 0)
     }
 }

@@ -23,7 +23,9 @@ extension Bench {
         let service = try ReportService(store: store)
         let accounts = try await AccountService(store: store)
         let port = 20_000 + Int.random(in: 0..<2_000)
-        let app = makeApplication(service: service, accounts: accounts, configuration: ServerConfiguration(port: port, logLevel: .warning))
+        var configuration = ServerConfiguration(port: port, logLevel: .warning)
+        configuration.photosDirectory = "\(work)/photos"
+        let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
         let server = Task { try await app.runService() }
         defer { server.cancel() }
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
@@ -77,6 +79,7 @@ extension Bench {
         report.note(try tileFreshness(port: port, body: bodies[0][0], token: inspectors[0]))
         try measureFeed(ChangeFeed(store: store), &report)
         try await measureStream(service, accounts: accounts, port: port, &report)
+        try await measureUploads(store, port: port, supervisors: supervisors, &report)
         try await measureWebhooks(&report)
     }
 

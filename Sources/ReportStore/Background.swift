@@ -26,9 +26,10 @@ final class Background<Value: Sendable>: Sendable {
 
 /// Synchronous work (SQLite reads and writes) moved off Swift's cooperative thread pool.
 public enum Blocking {
-    static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
+    public static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
 
-    public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `body` on `queue` (by default one that runs any number at once) and waits.
+    public static func run<T: Sendable>(on queue: DispatchQueue = queue, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
