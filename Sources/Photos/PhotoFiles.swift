@@ -24,12 +24,17 @@ public struct PhotoFiles: Sendable {
         root.appendingPathComponent(String(sha256.prefix(2))).appendingPathComponent(sha256 + (thumbnail ? ".thumb.jpg" : ".jpg"))
     }
 
-    /// Puts the picture and its thumbnail in place, unless they are there already.
+    /// Puts the picture and its thumbnail in place, unless they are there already (then
+    /// they are made new again, so that a collection under way leaves them).
     public func store(_ photo: ProcessedPhoto) throws {
-        let image = url(photo.sha256)
-        guard !FileManager.default.fileExists(atPath: image.path) else { return }
-        try FileManager.default.createDirectory(at: image.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try write(photo.thumbnail, to: url(photo.sha256, thumbnail: true))
+        let image = url(photo.sha256), thumbnail = url(photo.sha256, thumbnail: true)
+        let files = FileManager.default
+        if files.fileExists(atPath: image.path), files.fileExists(atPath: thumbnail.path) {
+            for file in [thumbnail, image] { try? files.setAttributes([.modificationDate: Date()], ofItemAtPath: file.path) }
+            return
+        }
+        try files.createDirectory(at: image.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try write(photo.thumbnail, to: thumbnail)
         try write(photo.image, to: image)
     }
 
@@ -52,8 +57,10 @@ public struct PhotoFiles: Sendable {
         var removed = 0
         for directory in try files.contentsOfDirectory(atPath: root.path) where directory.count == 2 {
             let folder = root.appendingPathComponent(directory)
-            for file in try files.contentsOfDirectory(atPath: folder.path) {
+            // `x.jpg` before `x.thumb.jpg`: a picture present always has its thumbnail.
+            for file in try files.contentsOfDirectory(atPath: folder.path).sorted() {
                 let name = String(file.prefix(64))
+                // The age is read just before removing: an upload of the same picture meanwhile made it new.
                 guard Self.isName(name), !names.contains(name), old(folder.appendingPathComponent(file)) else { continue }
                 try files.removeItem(at: folder.appendingPathComponent(file))
                 if !file.hasSuffix(".thumb.jpg") { removed += 1 }
@@ -77,6 +84,12 @@ public struct PhotoFiles: Sendable {
         if rename(temporary.path, target.path) != 0 {
             try? FileManager.default.removeItem(at: temporary)
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
+        }
+        // The rename itself survives a power loss only once its directory is synced.
+        let directory = open(target.deletingLastPathComponent().path, O_RDONLY)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
         }
     }
 }

@@ -17,11 +17,7 @@ extension ReportService {
     public func addPhotos(
         _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
     ) async throws -> [(photo: PhotoRow, processed: ProcessedPhoto)] {
-        let _: Void = try await commits.perform { [self] t in
-            try checkPhotoRights(id, caller, t)
-            try t.ensurePhotoRoom(on: id)
-            return ((), IndexEffect())
-        }
+        try await checkMayAddPhotos(to: id, by: caller)
         let processed = try await Blocking.run(on: Self.processing) { [store] () throws -> [ProcessedPhoto] in
             var done: [ProcessedPhoto] = [], refused: [(Int, ImageRejected)] = []
             for (i, upload) in uploads.enumerated() {
@@ -62,9 +58,24 @@ extension ReportService {
         try store.photos(of: id)
     }
 
+    /// Throws unless `caller` may add photos to report `id` now (a check before the
+    /// upload's body is even read; ``addPhotos(_:to:by:files:processor:now:)`` checks again).
+    public func checkMayAddPhotos(to id: Int64, by caller: Caller) async throws {
+        let _: Void = try await commits.perform { [self] t in
+            try checkPhotoRights(id, caller, t)
+            try t.ensurePhotoRoom(on: id)
+            return ((), IndexEffect())
+        }
+    }
+
+    /// The filer while the report is open; supervisors at any time, hidden reports too
+    /// (so that an offending photo can go without the report being shown again).
     private func checkPhotoRights(_ id: Int64, _ caller: Caller, _ t: WriteTransaction) throws {
+        if caller.isStaff {
+            guard try t.report(id) != nil || t.hidden(id) != nil else { throw ReportNotFound(id: id) }
+            return
+        }
         let report = try current(id, t, ifMatch: nil, for: caller)
-        guard !caller.isStaff else { return }
         guard let account = caller.author.accountID, try t.filer(of: id) == account else {
             throw Forbidden(reason: "only the filer or a supervisor may change the photos of report \(id)")
         }

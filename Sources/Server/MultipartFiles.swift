@@ -19,7 +19,7 @@ enum MultipartFiles {
 
     /// The parts' bodies; a body that is not multipart as `boundary` says, or a part
     /// that is no file, is a ``ValidationError`` on `body` or `files[i]`.
-    static func parse(_ body: [UInt8], boundary: String) throws(ValidationError) -> [[UInt8]] {
+    static func parse(_ body: [UInt8], boundary: String, maxParts: Int = 5) throws(ValidationError) -> [[UInt8]] {
         let delimiter = Array("--\(boundary)".utf8)
         let next = Array("\r\n--\(boundary)".utf8)
         guard var at = firstIndex(of: delimiter, in: body, from: 0) else {
@@ -42,18 +42,28 @@ enum MultipartFiles {
             let start = headersEnd + 4
             guard let end = firstIndex(of: next, in: body, from: start) else { throw ValidationError(field: "body", "ends without its closing boundary") }
             files.append(Array(body[start..<end]))
+            guard files.count <= maxParts else { throw ValidationError(field: "files", "must be at most \(maxParts) files") }
             at = end + next.count
         }
     }
 
-    /// Where `needle` first occurs in `haystack` at or after `from`.
+    /// Where `needle` first occurs in `haystack` at or after `from`: Knuth–Morris–Pratt, in
+    /// linear time whatever the boundary a client chose.
     static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
-        guard let first = needle.first, haystack.count - needle.count >= from else { return nil }
-        var i = from
-        while i <= haystack.count - needle.count {
-            guard let found = haystack[i...(haystack.count - needle.count)].firstIndex(of: first) else { return nil }
-            if haystack[found..<(found + needle.count)].elementsEqual(needle) { return found }
-            i = found + 1
+        guard !needle.isEmpty, from >= 0, haystack.count - from >= needle.count else { return nil }
+        // fallback[k]: the length of the longest proper border of needle[0...k].
+        var fallback = [Int](repeating: 0, count: needle.count)
+        var k = 0
+        for i in stride(from: 1, to: needle.count, by: 1) {
+            while k > 0 && needle[i] != needle[k] { k = fallback[k - 1] }
+            if needle[i] == needle[k] { k += 1 }
+            fallback[i] = k
+        }
+        var matched = 0
+        for i in from..<haystack.count {
+            while matched > 0 && haystack[i] != needle[matched] { matched = fallback[matched - 1] }
+            if haystack[i] == needle[matched] { matched += 1 }
+            if matched == needle.count { return i - needle.count + 1 }
         }
         return nil
     }

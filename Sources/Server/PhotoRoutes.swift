@@ -19,6 +19,7 @@ struct PhotoRoutes {
     func register(on router: Router<AppRequestContext>) {
         router.handle(.addPhoto) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
+            try await service.checkMayAddPhotos(to: id, by: identity.caller)  // before reading up to 75 MB
             let (uploads, multipart) = try await Self.uploads(request)
             let added: [(photo: PhotoRow, processed: ProcessedPhoto)]
             do {

@@ -99,3 +99,24 @@ struct PhotoProcessorTests {
         }
     }
 }
+
+/// Content-addressed files: stored once, collected when no row names them.
+@Suite("Photo files")
+struct PhotoFilesTests {
+    @Test("stored once under the SHA-256's name; collection removes exactly the unnamed pictures with their thumbnails")
+    func storeAndCollect() throws {
+        let directory = try TemporaryDirectory()
+        let files = try PhotoFiles(root: directory.url)
+        let kept = try PhotoProcessor().process(TestImages.jpeg(width: 64, height: 48))
+        let dropped = try PhotoProcessor().process(TestImages.jpeg(width: 48, height: 64))
+        try files.store(kept)
+        try files.store(kept)
+        try files.store(dropped)
+        #expect(files.read(kept.sha256, thumbnail: false) == Data(kept.image) && files.read(kept.sha256, thumbnail: true) == Data(kept.thumbnail))
+        #expect(try files.collect(keeping: [kept.sha256]) == 0, "nothing is an hour old yet")
+        #expect(try files.collect(keeping: [kept.sha256], olderThan: -1) == 1)
+        #expect(files.read(dropped.sha256, thumbnail: false) == nil && files.read(dropped.sha256, thumbnail: true) == nil)
+        #expect(files.read(kept.sha256, thumbnail: true) != nil)
+        #expect(files.read("../../etc/passwd", thumbnail: false) == nil, "only hex names are read")
+    }
+}
