@@ -19,7 +19,7 @@ extension Endpoint {
         answers: [], answerDescription: "The photo is removed.", method: .delete, access: .role(.inspector), success: .noContent)
     static let photoImage = Endpoint(
         path: "/v1/photos/{sha}.jpg",
-        summary: "A stored photo (JPEG, at most 2048 px). Immutable: its name is its content's hash. `Range` is supported. Photos of hidden reports are served to supervisors only (who may also add and remove them while it is hidden).
+        summary: "A stored photo (JPEG, at most 2048 px). Immutable: its name is its content's hash. `Range` is supported. Photos of hidden reports are served to supervisors only (who may also add and remove them while it is hidden).",
         parameters: [photoSHA], answers: ["image/jpeg"], answerDescription: "The picture.")
     static let photoThumbnail = Endpoint(
         path: "/v1/photos/{sha}/thumb.jpg", summary: "A stored photo's thumbnail (JPEG, at most 320 px).", parameters: [photoSHA],
