@@ -25,7 +25,7 @@ enum Codecs {
         var width: Int32 = 0, height: Int32 = 0
         var message = [CChar](repeating: 0, count: Int(JMSG_LENGTH_MAX))
         let failed = data.withUnsafeBufferPointer { cjpeg_size($0.baseAddress, UInt($0.count), &width, &height, &message) }
-        guard failed == 0 else { throw ImageRejected(rule: .damaged, reason: "not a readable JPEG: \(String(cString: message))") }
+        guard failed == 0 else { throw ImageRejected(rule: .damaged, reason: "not a readable JPEG: \(text(message))") }
         return (Int(width), Int(height))
     }
 
@@ -38,7 +38,7 @@ enum Codecs {
         let failed = data.withUnsafeBufferPointer {
             cjpeg_decode($0.baseAddress, UInt($0.count), Int32(denominator), &pixels, &width, &height, &message)
         }
-        guard failed == 0, let pixels else { throw ImageRejected(rule: .damaged, reason: "not a readable JPEG: \(String(cString: message))") }
+        guard failed == 0, let pixels else { throw ImageRejected(rule: .damaged, reason: "not a readable JPEG: \(text(message))") }
         defer { free(pixels) }
         let count = Int(width) * Int(height) * 3
         return RGBImage(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
@@ -52,7 +52,7 @@ enum Codecs {
         let failed = image.pixels.withUnsafeBufferPointer {
             cjpeg_encode($0.baseAddress, Int32(image.width), Int32(image.height), Int32(quality), &out, &size, &message)
         }
-        guard failed == 0, let out else { throw ImageRejected(rule: .damaged, reason: "cannot encode: \(String(cString: message))") }
+        guard failed == 0, let out else { throw ImageRejected(rule: .damaged, reason: "cannot encode: \(text(message))") }
         defer { free(out) }
         return Array(UnsafeBufferPointer(start: out, count: Int(size)))
     }
@@ -79,6 +79,11 @@ enum Codecs {
             return .success(RGBImage(width: Int(image.width), height: Int(image.height), pixels: pixels))
         }
         return try result.get()
+    }
+
+    /// A C message buffer as text, up to its terminating zero.
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func message(of image: png_image) -> String {
