@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var changes = ChangeStreamSettings()
     /// Where photos are stored (`serve` puts them beside the database, in `photos/`).
     public var photosDirectory = NSTemporaryDirectory() + "posterwatch-photos"
+    /// Photo uploads taken at once; more are answered 503 with `Retry-After`.
+    public var maxPhotoUploads = 16
     /// How webhooks are sent; nil: this process sends none (another on the database may).
     public var webhooks: WebhookSettings? = WebhookSettings()
 
@@ -99,7 +101,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     AccountRoutes(accounts: accounts).register(on: router)
     WebhookRoutes(store: WebhookStore(service.store)).register(on: router)
     if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
-        PhotoRoutes(service: service, files: files).register(on: router)
+        PhotoRoutes(service: service, files: files, maxInFlight: configuration.maxPhotoUploads).register(on: router)
     }
     return router
 }

@@ -6,12 +6,21 @@ import Hummingbird
 import Photos
 import ReportService
 import ReportStore
+import Synchronization
 
 /// Photos of reports: upload (the image as the body), removal, and the stored files,
 /// served immutable by their content's hash.
 struct PhotoRoutes {
     let service: ReportService
     let files: PhotoFiles
+    /// Uploads past this many at once are answered 503 with `Retry-After`: each waiting
+    /// one holds its body (up to 75 MB) while photos are processed one at a time.
+    let maxInFlight: Int
+    let inFlight = Counter()
+
+    final class Counter: Sendable {
+        let value = Atomic(0)
+    }
 
     static let maxUploadBytes = 15 * 1_000_000
     static let cacheControl = "public, max-age=31536000, immutable"
@@ -19,6 +28,13 @@ struct PhotoRoutes {
     func register(on router: Router<AppRequestContext>) {
         router.handle(.addPhoto) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
+            guard inFlight.value.add(1, ordering: .relaxed).newValue <= maxInFlight else {
+                inFlight.value.subtract(1, ordering: .relaxed)
+                var busy = APIError(.serviceUnavailable, code: "busy", message: "\(maxInFlight) uploads are being processed; try again shortly")
+                busy.headers[.retryAfter] = "5"
+                throw busy
+            }
+            defer { inFlight.value.subtract(1, ordering: .relaxed) }
             try await service.checkMayAddPhotos(to: id, by: identity.caller)  // before reading up to 75 MB
             let (uploads, multipart) = try await Self.uploads(request)
             let added: [(photo: PhotoRow, processed: ProcessedPhoto)]

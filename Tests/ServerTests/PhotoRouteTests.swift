@@ -126,6 +126,15 @@ struct PhotoRouteTests {
             #expect(try await client.get("/v1/photos/" + String(repeating: "a", count: 64) + ".jpg").status == .notFound)
             #expect(try await client.get("/v1/photos/nothex.jpg").status == .badRequest)
         }
+        var closed = Self.configuration(fixture)
+        closed.maxPhotoUploads = 0
+        try await fixture.test(configuration: closed) { client in
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 2)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let busy = try await Self.upload(client, id, TestImages.jpeg(width: 64, height: 64), token: filer.token)
+            #expect(busy.status == .serviceUnavailable && busy.headers[.retryAfter] == "5", "past the uploads in flight: \(busy.bodyText)")
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 0)
+        }
     }
 
     @Test("the same photo uploaded by 10 clients at once is stored once, one photo")
