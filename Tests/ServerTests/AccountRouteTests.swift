@@ -235,6 +235,7 @@ struct AccountRouteTests {
                             || ' ' || (SELECT count(*) FROM notification_read)
                             || ' ' || (SELECT group_concat(id || url || description || enabled || updated_at) FROM webhook)
                             || ' ' || (SELECT count(*) FROM webhook_event) || ' ' || (SELECT count(*) FROM webhook_delivery)
+                            || ' ' || (SELECT count(*) FROM report_photo)
                         """)
                 }
                 return (accounts + sessions + reports).joined(separator: "\n")

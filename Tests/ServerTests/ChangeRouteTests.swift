@@ -37,7 +37,7 @@ struct ChangeRouteTests {
                 #expect(Set(entry.keys) == ["seq", "type", "id"], "a hidden report is a bare tombstone to the public")
             }
             let text = String(decoding: public_.body, as: UTF8.self)
-            #expect(!text.contains("спам") && !text.contains("example.org") && !text.contains("account_id"))
+            #expect(!text.contains("спам") && !text.contains("example.org") && !text.contains("account_id") && !text.contains("filer_id"))
             #expect(public_.headers[.vary]?.contains("Authorization") == true)
 
             let staff = try await client.send(.get, "/v1/changes", token: supervisor.token)
@@ -49,6 +49,7 @@ struct ChangeRouteTests {
             let step = try #require(seen[2]["change"] as? [String: Any])
             #expect(step["from_status"] as? String == "new" && step["to_status"] as? String == "verifying")
             #expect((seen[0]["change"] as? [String: Any])?["account_id"] as? Int == Int(inspector.id))
+            #expect(seen[0]["filer_id"] as? Int == Int(inspector.id), "staff see who filed it")
             // An inspector is the public here.
             let asInspector = try await client.send(.get, "/v1/changes", token: inspector.token)
             #expect(asInspector.body == public_.body)

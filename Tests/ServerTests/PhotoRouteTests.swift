@@ -71,7 +71,9 @@ struct PhotoRouteTests {
             #expect((report.json["photos"] as? [[String: Any]])?.compactMap { $0["url"] as? String } == [url])
             let again = try await Self.upload(client, id, jpeg, token: filer.token)
             #expect(again.status == .created && again.json["id"] as? Int == photoID, "the same picture is the same photo")
-            #expect(try await Self.upload(client, id, jpeg, token: other.token).status == .forbidden)
+            #expect(try await Self.upload(client, id, jpeg, token: other.token).status == .forbidden, "another inspector")
+            #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(photoID)", token: other.token).status == .forbidden)
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 1, "the refusals wrote nothing")
             var last = 0
             for n in 1...4 {
                 let answer = try await Self.upload(client, id, TestImages.jpeg(width: 100 + n, height: 80), token: filer.token)
@@ -124,6 +126,14 @@ struct PhotoRouteTests {
             #expect(try await client.execute(uri: "/v1/reports/\(id)/photos", method: .post, headers: [.contentType: "image/jpeg"], body: ByteBuffer(bytes: jpeg)) { $0.status } == .unauthorized)
             #expect(try ReportRouteTests.count(fixture, "report_photo") == 0 && Self.pictures(fixture) == 0)
             #expect(try await client.get("/v1/photos/" + String(repeating: "a", count: 64) + ".jpg").status == .notFound)
+            // Once the report is no longer open, its filer may not add to it.
+            let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 3)
+            for step in ["verifying", "rejected"] {
+                let body: [String: Any] = step == "rejected" ? ["to": step, "note": "не реклама"] : ["to": step]
+                #expect(try await client.send(.post, "/v1/reports/\(id)/transitions", json: body, token: supervisor.token).status == .ok, "\(step)")
+            }
+            #expect(try await Self.upload(client, id, jpeg, token: filer.token).status == .forbidden)
+            #expect(try ReportRouteTests.count(fixture, "report_photo") == 0 && Self.pictures(fixture) == 0)
             #expect(try await client.get("/v1/photos/nothex.jpg").status == .badRequest)
         }
         var closed = Self.configuration(fixture)
