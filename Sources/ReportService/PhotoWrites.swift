@@ -2,22 +2,23 @@ import Accounts
 import Dispatch
 import Foundation
 import Photos
+import ReportModel
 import ReportStore
 
 /// Photos of reports: the filer adds and removes them while the report is open,
 /// supervisors at any time. The picture's files are in place before its row is
 /// committed (``PhotoFiles/store(_:)``), so a row never names a missing file.
 extension ReportService {
-    /// Checks that `caller` may add to report `id`, processes the uploads (off the
-    /// cooperative pool: it is the costly part), stores their files, then adds them to the
+    /// Processes the uploads (one at a time, off the cooperative pool: it is the costly
+    /// part), stores their files, then, checking `caller`'s rights again, adds them to the
     /// report in one transaction with their changes: all of them or, when one is refused
     /// (``PhotosRejected``, ``PhotoLimitReached``), none. The same picture on the same
     /// report is the photo it already has. Returns each row with its processed photo
-    /// (its EXIF hints).
+    /// (its EXIF hints). A caller that has yet to read the uploads checks
+    /// ``checkMayAddPhotos(to:by:)`` first, so that a refused one costs no decoding.
     public func addPhotos(
         _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
     ) async throws -> [(photo: PhotoRow, processed: ProcessedPhoto)] {
-        try await checkMayAddPhotos(to: id, by: caller)
         let processed = try await Blocking.run(on: Self.processing) { [store] () throws -> [ProcessedPhoto] in
             var done: [ProcessedPhoto] = [], refused: [(Int, ImageRejected)] = []
             for (i, upload) in uploads.enumerated() {
@@ -53,9 +54,10 @@ extension ReportService {
         }
     }
 
-    /// Report `id`'s photos, when `caller` may see the report (hidden ones: staff only).
-    public func photos(of id: Int64) throws -> [PhotoRow] {
-        try store.photos(of: id)
+    /// The photos of `report` (a report whose version is its creation has none: adding a
+    /// photo moves the version on, so a just-filed report costs no read).
+    public func photos(of report: Report) throws -> [PhotoRow] {
+        report.updatedAt == report.createdAt ? [] : try store.photos(of: report.id)
     }
 
     /// Throws unless `caller` may add photos to report `id` now (a check before the

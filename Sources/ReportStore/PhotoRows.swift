@@ -37,12 +37,15 @@ extension WriteTransaction {
     public func addPhoto(
         to id: Int64, sha256: String, width: Int, height: Int, bytes: Int, author: Author, now: Date
     ) throws -> (photo: PhotoRow, added: Bool) {
-        if let existing = try ReportStore.photos(db, of: id).first(where: { $0.sha256 == sha256 }) { return (existing, false) }
-        try ensurePhotoRoom(on: id)
+        let photos = try ReportStore.photos(db, of: id)
+        if let existing = photos.first(where: { $0.sha256 == sha256 }) { return (existing, false) }
+        guard photos.count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
         try db.execute(
             sql: "INSERT INTO report_photo (report_id, sha256, width, height, bytes, created_at, account_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            arguments: [id, sha256, width, height, bytes, ReportRow.milliseconds(now), author.accountID])
-        let photo = try ReportStore.photos(db, of: id).first { $0.sha256 == sha256 }!
+            arguments: [id, sha256, width, height, bytes, now.milliseconds, author.accountID])
+        let photo = PhotoRow(
+            id: db.lastInsertedRowID, reportID: id, sha256: sha256, width: width, height: height, bytes: bytes,
+            createdAt: Date(milliseconds: now.milliseconds))
         try touch(id, .photoAdded, now: now)
         return (photo, true)
     }

@@ -182,11 +182,16 @@ enum ReportRow {
         return result
     }
 
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
-    }
+    static func milliseconds(_ date: Date) -> Int64 { date.milliseconds }
 
-    static func date(milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    static func date(milliseconds: Int64) -> Date { Date(milliseconds: milliseconds) }
+}
+
+extension Date {
+    /// Milliseconds since 1970, as every table stores a time.
+    public var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+
+    public init(milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }

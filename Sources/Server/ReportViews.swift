@@ -38,7 +38,7 @@ struct ReportViews {
     ) throws -> (headers: HTTPFields, body: [UInt8]) {
         var members = extra
         let staff = caller?.isStaff == true
-        let photos = try service.photos(of: report.id)
+        let photos = try service.photos(of: report)
         if !photos.isEmpty { members.append(("photos", try Responses.jsonBytes(photos.map { PhotoView($0) }))) }
         if staff {
             let filer = try service.filer(of: report.id, for: caller).flatMap { try accounts.accounts.account(id: $0) }

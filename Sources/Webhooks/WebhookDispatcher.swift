@@ -139,7 +139,7 @@ public final class WebhookDispatcher: Service, Sendable {
         let due = try store.due(now: now, limit: limit)
         guard !due.isEmpty else { return [] }
         let unwritten = Set(due.filter { $0.payload == nil }.map(\.changeSeq))
-        let payloads = try self.payloads(of: unwritten, at: now)
+        let payloads = try self.payloads(of: unwritten)
         // A change forgotten (retention) before its first attempt has nothing to send.
         let lost = due.filter { $0.payload == nil && payloads[$0.changeSeq] == nil }
         try store.record(lost.map { AttemptOutcome(giveUp: $0, at: now, error: "change \($0.changeSeq) is no longer kept") }, now: now)
@@ -148,7 +148,7 @@ public final class WebhookDispatcher: Service, Sendable {
 
     /// The Standard Webhooks payload of each change: `{type, timestamp, data}`, `data`
     /// being the change as staff see it in the feed.
-    func payloads(of seqs: Set<Int64>, at now: Date) throws -> [Int64: Data] {
+    func payloads(of seqs: Set<Int64>) throws -> [Int64: Data] {
         let entries = try feed.entries(try feed.store.changes(seqs: seqs), staff: true)
         var payloads: [Int64: Data] = [:]
         for entry in entries {

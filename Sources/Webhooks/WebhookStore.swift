@@ -296,11 +296,3 @@ struct AttemptOutcome: Sendable {
     /// When it is tried again, while pending.
     var retryAt: Date?
 }
-
-extension Date {
-    var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-
-    init(milliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-}

@@ -69,7 +69,7 @@ struct OutboxTests {
         let now = Date()
         let due = try store.due(now: now, limit: 10)
         #expect(due.count == 4 && due.allSatisfy { $0.payload == nil && $0.attempts == 0 })
-        let payloads = try dispatcher.payloads(of: Set(due.map(\.changeSeq)), at: now)
+        let payloads = try dispatcher.payloads(of: Set(due.map(\.changeSeq)))
         let leaseEnd = now + 15
         let taken = try store.claim(due, payloads: payloads, until: leaseEnd)
         #expect(taken.count == 4 && taken.allSatisfy { $0.payload == payloads[$0.changeSeq] })
@@ -114,7 +114,7 @@ struct OutboxTests {
         _ = try store.update(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: true), now: now)
         let again = try store.due(now: now + 10, limit: 10)
         #expect(Set(again.map(\.id)) == [taken[1].id, taken[3].id])
-        let retaken = try store.claim(again, payloads: try dispatcher.payloads(of: Set(again.map(\.changeSeq)), at: now), until: now + 30)
+        let retaken = try store.claim(again, payloads: try dispatcher.payloads(of: Set(again.map(\.changeSeq))), until: now + 30)
         #expect(retaken.map(\.payload) == again.map { d in taken.first { $0.id == d.id }!.payload }, "the payload written first is the one sent")
     }
 
