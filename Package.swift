@@ -7,7 +7,8 @@
 //   ReportModel   the report, its validation, phone-number normalization, reference data
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
-//   ReportService the store and the cluster index kept in step; what the CLI and the server call
+//   PhoneRanking  numbers ranked by how many reports carry them, in any area and period, from memory
+//   ReportService the store, the cluster index and the phone tally kept in step; what the CLI and the server call
 //   Accounts      users, roles, passwords (bcrypt), sessions and access tokens (JWT), API keys
 //   ChangeFeed    the numbered writes as a feed: what each reader may see of them, and its JSON
 //   Webhooks      endpoints that subscribe to changes, their durable outbox, and its signed delivery
@@ -63,9 +64,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
+        .target(name: "PhoneRanking", dependencies: ["Clustering"]),
         .target(
             name: "ReportService",
-            dependencies: ["Accounts", "Clustering", "Geometry", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: [
+                "Accounts", "Clustering", "Geometry", "PhoneRanking", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .target(
             name: "Accounts",
             dependencies: [

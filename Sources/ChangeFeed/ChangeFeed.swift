@@ -14,6 +14,9 @@ public enum ChangeType: String, Sendable, CaseIterable {
     case datasetChanged = "dataset.changed"
     case photoAdded = "photo.added"
     case photoRemoved = "photo.removed"
+    case phoneVerified = "phone.verified"
+    case phoneBlocked = "phone.blocked"
+    case phoneUnblocked = "phone.unblocked"
 
     /// The write of the changes table this type names.
     public var action: ReportAction {
@@ -27,6 +30,9 @@ public enum ChangeType: String, Sendable, CaseIterable {
         case .datasetChanged: .imported
         case .photoAdded: .photoAdded
         case .photoRemoved: .photoRemoved
+        case .phoneVerified: .phoneVerified
+        case .phoneBlocked: .phoneBlocked
+        case .phoneUnblocked: .phoneUnblocked
         }
     }
 
@@ -56,6 +62,16 @@ public struct ChangeEntry: Sendable {
     /// Staff only: the account that filed the report, when a person did (whom a push
     /// gateway tells that their report moved).
     public var filerID: Int64?
+    /// A phone's change: the number and its status now, and for staff the change itself.
+    public var phone: PhoneState?
+
+    /// A number as a phone's change shows it.
+    public struct PhoneState: Sendable, Hashable {
+        public var number: String
+        public var status: PhoneStatus
+        /// Staff only: who changed it, from what to what, the note, how many reports moved.
+        public var change: PhoneHistoryEntry?
+    }
 
     /// What the public sees of this entry as staff see it: the report only when it is
     /// public now, a hiding or a deletion bare whatever became of the report since, and
@@ -64,7 +80,7 @@ public struct ChangeEntry: Sendable {
         let tombstone = type == .reportHidden || type == .reportDeleted
         return ChangeEntry(
             seq: seq, type: type, reportID: reportID, at: at, report: hidden == nil && !tombstone ? report : nil, hidden: nil, history: nil,
-            filerID: nil)
+            filerID: nil, phone: phone.map { PhoneState(number: $0.number, status: $0.status, change: nil) })
     }
 }
 
@@ -83,11 +99,19 @@ public struct ChangesUnavailable: Error, Sendable, CustomStringConvertible {
     public var since: Int64
     public var prunedThrough: Int64
     public var lastSeq: Int64
+    /// How to start again.
+    public var restart = "download the data again (GET /v1/export, or /v1/reports pages) and follow /v1/changes?since= with its X-Last-Seq"
+
+    public init(since: Int64, prunedThrough: Int64, lastSeq: Int64, restart: String? = nil) {
+        (self.since, self.prunedThrough, self.lastSeq) = (since, prunedThrough, lastSeq)
+        if let restart { self.restart = restart }
+    }
+
     public var description: String {
         let why = since < prunedThrough
             ? "changes up to \(prunedThrough) are no longer kept"
             : "there is no change \(since) here, the last is \(lastSeq)"
-        return "\(why): download the data again (GET /v1/export, or /v1/reports pages) and follow /v1/changes?since= with its X-Last-Seq"
+        return "\(why): \(restart)"
     }
 }
 
@@ -115,16 +139,25 @@ public struct ChangeFeed: Sendable {
 
     /// The entries of these change rows as the public or staff see them.
     public func entries(_ rows: [ChangeRow], staff: Bool) throws -> [ChangeEntry] {
-        let ids = Set(rows.map(\.reportID))
+        let (phoneRows, reportRows) = (rows.filter(\.action.isPhone), rows.filter { !$0.action.isPhone })
+        let ids = Set(reportRows.map(\.reportID))
         let reports = Dictionary(try store.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let hidden = staff ? try store.hidden(ids: ids.subtracting(reports.keys)) : [:]
-        let history = staff ? try store.history(seqs: rows.compactMap(\.historySeq)) : [:]
+        let history = staff ? try store.history(seqs: reportRows.compactMap(\.historySeq)) : [:]
         let filers = staff ? try store.filers(of: ids) : [:]
+        let phoneStatuses = try store.phoneStatuses(Set(phoneRows.compactMap(\.phone)))
+        let phoneHistory = staff ? try store.phoneHistory(seqs: phoneRows.compactMap(\.historySeq)) : [:]
         return rows.map { row in
-            let entry = ChangeEntry(
-                seq: row.seq, type: ChangeType(row.action), reportID: row.reportID, at: row.at,
-                report: reports[row.reportID] ?? hidden[row.reportID]?.report, hidden: hidden[row.reportID],
-                history: row.historySeq.flatMap { history[$0] }, filerID: filers[row.reportID])
+            let entry = if row.action.isPhone {
+                ChangeEntry(
+                    seq: row.seq, type: ChangeType(row.action), reportID: row.reportID, at: row.at,
+                    phone: row.phone.map { ChangeEntry.PhoneState(number: $0, status: phoneStatuses[$0] ?? .unverified, change: row.historySeq.flatMap { phoneHistory[$0] }) })
+            } else {
+                ChangeEntry(
+                    seq: row.seq, type: ChangeType(row.action), reportID: row.reportID, at: row.at,
+                    report: reports[row.reportID] ?? hidden[row.reportID]?.report, hidden: hidden[row.reportID],
+                    history: row.historySeq.flatMap { history[$0] }, filerID: filers[row.reportID])
+            }
             return staff ? entry : entry.publicForm
         }
     }

@@ -20,12 +20,18 @@ public enum ChangeJSON {
     }
 
     /// One entry: `{seq, type, id}`, then with a report `at` and `report`, and for staff
-    /// `hidden`, `change` and `filer_id`.
+    /// `hidden`, `change` and `filer_id`; a phone's change has `at`, `phone` and `status`
+    /// (now), and for staff `change`.
     public static func append(_ entry: ChangeEntry, to out: inout [UInt8]) throws {
         out += Array(#"{"seq":\#(entry.seq),"type":"\#(entry.type.rawValue)","id":\#(entry.reportID)"#.utf8)
         if let report = entry.report {
             out += Array(#","at":"\#(RFC3339.string(from: entry.at))","report":"#.utf8)
             GeoJSON.appendFeature(report, to: &out)
+        } else if let phone = entry.phone {
+            out += Array(#","at":"\#(RFC3339.string(from: entry.at))","phone":"\#(phone.number)","status":"\#(phone.status.rawValue)""#.utf8)
+            if let change = phone.change {
+                out += Array(#","change":"#.utf8) + (try encoder.encode(PhoneStaffChange(change)))
+            }
         } else if entry.type == .datasetChanged {
             out += Array(#","at":"\#(RFC3339.string(from: entry.at))""#.utf8)
         }
@@ -69,6 +75,25 @@ public enum ChangeJSON {
         enum CodingKeys: String, CodingKey {
             case accountID = "account_id", apiKeyID = "api_key_id", fromStatus = "from_status", toStatus = "to_status", note, fields
         }
+    }
+}
+
+/// What staff see of a phone's change.
+struct PhoneStaffChange: Encodable {
+    var accountID: Int64?
+    var apiKeyID: Int64?
+    var fromStatus: String
+    var toStatus: String
+    var note: String?
+    var moved: Int
+
+    init(_ entry: PhoneHistoryEntry) {
+        (accountID, apiKeyID, note, moved) = (entry.author.accountID, entry.author.apiKeyID, entry.note, entry.moved)
+        (fromStatus, toStatus) = (entry.fromStatus.rawValue, entry.toStatus.rawValue)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case accountID = "account_id", apiKeyID = "api_key_id", fromStatus = "from_status", toStatus = "to_status", note, moved
     }
 }
 

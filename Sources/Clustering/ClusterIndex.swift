@@ -164,6 +164,20 @@ public final class ClusterIndex: @unchecked Sendable {
         return certain + (uncertain.isEmpty ? 0 : try confirm(uncertain.map(Int64.init)))
     }
 
+    /// Calls `body` with the id and status number of every matching report in the box
+    /// (one that crosses the antimeridian included), to the fixed-point unit (under 1 cm):
+    /// the reports of an area, read from memory.
+    public func forEachReport(in box: BoundingBox, filter: ClusterFilter = .all, _ body: (_ id: UInt32, _ status: Int) -> Void) {
+        lock.read {
+            for part in box.parts {
+                let nw = FixedPoint(Coordinate(longitude: part.west, latitude: part.north))
+                let se = FixedPoint(Coordinate(longitude: part.east, latitude: part.south))
+                let fixed = QuadTree.FixedBox(west: nw.x, east: se.x, north: nw.y, south: se.y)
+                tree.forEachSlot(in: fixed, filter: filter) { body($0.id, Int($0.status)) }
+            }
+        }
+    }
+
     // The read paths proper, on a tree the caller holds the read lock for.
 
     /// A cell found: its node, and its summary as a cluster.
@@ -314,10 +328,10 @@ public final class ClusterIndex: @unchecked Sendable {
 }
 
 /// A POSIX read-write lock that prefers writers, so a stream of readers cannot starve a write.
-final class ReadWriteLock: @unchecked Sendable {
+package final class ReadWriteLock: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
 
-    init() {
+    package init() {
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
         #if os(Linux)
@@ -332,13 +346,13 @@ final class ReadWriteLock: @unchecked Sendable {
         lock.deallocate()
     }
 
-    func read<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func read<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
 
-    func write<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func write<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_rwlock_wrlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()

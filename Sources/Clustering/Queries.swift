@@ -190,6 +190,39 @@ extension QuadTree {
             return n
         }
 
+        /// Calls `body` with every matching slot in `box` (those in an edge unit included).
+        func forEachSlot(_ ref: Ref, depth: Int, cx: UInt64, cy: UInt64, box: FixedBox, filter: ClusterFilter, _ body: (Slot) -> Void) {
+            if ref < 0 {
+                withLeaf(Int(~ref)) { list in
+                    for i in list {
+                        let slot = slots[Int(i)]
+                        guard filter.matches(status: slot.status, createdAt: slot.createdAt),
+                              slot.x >= box.west, slot.x <= box.east, slot.y >= box.north, slot.y <= box.south else { continue }
+                        body(slot)
+                    }
+                }
+                return
+            }
+            let shift = UInt64(32 - depth)
+            let x0 = cx << shift, x1 = ((cx + 1) << shift) - 1, y0 = cy << shift, y1 = ((cy + 1) << shift) - 1
+            if x0 >= UInt64(box.west), x1 <= UInt64(box.east), y0 >= UInt64(box.north), y1 <= UInt64(box.south) {
+                var skip = 0
+                forEachSlot(ref, cellKey: cellKey(cx, cy), depth: depth, filter: filter, skip: &skip) { slot in
+                    body(slot)
+                    return true
+                }
+                return
+            }
+            let node = Int(ref)
+            for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
+                let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
+                let s = UInt64(32 - depth - 1)
+                guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
+                      y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
+                forEachSlot(children[node * 4 + q], depth: depth + 1, cx: x, cy: y, box: box, filter: filter, body)
+            }
+        }
+
         /// A node yet to visit, and its cell.
         private struct Pending {
             var ref: Ref
@@ -297,5 +330,10 @@ extension QuadTree {
     /// its edge units, whose exact positions decide.
     func count(in box: FixedBox, filter: ClusterFilter, uncertain: inout [UInt32]) -> Int {
         withReader { $0.count(root, depth: 0, cx: 0, cy: 0, box: box, filter: filter, uncertain: &uncertain) }
+    }
+
+    /// Calls `body` with every matching slot in `box`, to the fixed-point unit.
+    func forEachSlot(in box: FixedBox, filter: ClusterFilter, _ body: (Slot) -> Void) {
+        withReader { $0.forEachSlot(root, depth: 0, cx: 0, cy: 0, box: box, filter: filter, body) }
     }
 }

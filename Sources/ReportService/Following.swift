@@ -1,5 +1,6 @@
 import Clustering
 import Foundation
+import PhoneRanking
 import ReportStore
 
 /// Other processes write to the database too: `posterwatch import`, the CLI, a second
@@ -77,6 +78,10 @@ extension ReportService {
                 effect.touched.append(held)
             }
         }
+        let phones = Dictionary(uniqueKeysWithValues: try t.phoneMarkers(ids: ids).map { ($0.id, PhoneTally.Entry($0)) })
+        for id in ids.sorted() where tally.entry(id: id) != phones[id] {
+            effect.phones.append(phones[id].map { .set(id: id, $0) } ?? .remove(id: id))
+        }
         return effect
     }
 
@@ -85,7 +90,8 @@ extension ReportService {
     private func rebuild() throws {
         let (markers, lastChange) = try store.markersAndLastChange(ClusterEntry.init)
         let fresh = try ClusterIndex(grid: index.grid, statusCount: index.statusCount, entries: markers)
-        try commits.performWaiting { _ in ((), IndexEffect(replacement: fresh)) }
+        let tally = try Self.tally(store)
+        try commits.performWaiting { _ in ((), IndexEffect(replacement: (fresh, tally))) }
         followed.store(lastChange, ordering: .releasing)
     }
 

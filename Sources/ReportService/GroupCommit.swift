@@ -1,6 +1,7 @@
 import Clustering
 import Dispatch
 import Foundation
+import PhoneRanking
 import ReportStore
 import Synchronization
 
@@ -9,9 +10,11 @@ import Synchronization
 struct IndexEffect: Sendable {
     var changes: [ClusterIndex.Change] = []
     var touched: [ClusterEntry] = []
-    /// An index rebuilt from the rows, to take the place of the one served (before the
-    /// changes of this and later effects are applied).
-    var replacement: ClusterIndex?
+    /// What the write changes in the phone tally.
+    var phones: [PhoneTally.Change] = []
+    /// An index and a tally rebuilt from the rows, to take the place of those served
+    /// (before the changes of this and later effects are applied).
+    var replacement: (index: ClusterIndex, tally: PhoneTally)?
 }
 
 /// Writes waiting their turn, committed together by one thread: every write waiting when

@@ -1,6 +1,7 @@
 import Clustering
 import Foundation
 import Geometry
+import PhoneRanking
 import ReportModel
 import ReportStore
 import Synchronization
@@ -26,6 +27,8 @@ public final class ReportService: Sendable {
     /// around the store, nor the store around the index and its observers.
     package let store: ReportStore
     package let index: ClusterIndex
+    /// The numbers of every public report, for rankings by area (kept with the index).
+    package let tally: PhoneTally
     /// The vocabularies of the store (districts, object types, holders, statuses).
     public var reference: ReferenceData { store.reference }
     /// How many reports the index holds.
@@ -49,13 +52,16 @@ public final class ReportService: Sendable {
         statusCodes = store.reference.statuses.map(\.code)
         let (markers, lastChange) = try store.markersAndLastChange(ClusterEntry.init)
         let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers)
+        let tally = try Self.tally(store)
         followed = Atomic(lastChange)
         let observers = self.observers
         self.index = index
+        self.tally = tally
         self.intake = intake ?? IntakeSettings(reference: store.reference)
         commits = GroupCommit(store: store) { effects in
             if let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement {
-                index.replaceContents(with: rebuilt)
+                index.replaceContents(with: rebuilt.index)
+                tally.replaceContents(with: rebuilt.tally)
                 observers.notifyReplaced()
             }
             for effect in effects where !effect.changes.isEmpty {
@@ -63,12 +69,25 @@ public final class ReportService: Sendable {
                 // the next restart rebuilds the index from the rows anyway.
                 try? index.apply(effect.changes)
             }
+            tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
         }
     }
 
     func entry(_ report: Report) -> ClusterEntry? {
         ClusterEntry(report, reference: store.reference)
+    }
+
+    /// The phone tally of every public report.
+    static func tally(_ store: ReportStore) throws -> PhoneTally {
+        PhoneTally(statusCount: store.reference.statuses.count, entries: try store.phoneMarkersAndLastChange().markers.lazy.map { ($0.id, PhoneTally.Entry($0)) })
+    }
+
+    /// What the phone tally keeps of a report.
+    func phoneEntry(_ report: Report) -> PhoneTally.Change {
+        guard let status = report.statusNumber(in: store.reference), let district = store.reference.districts.firstIndex(where: { $0.code == report.district })
+        else { return .remove(id: report.id) }
+        return .set(id: report.id, PhoneTally.Entry(phones: report.phones, district: district, status: status))
     }
 
     // MARK: Writes
@@ -121,18 +140,20 @@ public final class ReportService: Sendable {
     /// What adding reports does to the index.
     func effect(added reports: [Report]) -> IndexEffect {
         let entries = reports.compactMap(entry)
-        return IndexEffect(changes: entries.map { .upsert($0) }, touched: entries)
+        return IndexEffect(changes: entries.map { .upsert($0) }, touched: entries, phones: reports.map(phoneEntry))
     }
 
     /// What changing a report does to the index.
     func effect(_ before: Report, _ after: Report) -> IndexEffect {
         let old = entry(before), new = entry(after)
-        return IndexEffect(changes: [new.map { .upsert($0) } ?? .remove(id: after.id)], touched: [old, new].compactMap { $0 })
+        return IndexEffect(
+            changes: [new.map { .upsert($0) } ?? .remove(id: after.id)], touched: [old, new].compactMap { $0 },
+            phones: before.phones == after.phones && before.district == after.district && before.status == after.status ? [] : [phoneEntry(after)])
     }
 
     /// What taking a report out of the public answers does to the index.
     func effect(removed report: Report) -> IndexEffect {
-        IndexEffect(changes: [.remove(id: report.id)], touched: [entry(report)].compactMap { $0 })
+        IndexEffect(changes: [.remove(id: report.id)], touched: [entry(report)].compactMap { $0 }, phones: [.remove(id: report.id)])
     }
 
     // MARK: Queries

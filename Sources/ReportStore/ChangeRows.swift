@@ -8,8 +8,11 @@ public struct ChangeRow: Sendable, Hashable {
     public var action: ReportAction
     public var reportID: Int64
     public var at: Date
-    /// The history row the write made (what staff see of it).
+    /// The history row the write made (what staff see of it): a `report_history` row, or
+    /// for a phone's change a `phone_history` row.
     public var historySeq: Int64?
+    /// The number a phone's change is about.
+    public var phone: String?
 }
 
 /// A page of change rows and where the sequence stands, read together.
@@ -48,12 +51,12 @@ extension ReportStore {
         }
     }
 
-    private static let changeColumns = "seq, action, report_id, at, history_seq"
+    private static let changeColumns = "seq, action, report_id, at, history_seq, phone"
 
     private static func changeRow(_ row: Row) -> ChangeRow {
         ChangeRow(
             seq: row[0], action: ReportAction(rawValue: row[1]) ?? .edited, reportID: row[2],
-            at: ReportRow.date(milliseconds: row[3]), historySeq: row[4])
+            at: ReportRow.date(milliseconds: row[3]), historySeq: row[4], phone: row[5])
     }
 
     /// The highest change sequence number handed out so far (0 before the first write).

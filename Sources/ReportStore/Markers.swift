@@ -59,3 +59,52 @@ extension Report {
     /// Creation time in milliseconds since 1970, as stored.
     public var createdMilliseconds: Int64 { ReportRow.milliseconds(createdAt) }
 }
+
+/// A report as the phone ranking keeps it: its numbers, its district and its status (the
+/// numbers of the reference data's order).
+public struct PhoneMarker: Sendable, Hashable {
+    public var id: Int64
+    public var phones: [String]
+    public var district: Int
+    public var status: Int
+}
+
+extension ReportStore {
+    /// Every report's phone marker, with the last change they include.
+    public func phoneMarkersAndLastChange() throws -> (markers: [PhoneMarker], lastChange: Int64) {
+        try pool.read { db in
+            var result: [PhoneMarker] = []
+            result.reserveCapacity(try Self.reportCount(db))
+            try Self.forEachPhoneMarker(db, db.makeStatement(sql: "SELECT id, phones, district, status FROM report"), reference) { result.append($0) }
+            return (result, try Self.lastChange(db))
+        }
+    }
+
+    /// Calls `body` with the phone marker of each row `statement` selects (id, phones, district, status).
+    static func forEachPhoneMarker(_ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (PhoneMarker) -> Void) throws {
+        let statuses = reference.statuses.map { Array($0.code.utf8) }, districts = reference.districts.map { Array($0.code.utf8) }
+        func text(_ s: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(start: sqlite3_column_blob(s, column)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(s, column)))
+        }
+        try db.forEachRow(statement) { s in
+            let phones = text(s, 1).split(separator: UInt8(ascii: ";")).map { String(decoding: $0, as: UTF8.self) }
+            let district = text(s, 2), status = text(s, 3)
+            body(PhoneMarker(
+                id: sqlite3_column_int64(s, 0), phones: phones, district: districts.firstIndex { $0.elementsEqual(district) } ?? 0,
+                status: statuses.firstIndex { $0.elementsEqual(status) } ?? 0))
+            return true
+        }
+    }
+}
+
+extension WriteTransaction {
+    /// The phone markers of those of these reports that are public, as `t` sees them.
+    public func phoneMarkers(ids: some Collection<Int64>) throws -> [PhoneMarker] {
+        guard !ids.isEmpty else { return [] }
+        let statement = try db.cachedStatement(sql: "SELECT id, phones, district, status FROM report WHERE id IN (SELECT value FROM json_each(?))")
+        try statement.setArguments([ReportStore.jsonList(ids)])
+        var result: [PhoneMarker] = []
+        try ReportStore.forEachPhoneMarker(db, statement, reference) { result.append($0) }
+        return result
+    }
+}

@@ -351,6 +351,45 @@ enum Schema {
                 """)
         }
 
+        // Phones as records of their own: a number's status (what a supervisor found, and
+        // whether it is blocked) and the history of its changes. Only numbers someone has
+        // verified have a row; every other number seen on a report is `unverified`, and its
+        // counts come from `report_phone`, which every write keeps. A phone's change is a
+        // row of `report_change` (report 0) naming the number, so the feed, the outbox and
+        // the blocklist's changes read one sequence. `phone_block_move` remembers which
+        // reports a block moved to `phone_blocked` (by their transition's history row),
+        // so that an unblock moves back only those nobody has moved since.
+        migrator.registerMigration("v7: phone records, their history, and the reports blocks moved") { db in
+            try db.execute(sql: """
+                CREATE TABLE phone (
+                    number TEXT PRIMARY KEY,
+                    status TEXT NOT NULL CHECK (status IN ('unverified', 'violator', 'not_violator', 'unreachable', 'blocked')),
+                    changed_at INTEGER NOT NULL,
+                    blocked_at INTEGER,
+                    CHECK ((status = 'blocked') = (blocked_at IS NOT NULL))
+                ) WITHOUT ROWID;
+                CREATE TABLE phone_history (
+                    seq INTEGER PRIMARY KEY,
+                    number TEXT NOT NULL,
+                    at INTEGER NOT NULL,
+                    account_id INTEGER,
+                    api_key_id INTEGER,
+                    action TEXT NOT NULL CHECK (action IN ('verified', 'blocked', 'unblocked')),
+                    from_status TEXT NOT NULL,
+                    to_status TEXT NOT NULL,
+                    note TEXT,
+                    moved INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX phone_history_number ON phone_history(number, seq);
+                ALTER TABLE report_change ADD COLUMN phone TEXT;
+                CREATE INDEX report_change_blocklist ON report_change(seq) WHERE action IN ('phone_blocked', 'phone_unblocked');
+                CREATE TABLE phone_block_move (
+                    report_id INTEGER PRIMARY KEY,
+                    history_seq INTEGER NOT NULL
+                );
+                """)
+        }
+
         return migrator
     }
 

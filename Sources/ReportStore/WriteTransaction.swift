@@ -26,6 +26,12 @@ public enum ReportAction: String, Sendable, Hashable, Codable, CaseIterable {
     case imported
     /// A photo added to or removed from a report (a change row; the photo's row says who).
     case photoAdded = "photo_added", photoRemoved = "photo_removed"
+    /// A phone number's status changed (a change row naming the number, report id 0; its
+    /// history row is in `phone_history`).
+    case phoneVerified = "phone_verified", phoneBlocked = "phone_blocked", phoneUnblocked = "phone_unblocked"
+
+    /// Whether the change is a phone's rather than a report's.
+    public var isPhone: Bool { self == .phoneVerified || self == .phoneBlocked || self == .phoneUnblocked }
 }
 
 /// One field's value before and after an edit, as text (nil: none).
@@ -166,10 +172,20 @@ public struct WriteTransaction {
     /// Moves report `id` to `status`, with the note of the step.
     public func setStatus(_ id: Int64, to status: String, note: String?, author: Author, now: Date) throws -> (before: Report, after: Report) {
         guard let before = try report(id) else { throw ReportNotFound(id: id) }
-        try db.execute(
-            sql: "UPDATE report SET status = ?, updated_at = ? WHERE id = ?", arguments: [status, version(after: before, now: now), id])
-        try record(id, .transition, author: author, at: now, from: before.status, to: status, note: note)
-        return (before, try report(id)!)
+        let (after, _) = try setStatus(of: before, to: status, note: note, author: author, now: now)
+        return (before, after)
+    }
+
+    /// Moves a report read in this transaction to `status`; returns it as stored and the
+    /// number of the history row of the step.
+    func setStatus(of before: Report, to status: String, note: String?, author: Author, now: Date) throws -> (after: Report, historySeq: Int64) {
+        var after = before
+        after.status = status
+        after.updatedAt = ReportRow.date(milliseconds: version(after: before, now: now))
+        try db.cachedStatement(sql: "UPDATE report SET status = ?, updated_at = ? WHERE id = ?")
+            .execute(arguments: [status, after.updatedAt.milliseconds, before.id])
+        let seq = try record(before.id, .transition, author: author, at: now, from: before.status, to: status, note: note)
+        return (after, seq)
     }
 
     /// Takes report `id` out of every public answer (its row moves to `report_hidden`).
@@ -216,25 +232,28 @@ public struct WriteTransaction {
     }
 
     /// The next `updated_at`: now, or a millisecond past the last one if that is not later.
-    private func version(after report: Report, now: Date) -> Int64 {
+    func version(after report: Report, now: Date) -> Int64 {
         max(ReportRow.milliseconds(now), ReportRow.milliseconds(report.updatedAt) + 1)
     }
 
     // MARK: History and changes
 
-    /// Appends the history row and the change row of a write.
+    /// Appends the history row and the change row of a write; returns the history row's number.
+    @discardableResult
     private func record(
         _ id: Int64, _ action: ReportAction, author: Author, at now: Date,
         from: String? = nil, to: String? = nil, note: String? = nil, changes: [FieldChange] = []
-    ) throws {
+    ) throws -> Int64 {
         let at = ReportRow.milliseconds(now)
         let changesText = changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(changes), as: UTF8.self)
         try db.cachedStatement(sql: """
             INSERT INTO report_history (report_id, at, account_id, api_key_id, action, from_status, to_status, note, changes)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [id, at, author.accountID, author.apiKeyID, action.rawValue, from, to, note, changesText])
+        let seq = db.lastInsertedRowID
         try db.cachedStatement(sql: "INSERT INTO report_change (report_id, action, at, history_seq) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [id, action.rawValue, at, db.lastInsertedRowID])
+            .execute(arguments: [id, action.rawValue, at, seq])
+        return seq
     }
 
     // MARK: Idempotency keys

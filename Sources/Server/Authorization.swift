@@ -30,14 +30,32 @@ extension Endpoint.Access {
     /// public endpoint. No token where one is needed is a 401; a role below the one
     /// needed, a 403.
     func check(_ context: AppRequestContext) throws -> AccountService.Identity? {
-        guard case .role(let needed) = self else { return context.identity }
+        guard let roles else { return context.identity }
         guard let identity = context.identity else {
             throw Unauthorized(reason: "sign in first: send Authorization: Bearer and an access token")
         }
-        guard identity.role.includes(needed) else {
-            throw Forbidden(reason: "this needs the role \(needed) or above; the caller is \(identity.role)")
+        guard roles.contains(where: identity.role.includes) else {
+            throw Forbidden(reason: "this needs \(needs); the caller is \(identity.role)")
         }
         return identity
+    }
+
+    /// The roles that may call (each with those above it); nil: anyone.
+    var roles: [Role]? {
+        switch self {
+        case .anyone: nil
+        case .role(let role): [role]
+        case .anyOf(let roles): roles
+        }
+    }
+
+    /// Who may call, in words.
+    var needs: String {
+        switch self {
+        case .anyone: "no role"
+        case .role(let role): "the role \(role) or above"
+        case .anyOf(let roles): "one of the roles " + roles.map(\.rawValue).joined(separator: ", ")
+        }
     }
 }
 

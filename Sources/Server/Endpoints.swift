@@ -15,6 +15,8 @@ struct Endpoint: Sendable {
         case anyone
         /// A signed-in account whose role includes this one.
         case role(Role)
+        /// A caller whose role includes one of these (an API key's `integration` among them).
+        case anyOf([Role])
     }
 
     /// The path in OpenAPI form, e.g. `/v1/clusters/{id}/leaves`, which is also how
@@ -262,6 +264,7 @@ extension Endpoint {
         register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
         webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries, addPhoto, removePhoto, photoImage, photoThumbnail,
+        phone, phoneReports, verifyPhone, blockPhone, unblockPhone, blocklist, blocklistChanges, phoneRanking,
     ]
 }
 

@@ -1,4 +1,5 @@
 import ChangeFeed
+import ReportModel
 import Webhooks
 
 /// `/openapi.json`: the OpenAPI 3.1 document of ``Endpoint/all``, with a schema for every
@@ -55,9 +56,9 @@ enum OpenAPI {
         } else if let body = e.requestBody {
             operation.append(("requestBody", ["required": true, "content": ["application/json": ["schema": ref(body)]]]))
         }
-        if case .role(let role) = e.access {
+        if e.access != .anyone {
             operation.append(("security", [["bearer": []]]))
-            operation[0].1 = .string(e.summary + " Needs the role \(role) or above.")
+            operation[0].1 = .string(e.summary + " Needs \(e.access.needs).")
         }
         operation.append(("responses", .object(responses)))
         return .object(operation)
@@ -163,8 +164,9 @@ enum OpenAPI {
                     ("account_id", ["type": ["integer", "null"]]), ("api_key_id", ["type": ["integer", "null"]]), ("from_status", nullableString),
                     ("to_status", nullableString), ("note", nullableString),
                     ("fields", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
-                ], required: ["fields"])),
-                ("filer_id", integer),
+                    ("moved", count),
+                ], required: [])),
+                ("filer_id", integer), ("phone", string), ("status", phoneStatus),
             ], required: ["seq", "type", "id"]))),
             ("last_seq", ["type": "integer", "minimum": 0]),
         ])),
@@ -188,6 +190,30 @@ enum OpenAPI {
             ("exif_position", object([("longitude", number), ("latitude", number)])),
         ], required: ["id", "sha256", "url", "thumbnail_url", "width", "height", "bytes"])),
         ("PhotoAdded", ["oneOf": [ref("Photo"), object([("photos", array(of: ref("Photo")))])]]),
+        ("PhoneRecord", object([
+            ("number", ["type": "string", "pattern": "^[0-9]{8,15}$"]), ("status", phoneStatus),
+            ("changed_at", ["type": ["string", "null"], "format": "date-time"]), ("blocked_at", ["type": ["string", "null"], "format": "date-time"]),
+            ("reports", object([("total", count), ("open", count), ("by_status", ["type": "object", "additionalProperties": count])])),
+            ("first_seen", ["type": ["string", "null"], "format": "date-time"]), ("last_seen", ["type": ["string", "null"], "format": "date-time"]),
+            ("districts", array(of: object([("code", string), ("count", count)]))),
+            ("violators", array(of: object([("name", string), ("count", count)]))),
+            ("history", array(of: object([
+                ("at", ["type": "string", "format": "date-time"]), ("action", ["type": "string", "enum": ["verified", "blocked", "unblocked"]]),
+                ("from_status", phoneStatus), ("to_status", phoneStatus), ("moved_reports", count), ("note", nullableString),
+                ("by", object([("id", ["type": ["integer", "null"]]), ("api_key", ["type": ["integer", "null"]])], required: [])),
+            ], required: ["at", "action", "from_status", "to_status", "moved_reports"]))),
+            ("moved_reports", array(of: integer)),
+        ], required: ["number", "status", "reports", "districts", "violators", "history"])),
+        ("Blocklist", object([
+            ("numbers", array(of: blockedNumber)), ("count", count),
+        ])),
+        ("BlocklistChanges", object([("added", array(of: blockedNumber)), ("removed", array(of: string)), ("last_seq", count)])),
+        ("PhoneRanking", object([
+            ("phones", array(of: object([
+                ("number", string), ("reports", ["type": "integer", "minimum": 1]), ("by_status", ["type": "object", "additionalProperties": count]),
+                ("status", phoneStatus), ("blocked", ["type": "boolean"]),
+            ]))),
+        ])),
         ("Webhook", webhook),
         ("NewWebhook", {
             guard case .object(var members) = webhook, case .object(var properties)? = members.first(where: { $0.0 == "properties" })?.1 else { return .null }
@@ -237,6 +263,10 @@ enum OpenAPI {
     ]
 
     static let role: JSONValue = ["type": "string", "enum": ["inspector", "supervisor", "admin"]]
+
+    static let count: JSONValue = ["type": "integer", "minimum": 0]
+    static let phoneStatus: JSONValue = ["type": "string", "enum": .array(PhoneStatus.allCases.map { .string($0.rawValue) })]
+    static let blockedNumber = object([("number", string), ("blocked_at", ["type": "string", "format": "date-time"]), ("report_count", count)])
 
     static let changeTypes: JSONValue = ["type": "string", "enum": .array(ChangeType.allCases.map { .string($0.rawValue) })]
 
@@ -299,6 +329,11 @@ enum OpenAPI {
         ("ReadUpTo", body([("up_to", ["type": "integer", "minimum": 0, "maximum": .int(JSONBody.maxInteger), "description": "The id of the newest notification read."])], required: ["up_to"])),
         ("Hide", body([("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])])),
         ("Unhide", body([("note", ["type": "string", "maxLength": 2000])], required: [])),
+        ("Verification", body([
+            ("outcome", ["type": "string", "enum": .array(PhoneStatus.outcomes.map { .string($0.rawValue) })]),
+            ("note", ["type": ["string", "null"], "maxLength": 2000]),
+        ], required: ["outcome"])),
+        ("PhoneNote", body([("note", ["type": ["string", "null"], "maxLength": 2000])], required: [])),
         ("WebhookRegistration", body(webhookFields, required: ["url", "events"])),
         ("WebhookPatch", {
             guard case .object(var members) = body(webhookFields + [("enabled", ["type": "boolean"])], required: []) else { return .null }

@@ -62,6 +62,13 @@ struct QueryParameters {
         return value
     }
 
+    /// One of `choices`, or `fallback` when absent.
+    func choice(_ name: String, _ choices: [String], default fallback: String) throws(ValidationError) -> String {
+        guard let text = values[name] else { return fallback }
+        guard choices.contains(text) else { throw ValidationError(field: name, "must be one of \(choices.joined(separator: ", ")), got \"\(text.prefix(40))\"") }
+        return text
+    }
+
     /// A decimal number in `range`, or nil when absent.
     func number(_ name: String, in range: ClosedRange<Double>) throws(ValidationError) -> Double? {
         guard let text = values[name] else { return nil }

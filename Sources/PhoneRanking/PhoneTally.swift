@@ -1,0 +1,301 @@
+import Clustering
+
+/// Which numbers the most reports carry, in any area and period: what a supervisor reads
+/// to choose the numbers to verify next. Answered from memory.
+///
+/// ## Design
+/// Each number seen is interned as a small integer; each report's numbers (at most five),
+/// district and status are kept by report id in pages of 4,096 ids (two array reads per
+/// report, and memory for the ids in use only). The city-wide counts per number and
+/// status are kept too, write by write, so the unfiltered ranking reads one count per
+/// number. A ranking over an area or a period walks the reports of the cluster index
+/// (which filters them by area, status and creation time), counts their numbers in an
+/// array, and keeps the best `limit` with a bounded heap; the status counts of the ranked
+/// numbers come from a second pass over the (number, status) pairs met.
+///
+/// Writes reach the tally with the cluster index's (``apply(_:)``), after their commit.
+public final class PhoneTally: @unchecked Sendable {
+    /// What the tally keeps of a report.
+    public struct Entry: Sendable, Hashable {
+        public var phones: [String]
+        public var district: Int
+        public var status: Int
+
+        public init(phones: [String], district: Int, status: Int) {
+            self.phones = phones
+            self.district = district
+            self.status = status
+        }
+    }
+
+    /// A change to the tally.
+    public enum Change: Sendable, Hashable {
+        case set(id: Int64, Entry)
+        case remove(id: Int64)
+    }
+
+    /// A number and its reports in the asked area and period.
+    public struct Ranked: Sendable, Hashable {
+        public var number: String
+        public var count: Int
+        /// Its reports per status number.
+        public var statusCounts: [Int]
+    }
+
+    /// Up to five numbers, the district and the status of a report; `count` 0: no report.
+    struct Refs {
+        var p0: UInt32 = 0, p1: UInt32 = 0, p2: UInt32 = 0, p3: UInt32 = 0, p4: UInt32 = 0
+        var count: UInt8 = 0
+        var district: UInt8 = 0
+        var status: UInt8 = 0
+
+        subscript(i: Int) -> UInt32 {
+            get { [p0, p1, p2, p3, p4][i] }
+        }
+
+        init() {}
+
+        init(_ phones: [UInt32], district: Int, status: Int) {
+            count = UInt8(phones.count)
+            (self.district, self.status) = (UInt8(district), UInt8(status))
+            if phones.count > 0 { p0 = phones[0] }
+            if phones.count > 1 { p1 = phones[1] }
+            if phones.count > 2 { p2 = phones[2] }
+            if phones.count > 3 { p3 = phones[3] }
+            if phones.count > 4 { p4 = phones[4] }
+        }
+
+        @inline(__always)
+        func forEach(_ body: (UInt32) -> Void) {
+            if count > 0 { body(p0) }
+            if count > 1 { body(p1) }
+            if count > 2 { body(p2) }
+            if count > 3 { body(p3) }
+            if count > 4 { body(p4) }
+        }
+    }
+
+    static let pageBits = 12
+    static let maxPhones = 5
+
+    public let statusCount: Int
+    private let lock = ReadWriteLock()
+    private var numbers: [String] = []
+    private var numberIDs: [String: UInt32] = [:]
+    private var pages: [[Refs]?] = []
+    /// City-wide reports per number and status: `totals[number * statusCount + status]`.
+    private var totals: [UInt32] = []
+    private var reportCount = 0
+
+    /// A tally of `entries` (a report id, and what the tally keeps of it). Statuses are
+    /// numbered 0..<statusCount (at most 64), districts 0..<256.
+    public init(statusCount: Int, entries: some Sequence<(Int64, Entry)>) {
+        precondition((1...64).contains(statusCount))
+        self.statusCount = statusCount
+        for (id, entry) in entries { set(id, entry) }
+    }
+
+    /// How many reports it holds.
+    public var count: Int { lock.read { reportCount } }
+
+    /// Applies changes in order, after the writes that made them are committed.
+    public func apply(_ changes: [Change]) {
+        guard !changes.isEmpty else { return }
+        lock.write {
+            for change in changes {
+                switch change {
+                case .set(let id, let entry): set(id, entry)
+                case .remove(let id): remove(id)
+                }
+            }
+        }
+    }
+
+    /// Replaces the whole tally by another's (a rebuild from the rows).
+    public func replaceContents(with other: PhoneTally) {
+        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pages, other.totals, other.reportCount) }
+        lock.write { (numbers, numberIDs, pages, totals, reportCount) = copy }
+    }
+
+    /// The entry held for a report, if any.
+    public func entry(id: Int64) -> Entry? {
+        lock.read {
+            guard let refs = refs(id), refs.count > 0 else { return nil }
+            return Entry(phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), status: Int(refs.status))
+        }
+    }
+
+    // MARK: Rankings
+
+    /// The `limit` numbers the most reports carry, most first (equal counts in number
+    /// order), among the reports of a status in `statuses` (a bit per status number) and,
+    /// when given, of `district`.
+    public func ranking(limit: Int, statuses: UInt64 = .max, district: Int? = nil) -> [Ranked] {
+        lock.read {
+            guard district != nil else { return rankCityWide(limit: limit, statuses: statuses) }
+            var counter = Counter(numbers: numbers.count, district: district)
+            for page in pages {
+                guard let page else { continue }
+                for refs in page where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, status: Int(refs.status)) }
+            }
+            return ranked(counter, limit: limit)
+        }
+    }
+
+    /// The same ranking among the reports `members` lists (an id and its status number,
+    /// e.g. the cluster index's reports of an area and period), narrowed to `district`.
+    public func ranking(limit: Int, district: Int? = nil, members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> [Ranked] {
+        lock.read {
+            var counter = Counter(numbers: numbers.count, district: district)
+            members { id, status in
+                if let refs = refs(Int64(id)), refs.count > 0 { counter.add(refs, status: status) }
+            }
+            return ranked(counter, limit: limit)
+        }
+    }
+
+    /// From the city-wide counts.
+    private func rankCityWide(limit: Int, statuses: UInt64) -> [Ranked] {
+        let s = statusCount
+        var heap = TopHeap(limit: limit, numbers: numbers)
+        for phone in 0..<numbers.count {
+            var n: UInt32 = 0
+            for status in 0..<s where statuses & (1 << UInt64(status)) != 0 { n += totals[phone * s + status] }
+            if n > 0 { heap.offer(UInt32(phone), n) }
+        }
+        return heap.sorted().map { phone, n in
+            Ranked(
+                number: numbers[Int(phone)], count: Int(n),
+                statusCounts: (0..<s).map { statuses & (1 << UInt64($0)) != 0 ? Int(totals[Int(phone) * s + $0]) : 0 })
+        }
+    }
+
+    /// The numbers of the reports met, counted.
+    private struct Counter {
+        var counts: [UInt32]
+        /// number << 6 | status, for the status counts of the ranked numbers.
+        var met: [UInt32] = []
+        let district: UInt8?
+
+        init(numbers: Int, district: Int?) {
+            counts = [UInt32](repeating: 0, count: numbers)
+            self.district = district.map(UInt8.init(truncatingIfNeeded:))
+        }
+
+        @inline(__always)
+        mutating func add(_ refs: Refs, status: Int) {
+            if let district, refs.district != district { return }
+            refs.forEach { phone in
+                counts[Int(phone)] &+= 1
+                met.append(phone << 6 | UInt32(status))
+            }
+        }
+    }
+
+    private func ranked(_ counter: Counter, limit: Int) -> [Ranked] {
+        var heap = TopHeap(limit: limit, numbers: numbers)
+        for (phone, n) in counter.counts.enumerated() where n > 0 { heap.offer(UInt32(phone), n) }
+        let ranked = heap.sorted()
+        var slot = [UInt32: Int](minimumCapacity: ranked.count)
+        for (i, element) in ranked.enumerated() { slot[element.phone] = i }
+        var statusCounts = [[Int]](repeating: [Int](repeating: 0, count: statusCount), count: ranked.count)
+        for pair in counter.met {
+            if let i = slot[pair >> 6] { statusCounts[i][Int(pair & 63)] += 1 }
+        }
+        return ranked.enumerated().map { i, element in
+            Ranked(number: numbers[Int(element.phone)], count: Int(element.count), statusCounts: statusCounts[i])
+        }
+    }
+
+    // MARK: Upkeep (under the write lock)
+
+    @inline(__always)
+    private func refs(_ id: Int64) -> Refs? {
+        let page = Int(id >> Self.pageBits)
+        guard id >= 0, page < pages.count, let refs = pages[page] else { return nil }
+        return refs[Int(id) & ((1 << Self.pageBits) - 1)]
+    }
+
+    private func set(_ id: Int64, _ entry: Entry) {
+        remove(id)
+        guard id >= 0, id <= Int64(UInt32.max), !entry.phones.isEmpty else { return }
+        let ids = entry.phones.prefix(Self.maxPhones).map(intern)
+        let refs = Refs(ids, district: entry.district, status: entry.status)
+        let page = Int(id >> Self.pageBits)
+        if page >= pages.count { pages += [[Refs]?](repeating: nil, count: page + 1 - pages.count) }
+        if pages[page] == nil { pages[page] = [Refs](repeating: Refs(), count: 1 << Self.pageBits) }
+        pages[page]![Int(id) & ((1 << Self.pageBits) - 1)] = refs
+        refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }
+        reportCount += 1
+    }
+
+    private func remove(_ id: Int64) {
+        guard let old = refs(id), old.count > 0 else { return }
+        old.forEach { totals[Int($0) * statusCount + Int(old.status)] -= 1 }
+        pages[Int(id >> Self.pageBits)]![Int(id) & ((1 << Self.pageBits) - 1)] = Refs()
+        reportCount -= 1
+    }
+
+    private func intern(_ number: String) -> UInt32 {
+        if let id = numberIDs[number] { return id }
+        let id = UInt32(numbers.count)
+        numbers.append(number)
+        numberIDs[number] = id
+        totals += [UInt32](repeating: 0, count: statusCount)
+        return id
+    }
+}
+
+/// The best `limit` (number, count) pairs seen: more reports first, then the lower number.
+struct TopHeap {
+    let limit: Int
+    let numbers: [String]
+    /// A min-heap by rank: the root is the worst kept.
+    private var heap: [(phone: UInt32, count: UInt32)] = []
+
+    init(limit: Int, numbers: [String]) {
+        self.limit = max(0, limit)
+        self.numbers = numbers
+        heap.reserveCapacity(self.limit)
+    }
+
+    /// Whether `a` ranks below `b`.
+    @inline(__always)
+    private func below(_ a: (phone: UInt32, count: UInt32), _ b: (phone: UInt32, count: UInt32)) -> Bool {
+        a.count != b.count ? a.count < b.count : numbers[Int(a.phone)] > numbers[Int(b.phone)]
+    }
+
+    mutating func offer(_ phone: UInt32, _ count: UInt32) {
+        guard limit > 0 else { return }
+        let item = (phone: phone, count: count)
+        if heap.count < limit {
+            heap.append(item)
+            var i = heap.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard below(heap[i], heap[parent]) else { break }
+                heap.swapAt(i, parent)
+                i = parent
+            }
+            return
+        }
+        // Most offers lose to the worst kept on the count alone.
+        guard count >= heap[0].count, below(heap[0], item) else { return }
+        heap[0] = item
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var least = i
+            if l < heap.count, below(heap[l], heap[least]) { least = l }
+            if r < heap.count, below(heap[r], heap[least]) { least = r }
+            guard least != i else { break }
+            heap.swapAt(i, least)
+            i = least
+        }
+    }
+
+    /// What is kept, best first.
+    func sorted() -> [(phone: UInt32, count: UInt32)] {
+        heap.sorted { below($1, $0) }
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import GRDB
+import ReportModel
+
+/// What a phone's change did, as its history keeps it.
+public enum PhoneAction: String, Sendable, Hashable, Codable {
+    case verified, blocked, unblocked
+
+    /// The change row's action.
+    var change: ReportAction {
+        switch self {
+        case .verified: .phoneVerified
+        case .blocked: .phoneBlocked
+        case .unblocked: .phoneUnblocked
+        }
+    }
+}
+
+/// One change of a phone's status.
+public struct PhoneHistoryEntry: Sendable, Hashable {
+    public var seq: Int64
+    public var number: String
+    public var at: Date
+    public var author: Author
+    public var action: PhoneAction
+    public var fromStatus: PhoneStatus
+    public var toStatus: PhoneStatus
+    public var note: String?
+    /// How many reports the change moved (a block to `phone_blocked`, an unblock back).
+    public var moved: Int
+}
+
+/// A number's record: its status, and its reports now (public ones: a hidden report counts
+/// nowhere, as it shows nowhere).
+public struct PhoneRecord: Sendable, Hashable {
+    public var number: String
+    public var status: PhoneStatus
+    /// When the status last changed (nil while the number was never verified).
+    public var changedAt: Date?
+    /// Since when it is blocked (nil unless it is).
+    public var blockedAt: Date?
+    public var reportCount: Int
+    public var openCount: Int
+    /// Its reports per status code.
+    public var statusCounts: [String: Int]
+    /// The creation times of its first and its last report (nil without reports).
+    public var firstSeen: Date?
+    public var lastSeen: Date?
+    /// Its reports per district code, most first.
+    public var districts: [(code: String, count: Int)]
+    /// The violator names written on its reports, most used first (at most ``maxViolators``).
+    public var violators: [(name: String, count: Int)]
+    /// Every change of its status, oldest first.
+    public var history: [PhoneHistoryEntry]
+
+    public static let maxViolators = 20
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.number == b.number && a.status == b.status && a.changedAt == b.changedAt && a.blockedAt == b.blockedAt && a.reportCount == b.reportCount
+            && a.openCount == b.openCount && a.statusCounts == b.statusCounts && a.firstSeen == b.firstSeen && a.lastSeen == b.lastSeen
+            && a.districts.elementsEqual(b.districts, by: { $0 == $1 }) && a.violators.elementsEqual(b.violators, by: { $0 == $1 })
+            && a.history == b.history
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(number) }
+}
+
+/// A number on the blocklist.
+public struct BlockedPhone: Sendable, Hashable {
+    public var number: String
+    public var blockedAt: Date
+    /// Its public reports now.
+    public var reportCount: Int
+}
+
+/// What changed on the blocklist after a sequence number: each number's last change.
+public struct BlocklistChanges: Sendable, Hashable {
+    /// Numbers blocked since (and blocked now), with their blocking.
+    public var added: [BlockedPhone]
+    /// Numbers unblocked since (and not blocked now).
+    public var removed: [String]
+    /// The highest change sequence number as of the read: the next `since`.
+    public var lastSeq: Int64
+    /// Changes up to this number are forgotten (retention).
+    public var prunedThrough: Int64
+}
+
+extension ReportStore {
+    /// The record of a normalized number, or nil when no report carries it and nobody
+    /// ever changed its status.
+    public func phoneRecord(_ number: String) throws -> PhoneRecord? {
+        try pool.read { db in
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT status, changed_at, blocked_at FROM phone WHERE number = ?"), arguments: [number])
+            let reports = try Row.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT r.status, r.district, r.violator, r.created_at FROM report_phone p JOIN report r ON r.id = p.report_id WHERE p.phone = ?
+                    """),
+                arguments: [number])
+            guard row != nil || !reports.isEmpty else { return nil }
+            var statuses: [String: Int] = [:], districts: [String: Int] = [:], violators: [String: Int] = [:]
+            var first: Int64 = .max, last: Int64 = .min
+            for r in reports {
+                statuses[r[0], default: 0] += 1
+                districts[r[1], default: 0] += 1
+                if let name: String = r[2] { violators[name, default: 0] += 1 }
+                first = min(first, r[3])
+                last = max(last, r[3])
+            }
+            func ranked(_ counts: [String: Int]) -> [(String, Int)] {
+                counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.value) }
+            }
+            return PhoneRecord(
+                number: number, status: row.flatMap { PhoneStatus(rawValue: $0[0]) } ?? .unverified,
+                changedAt: row.map { ReportRow.date(milliseconds: $0[1]) }, blockedAt: (row?[2] as Int64?).map(ReportRow.date(milliseconds:)),
+                reportCount: reports.count, openCount: statuses.reduce(0) { $0 + (reference.isOpen($1.key) ? $1.value : 0) },
+                statusCounts: statuses, firstSeen: reports.isEmpty ? nil : ReportRow.date(milliseconds: first),
+                lastSeen: reports.isEmpty ? nil : ReportRow.date(milliseconds: last),
+                districts: ranked(districts).map { (code: $0.0, count: $0.1) },
+                violators: ranked(violators).prefix(PhoneRecord.maxViolators).map { (name: $0.0, count: $0.1) },
+                history: try Self.phoneHistory(db, number))
+        }
+    }
+
+    static func phoneHistory(_ db: Database, _ number: String) throws -> [PhoneHistoryEntry] {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM phone_history WHERE number = ? ORDER BY seq"), arguments: [number]).map(phoneHistoryEntry)
+    }
+
+    static func phoneHistoryEntry(_ row: Row) -> PhoneHistoryEntry {
+        PhoneHistoryEntry(
+            seq: row["seq"], number: row["number"], at: ReportRow.date(milliseconds: row["at"]),
+            author: Author(accountID: row["account_id"], apiKeyID: row["api_key_id"]), action: PhoneAction(rawValue: row["action"]) ?? .verified,
+            fromStatus: PhoneStatus(rawValue: row["from_status"]) ?? .unverified, toStatus: PhoneStatus(rawValue: row["to_status"]) ?? .unverified,
+            note: row["note"], moved: row["moved"])
+    }
+
+    /// Phone history rows by their numbers (those that exist).
+    public func phoneHistory(seqs: some Collection<Int64>) throws -> [Int64: PhoneHistoryEntry] {
+        guard !seqs.isEmpty else { return [:] }
+        return try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM phone_history WHERE seq IN (SELECT value FROM json_each(?))", arguments: [Self.jsonList(seqs)])
+            return Dictionary(uniqueKeysWithValues: rows.map(Self.phoneHistoryEntry).map { ($0.seq, $0) })
+        }
+    }
+
+    /// The statuses of these numbers (`unverified` for those without a record).
+    public func phoneStatuses(_ numbers: some Collection<String>) throws -> [String: PhoneStatus] {
+        guard !numbers.isEmpty else { return [:] }
+        return try pool.read { db in try Self.phoneStatuses(db, numbers) }
+    }
+
+    static func phoneStatuses(_ db: Database, _ numbers: some Collection<String>) throws -> [String: PhoneStatus] {
+        var statuses = Dictionary(numbers.map { ($0, PhoneStatus.unverified) }, uniquingKeysWith: { a, _ in a })
+        for row in try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT number, status FROM phone WHERE number IN (SELECT value FROM json_each(?))"),
+            arguments: [try jsonList(strings: Array(statuses.keys))])
+        {
+            statuses[row[0]] = PhoneStatus(rawValue: row[1]) ?? .unverified
+        }
+        return statuses
+    }
+
+    /// A page of the public reports that carry a number, in id order after the cursor,
+    /// and how many there are in all.
+    public func reports(carrying number: String, after: Int64, limit: Int) throws -> (reports: [Report], matched: Int) {
+        try pool.read { db in
+            let ids = try Int64.fetchAll(
+                db.cachedStatement(sql: "SELECT report_id FROM report_phone WHERE phone = ? AND report_id > ? ORDER BY report_id LIMIT ?"),
+                arguments: [number, after, limit])
+            let matched = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM report_phone WHERE phone = ?"), arguments: [number]) ?? 0
+            let found = Dictionary(try Self.fetch(db, ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            return (ids.compactMap { found[$0] }, matched)
+        }
+    }
+
+    /// Texts as a JSON array, for `json_each`.
+    static func jsonList(strings: [String]) throws -> String {
+        String(decoding: try JSONEncoder().encode(strings), as: UTF8.self)
+    }
+
+    /// Every number blocked now, in number order.
+    public func blocklist() throws -> [BlockedPhone] {
+        try pool.read { db in try Self.blocked(db, among: nil) }
+    }
+
+    /// The blocked numbers (all, or those among `numbers`), with their public report counts.
+    private static func blocked(_ db: Database, among numbers: [String]?) throws -> [BlockedPhone] {
+        let filter = numbers == nil ? "" : "AND p.number IN (SELECT value FROM json_each(?))"
+        let arguments: StatementArguments = try numbers.map { [try jsonList(strings: $0)] } ?? []
+        return try Row.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT p.number, p.blocked_at, (SELECT count(*) FROM report_phone r WHERE r.phone = p.number)
+                FROM phone p WHERE p.status = 'blocked' \(filter) ORDER BY p.number
+                """),
+            arguments: arguments
+        ).map { BlockedPhone(number: $0[0], blockedAt: ReportRow.date(milliseconds: $0[1]), reportCount: $0[2]) }
+    }
+
+    /// The numbers blocked and unblocked after change `since`, each by its last change, as
+    /// they stand now (a number blocked and unblocked since is removed), read with the
+    /// last sequence number and the retention mark.
+    public func blocklistChanges(since: Int64) throws -> BlocklistChanges {
+        try pool.read { db in
+            let changed = try String.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT DISTINCT phone FROM report_change WHERE seq > ? AND action IN ('phone_blocked', 'phone_unblocked') ORDER BY phone
+                    """),
+                arguments: [since])
+            let added = try Self.blocked(db, among: changed)
+            let blocked = Set(added.map(\.number))
+            return BlocklistChanges(
+                added: added, removed: changed.filter { !blocked.contains($0) }, lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db))
+        }
+    }
+}
+
+extension WriteTransaction {
+    /// A number's status now (`unverified` without a record).
+    public func phoneStatus(_ number: String) throws -> PhoneStatus {
+        try ReportStore.phoneStatuses(db, [number])[number] ?? .unverified
+    }
+
+    /// Whether any report, public or hidden, carries the number, or it has a record.
+    public func knows(phone number: String) throws -> Bool {
+        if try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM report_phone WHERE phone = ?) OR EXISTS (SELECT 1 FROM phone WHERE number = ?)"),
+            arguments: [number, number]) == true
+        { return true }
+        // Hidden reports keep their phones as text; rare enough to scan.
+        return try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM report_hidden WHERE ';' || phones || ';' LIKE '%;' || ? || ';%')"),
+            arguments: [number]) == true
+    }
+
+    /// Sets a number's status and records the change: its history row and its change row.
+    /// `moved` is how many reports the change moved.
+    @discardableResult
+    public func setPhoneStatus(
+        _ number: String, to status: PhoneStatus, action: PhoneAction, note: String?, moved: Int = 0, author: Author, now: Date
+    ) throws -> PhoneHistoryEntry {
+        let from = try phoneStatus(number)
+        let at = now.milliseconds
+        try db.cachedStatement(sql: """
+            INSERT INTO phone (number, status, changed_at, blocked_at) VALUES (?1, ?2, ?3, CASE WHEN ?2 = 'blocked' THEN ?3 END)
+            ON CONFLICT (number) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at, blocked_at = excluded.blocked_at
+            """).execute(arguments: [number, status.rawValue, at])
+        try db.cachedStatement(sql: """
+            INSERT INTO phone_history (number, at, account_id, api_key_id, action, from_status, to_status, note, moved)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [number, at, author.accountID, author.apiKeyID, action.rawValue, from.rawValue, status.rawValue, note, moved])
+        let seq = db.lastInsertedRowID
+        try db.cachedStatement(sql: "INSERT INTO report_change (report_id, action, at, history_seq, phone) VALUES (0, ?, ?, ?, ?)")
+            .execute(arguments: [action.change.rawValue, at, seq, number])
+        return PhoneHistoryEntry(
+            seq: seq, number: number, at: ReportRow.date(milliseconds: at), author: author, action: action, fromStatus: from, toStatus: status,
+            note: note, moved: moved)
+    }
+
+    /// The public reports in `status` that carry the number, each with all its phones.
+    public func reports(carrying number: String, status: String) throws -> [Report] {
+        try ReportRow.fetchAll(
+            db, sql: """
+                SELECT \(ReportRow.columns) FROM report WHERE id IN (SELECT report_id FROM report_phone WHERE phone = ? AND status = ?) ORDER BY id
+                """,
+            arguments: [number, status])
+    }
+
+    /// Which of these numbers are blocked now.
+    public func blockedNumbers(among numbers: some Collection<String>) throws -> Set<String> {
+        Set(try ReportStore.phoneStatuses(db, numbers).filter { $0.value == .blocked }.keys)
+    }
+
+    /// Moves a report to `status` as the consequence of a phone's change (a block or an
+    /// unblock): its history row and change row as any step's.
+    public func moveForPhone(_ report: Report, to status: String, note: String, author: Author, now: Date) throws -> (after: Report, historySeq: Int64) {
+        try setStatus(of: report, to: status, note: note, author: author, now: now)
+    }
+
+    /// Remembers that a block moved these reports (by their steps' history rows).
+    public func rememberBlockMoves(_ moves: [(reportID: Int64, historySeq: Int64)]) throws {
+        let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO phone_block_move (report_id, history_seq) VALUES (?, ?)")
+        for move in moves { try statement.execute(arguments: [move.reportID, move.historySeq]) }
+    }
+
+    /// Of these reports, those a block moved that nobody has moved since: their last step
+    /// is still the one the block made.
+    public func movedByBlock(_ ids: [Int64]) throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        return Set(try Int64.fetchAll(
+            db, sql: """
+                SELECT m.report_id FROM phone_block_move m
+                WHERE m.report_id IN (SELECT value FROM json_each(?))
+                  AND m.history_seq = (SELECT max(h.seq) FROM report_history h WHERE h.report_id = m.report_id AND h.action = 'transition')
+                """,
+            arguments: [ReportStore.jsonList(ids)]))
+    }
+
+    /// Forgets what blocks moved of these reports.
+    public func forgetBlockMoves(_ ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        try db.execute(sql: "DELETE FROM phone_block_move WHERE report_id IN (SELECT value FROM json_each(?))", arguments: [ReportStore.jsonList(ids)])
+    }
+}

@@ -1,0 +1,234 @@
+import ChangeFeed
+import Foundation
+import Geometry
+import HTTPTypes
+import Hummingbird
+import Interchange
+import ReportModel
+import ReportService
+import Accounts
+import ReportStore
+
+/// `/v1/phones/{number}`: a number's record and reports, and the supervisors' verifying,
+/// blocking and unblocking; `/v1/blocklist` for the operators' systems; and the ranking
+/// of numbers, `/v1/stats/phones`.
+struct PhoneRoutes {
+    let service: ReportService
+
+    static let maxPage = 1_000
+
+    func register(on router: Router<AppRequestContext>) {
+        router.read(.phone) { _, _, context in
+            let number = try Self.number(context)
+            guard let record = try service.phoneRecord(number, for: context.caller) else { throw PhoneNotFound(number: number) }
+            return try Self.record(record, staff: context.caller?.isStaff == true)
+        }
+        router.read(.phoneReports) { _, query, context in
+            let number = try Self.number(context)
+            let limit = try query.integer("limit", in: 1...Self.maxPage, default: 100, clampedTo: Self.maxPage)!
+            let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: 0)!
+            let (reports, matched) = try service.reports(carrying: number, after: Int64(after), limit: limit)
+            var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(reports.count)")]
+            if reports.count == limit, let last = reports.last {
+                let next = "/v1/phones/\(number)/reports?limit=\(limit)&after=\(last.id)"
+                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+            }
+            return Responses.geoJSON(Responses.featureCollection(reports, members: members))
+        }
+        router.handle(.verifyPhone) { request, _, context, identity in
+            let number = try Self.number(context)
+            var body = try await JSONBody.read(request, allowed: ["outcome", "note"])
+            let (outcome, note) = (body.string("outcome"), body.string("note", required: false))
+            var status: PhoneStatus?
+            if let outcome { body.check { () throws(ValidationErrors) in status = try ValidationErrors.wrap { () throws(ValidationError) in try PhoneStatus(outcome: outcome) } } }
+            try body.finish()
+            return try answer(try await service.verify(number, outcome: status!, note: note, by: identity.caller), for: identity.caller)
+        }
+        router.handle(.blockPhone) { request, _, context, identity in
+            let number = try Self.number(context)
+            let note = try await Self.note(request)
+            return try answer(try await service.block(number, note: note, by: identity.caller), for: identity.caller)
+        }
+        router.handle(.unblockPhone) { request, _, context, identity in
+            let number = try Self.number(context)
+            let note = try await Self.note(request)
+            return try answer(try await service.unblock(number, note: note, by: identity.caller), for: identity.caller)
+        }
+        router.handle(.blocklist) { _, query, _, _ in
+            let format = try query.choice("format", ["json", "csv"], default: "json")
+            let blocked = try await Blocking.run { try service.store.blocklist() }
+            var response = format == "csv"
+                ? Responses.body(Array(Self.csv(blocked).utf8), type: "text/csv; charset=utf-8")
+                : try Responses.json(Blocklist(numbers: blocked.map(Blocklist.Number.init), count: blocked.count))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
+        }
+        router.handle(.blocklistChanges) { _, query, _, _ in
+            let since = Int64(try query.required("since", try query.integer("since", in: 0...Int(Int64.max))))
+            let changes = try await Blocking.run { try service.store.blocklistChanges(since: since) }
+            guard (changes.prunedThrough...max(changes.lastSeq, changes.prunedThrough)).contains(since) else {
+                throw ChangesUnavailable(since: since, prunedThrough: changes.prunedThrough, lastSeq: changes.lastSeq, restart: "GET /v1/blocklist")
+            }
+            return try Responses.private(BlocklistDelta(changes))
+        }
+        router.read(.phoneRanking) { _, query, _ in
+            let limit = try query.integer("limit", in: 1...ReportService.maxRanking, default: 50)!
+            let ranked = try service.topPhones(
+                box: try query.bbox(), created: try query.created(), statuses: query.statuses(), district: query["district"], limit: limit)
+            return try Responses.json(PhoneRanking(phones: ranked.map(PhoneRanking.Phone.init)))
+        }
+    }
+
+    /// The answer to a phone's change: its record as staff see it, and the reports moved.
+    private func answer(_ change: PhoneChange, for caller: Caller) throws -> Response {
+        guard let record = try service.phoneRecord(change.entry.number, for: caller) else { throw PhoneNotFound(number: change.entry.number) }
+        var view = PhoneRecordView(record, staff: true)
+        view.movedReports = change.moved.map(\.id)
+        var response = try Responses.json(view)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    private static func record(_ record: PhoneRecord, staff: Bool) throws -> Response {
+        var response = try Responses.json(PhoneRecordView(record, staff: staff))
+        response.headers[.vary] = "Authorization"
+        if staff { response.headers[.cacheControl] = "private, no-store" }
+        return response
+    }
+
+    /// The number of the path, in any written form (`%20` taken as a space).
+    static func number(_ context: AppRequestContext) throws(ValidationError) -> String {
+        let text = (context.parameters.get("number") ?? "").replacingOccurrences(of: "%20", with: " ")
+        return try Phone.normalize(text, field: "number")
+    }
+
+    /// The optional note of a block or an unblock.
+    private static func note(_ request: Request) async throws -> String? {
+        var body = try await JSONBody.read(request, allowed: ["note"])
+        let note = body.string("note", required: false)
+        try body.finish()
+        return note
+    }
+
+    /// The blocklist as CSV: `number,blocked_at,report_count`, numbers with their `+`.
+    static func csv(_ blocked: [BlockedPhone]) -> String {
+        "number,blocked_at,report_count\r\n" + blocked.map { "+\($0.number),\(RFC3339.string(from: $0.blockedAt)),\($0.reportCount)\r\n" }.joined()
+    }
+}
+
+extension ValidationErrors {
+    /// Runs a check that throws one issue, as one that throws a list.
+    static func wrap<T>(_ body: () throws(ValidationError) -> T) throws(ValidationErrors) -> T {
+        do { return try body() } catch { throw ValidationErrors([error]) }
+    }
+}
+
+/// `GET /v1/phones/{number}`, and the answer to a phone's change.
+struct PhoneRecordView: Encodable {
+    struct Reports: Encodable {
+        var total: Int
+        var open: Int
+        var byStatus: [String: Int]
+        enum CodingKeys: String, CodingKey { case total, open, byStatus = "by_status" }
+    }
+    struct Count: Encodable {
+        var code: String?
+        var name: String?
+        var count: Int
+    }
+    struct Change: Encodable {
+        var at: String
+        var action: String
+        var fromStatus: String
+        var toStatus: String
+        var movedReports: Int
+        var note: String?
+        var by: History.Entry.Author?
+
+        enum CodingKeys: String, CodingKey { case at, action, fromStatus = "from_status", toStatus = "to_status", movedReports = "moved_reports", note, by }
+    }
+
+    var number: String
+    var status: String
+    var changedAt: String?
+    var blockedAt: String?
+    var reports: Reports
+    var firstSeen: String?
+    var lastSeen: String?
+    var districts: [Count]
+    var violators: [Count]
+    var history: [Change]
+    /// The answer to a block or an unblock: the reports it moved.
+    var movedReports: [Int64]?
+
+    init(_ r: PhoneRecord, staff: Bool) {
+        (number, status) = (r.number, r.status.rawValue)
+        changedAt = r.changedAt.map { RFC3339.string(from: $0) }
+        blockedAt = r.blockedAt.map { RFC3339.string(from: $0) }
+        reports = Reports(total: r.reportCount, open: r.openCount, byStatus: r.statusCounts)
+        firstSeen = r.firstSeen.map { RFC3339.string(from: $0) }
+        lastSeen = r.lastSeen.map { RFC3339.string(from: $0) }
+        districts = r.districts.map { Count(code: $0.code, count: $0.count) }
+        violators = r.violators.map { Count(name: $0.name, count: $0.count) }
+        history = r.history.map { e in
+            Change(
+                at: RFC3339.string(from: e.at), action: e.action.rawValue, fromStatus: e.fromStatus.rawValue, toStatus: e.toStatus.rawValue,
+                movedReports: e.moved, note: staff ? e.note : nil,
+                by: staff ? History.Entry.Author(id: e.author.accountID, name: nil, apiKey: e.author.apiKeyID) : nil)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case number, status, changedAt = "changed_at", blockedAt = "blocked_at", reports, firstSeen = "first_seen", lastSeen = "last_seen"
+        case districts, violators, history, movedReports = "moved_reports"
+    }
+}
+
+/// `GET /v1/blocklist?format=json`.
+struct Blocklist: Encodable {
+    struct Number: Encodable {
+        var number: String
+        var blockedAt: String
+        var reportCount: Int
+
+        init(_ b: BlockedPhone) {
+            (number, reportCount) = (b.number, b.reportCount)
+            blockedAt = RFC3339.string(from: b.blockedAt)
+        }
+        enum CodingKeys: String, CodingKey { case number, blockedAt = "blocked_at", reportCount = "report_count" }
+    }
+    var numbers: [Number]
+    var count: Int
+}
+
+/// `GET /v1/blocklist/changes`.
+struct BlocklistDelta: Encodable {
+    var added: [Blocklist.Number]
+    var removed: [String]
+    var lastSeq: Int64
+
+    init(_ c: BlocklistChanges) {
+        added = c.added.map(Blocklist.Number.init)
+        removed = c.removed
+        lastSeq = c.lastSeq
+    }
+    enum CodingKeys: String, CodingKey { case added, removed, lastSeq = "last_seq" }
+}
+
+/// `GET /v1/stats/phones`.
+struct PhoneRanking: Encodable {
+    struct Phone: Encodable {
+        var number: String
+        var reports: Int
+        var byStatus: [String: Int]
+        var status: String
+        var blocked: Bool
+
+        init(_ r: RankedPhone) {
+            (number, reports, status, blocked) = (r.number, r.count, r.status.rawValue, r.status == .blocked)
+            byStatus = Dictionary(uniqueKeysWithValues: r.statusCounts.map { ($0.code, $0.count) })
+        }
+        enum CodingKeys: String, CodingKey { case number, reports, byStatus = "by_status", status, blocked }
+    }
+    var phones: [Phone]
+}
