@@ -137,6 +137,130 @@ struct PhoneTests {
         #expect(try rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000).map(\.number)
             == (try service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000)).map(\.number))
     }
+
+    /// A store with reports in `confirmed` (and one in `new`) carrying `a`, `b` or both.
+    static func blockingSetup() async throws -> (TemporaryStore, ReportService, a: String, b: String, onlyA: [Int64], both: Int64, fresh: Int64) {
+        let temp = try TemporaryStore()
+        let service = try ReportService(store: temp.store)
+        var rng = SplitMix64(state: 3)
+        let (a, b) = ("380671111111", "380672222222")
+        let onlyA = try service.insert((0..<3).map { _ in Drafts.make(Self.kyiv(using: &rng), phones: [a], status: "confirmed", using: &rng) }).map(\.id)
+        let both = try service.insert([Drafts.make(Self.kyiv(using: &rng), phones: [a, b], status: "confirmed", using: &rng)])[0].id
+        let fresh = try service.insert([Drafts.make(Self.kyiv(using: &rng), phones: [a], status: "new", using: &rng)])[0].id
+        return (temp, service, a, b, onlyA, both, fresh)
+    }
+
+    @Test("a number is blocked only once verified as violator; each refusal says why and writes nothing")
+    func blockNeedsVerification() async throws {
+        let (temp, service, a, _, _, _, _) = try await Self.blockingSetup()
+        let changes = try temp.store.lastChange()
+        await #expect(throws: PhoneStatusConflict.self) { try await service.block(a, note: nil, by: Self.supervisor) }
+        _ = try await service.verify(a, outcome: .notViolator, note: "чужий номер", by: Self.supervisor)
+        await #expect(throws: PhoneStatusConflict.self) { try await service.block(a, note: nil, by: Self.supervisor) }
+        _ = try await service.verify(a, outcome: .unreachable, note: nil, by: Self.supervisor)
+        await #expect(throws: PhoneStatusConflict.self) { try await service.block(a, note: nil, by: Self.supervisor) }
+        await #expect(throws: PhoneStatusConflict.self) { try await service.unblock(a, note: nil, by: Self.supervisor) }
+        await #expect(throws: PhoneNotFound.self) { try await service.verify("380679999999", outcome: .violator, note: nil, by: Self.supervisor) }
+        await #expect(throws: Forbidden.self) { try await service.verify(a, outcome: .violator, note: nil, by: Self.inspector) }
+        await #expect(throws: Forbidden.self) { try await service.block(a, note: nil, by: Caller(accountID: 9, apiKeyID: nil, role: .admin).demoted) }
+        #expect(try temp.store.lastChange() == changes + 2, "only the two verifications were written")
+        _ = try await service.verify(a, outcome: .violator, note: nil, by: Self.supervisor)
+        _ = try await service.block(a, note: nil, by: Self.supervisor)
+        await #expect(throws: PhoneStatusConflict.self) { try await service.block(a, note: nil, by: Self.supervisor) }
+        await #expect(throws: PhoneStatusConflict.self) { try await service.verify(a, outcome: .notViolator, note: nil, by: Self.supervisor) }
+        let record = try #require(try service.phoneRecord(a, for: Self.supervisor))
+        #expect(record.history.map(\.action) == [.verified, .verified, .verified, .blocked])
+        #expect(record.history.map(\.toStatus) == [.notViolator, .unreachable, .violator, .blocked])
+        #expect(record.history[0].note == "чужий номер" && record.history[0].author.accountID == 7)
+        let publicRecord = try #require(try service.phoneRecord(a, for: nil))
+        #expect(publicRecord.history.allSatisfy { $0.note == nil && $0.author == .system }, "the public sees no notes nor who")
+    }
+
+    @Test("a block moves the confirmed reports whose numbers are now all blocked, with history rows naming it; an unblock moves back only those nobody moved since")
+    func blockMovesReports() async throws {
+        let (temp, service, a, b, onlyA, both, fresh) = try await Self.blockingSetup()
+        _ = try await service.verify(a, outcome: .violator, note: nil, by: Self.supervisor)
+        let before = try temp.store.lastChange()
+        let blocked = try await service.block(a, note: "оператор підтвердив", by: Self.supervisor)
+        #expect(Set(blocked.moved.map(\.id)) == Set(onlyA), "the report that also carries an unblocked number stays")
+        #expect(try service.report(id: both)?.status == "confirmed" && service.report(id: fresh)?.status == "new")
+        for id in onlyA {
+            #expect(try service.report(id: id)?.status == "phone_blocked")
+            let last = try #require(try temp.store.history(of: id).last)
+            #expect(last.action == .transition && last.toStatus == "phone_blocked" && last.author.accountID == 7)
+            #expect(last.note?.contains("+\(a) blocked (phone change \(blocked.entry.seq))") == true && last.note?.contains("оператор підтвердив") == true)
+        }
+        let rows = try temp.store.changes(after: before, limit: 100).rows
+        #expect(rows.map(\.action) == [.phoneBlocked] + onlyA.map { _ in .transition }, "the phone's change first, then each report's")
+        #expect(rows[0].phone == a)
+        // The index moved too: the clusters count them under their new status.
+        let blockedNumber = try #require(service.statusCodes.firstIndex(of: "phone_blocked"))
+        #expect(try service.count(ReportFilter(box: nil, statuses: ["phone_blocked"], created: nil)) == onlyA.count)
+        #expect(service.index.entry(id: onlyA[0])?.status == blockedNumber)
+
+        // Blocking b completes the report carrying both.
+        _ = try await service.verify(b, outcome: .violator, note: nil, by: Self.supervisor)
+        #expect(try await service.block(b, note: nil, by: Self.supervisor).moved.map(\.id) == [both])
+
+        // A supervisor moves one on (removed), and another away and back by hand.
+        _ = try await service.transition(onlyA[0], to: "removed", note: nil, duplicateOf: nil, by: Self.supervisor)
+        _ = try await service.transition(onlyA[1], to: "removed", note: nil, duplicateOf: nil, by: Self.supervisor)
+        _ = try await service.transition(onlyA[1], to: "confirmed", note: nil, duplicateOf: nil, by: Self.supervisor)
+        _ = try await service.transition(onlyA[1], to: "phone_blocked", note: nil, duplicateOf: nil, by: Self.supervisor)
+        let unblocked = try await service.unblock(a, note: "помилка", by: Self.supervisor)
+        #expect(Set(unblocked.moved.map(\.id)) == [onlyA[2], both], "only those the blocks moved and nobody moved since")
+        #expect(try service.report(id: onlyA[0])?.status == "removed" && service.report(id: onlyA[1])?.status == "phone_blocked")
+        #expect(try service.report(id: onlyA[2])?.status == "confirmed" && service.report(id: both)?.status == "confirmed")
+        #expect(try service.phoneRecord(a, for: nil)?.status == .violator)
+        #expect(try temp.store.blocklist().map(\.number) == [b])
+        // Blocking a again moves back only onlyA[2]: `both` carries b, blocked, and a.
+        #expect(Set(try await service.block(a, note: nil, by: Self.supervisor).moved.map(\.id)) == [onlyA[2], both])
+    }
+
+    @Test("the blocklist's changes since a sequence number: each number's last change")
+    func blocklistChanges() async throws {
+        let (temp, service, a, b, _, _, _) = try await Self.blockingSetup()
+        let start = try temp.store.lastChange()
+        for n in [a, b] { _ = try await service.verify(n, outcome: .violator, note: nil, by: Self.supervisor) }
+        _ = try await service.block(a, note: nil, by: Self.supervisor)
+        let afterA = try temp.store.lastChange()
+        _ = try await service.block(b, note: nil, by: Self.supervisor)
+        var changes = try temp.store.blocklistChanges(since: start)
+        #expect(changes.added.map(\.number) == [a, b] && changes.removed.isEmpty)
+        let last = try temp.store.lastChange()
+        #expect(changes.added[0].reportCount == 5 && changes.lastSeq == last)
+        _ = try await service.unblock(a, note: nil, by: Self.supervisor)
+        changes = try temp.store.blocklistChanges(since: afterA)
+        #expect(changes.added.map(\.number) == [b] && changes.removed == [a])
+        changes = try temp.store.blocklistChanges(since: start)
+        #expect(changes.added.map(\.number) == [b] && changes.removed == [a], "blocked and unblocked since: removed")
+        changes = try temp.store.blocklistChanges(since: changes.lastSeq)
+        #expect(changes.added.isEmpty && changes.removed.isEmpty)
+    }
+
+    @Test("phone changes are in the feed: the public sees the number and its status, staff who changed it and how many reports moved")
+    func phoneChangesInFeed() async throws {
+        let (temp, service, a, _, onlyA, _, _) = try await Self.blockingSetup()
+        let start = try temp.store.lastChange()
+        _ = try await service.verify(a, outcome: .violator, note: "так", by: Self.supervisor)
+        _ = try await service.block(a, note: nil, by: Self.supervisor)
+        let feed = ChangeFeed(store: temp.store)
+        let staff = try feed.page(since: start, limit: 100, staff: true).entries
+        #expect(staff.map(\.type) == [.phoneVerified, .phoneBlocked] + onlyA.map { _ in .reportStatusChanged })
+        #expect(staff[0].phone?.number == a && staff[0].phone?.status == .blocked && staff[0].phone?.change?.note == "так")
+        #expect(staff[1].phone?.change?.moved == onlyA.count && staff[1].phone?.change?.author.accountID == 7)
+        let publicEntries = try feed.page(since: start, limit: 100, staff: false).entries
+        #expect(publicEntries[1].phone?.number == a && publicEntries[1].phone?.change == nil)
+        var out: [UInt8] = []
+        try ChangeJSON.append(publicEntries[1], to: &out)
+        #expect(String(decoding: out, as: UTF8.self).hasPrefix(#"{"seq":\#(start + 2),"type":"phone.blocked","id":0,"at":"#))
+        #expect(String(decoding: out, as: UTF8.self).hasSuffix(#","phone":"\#(a)","status":"blocked"}"#))
+    }
+}
+
+extension Caller {
+    /// The same caller with an inspector's role (an attempt to act above one's role).
+    var demoted: Caller { Caller(accountID: author.accountID, apiKeyID: author.apiKeyID, role: .inspector) }
 }
 
 extension Array {
