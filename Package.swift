@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "Generator", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
-        .testTarget(name: "CLITests", dependencies: ["posterwatch", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "ReportStore", "TestSupport"]),
         .testTarget(name: "PhotosTests", dependencies: ["CJPEG", "CPNG", "CZlib", "Photos", "TestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],

@@ -57,9 +57,8 @@ struct PhoneRoutes {
         router.handle(.blocklist) { _, query, _, _ in
             let format = try query.choice("format", ["json", "csv"], default: "json")
             let blocked = try await Blocking.run { try service.store.blocklist() }
-            var response = format == "csv"
-                ? Responses.body(Array(Self.csv(blocked).utf8), type: "text/csv; charset=utf-8")
-                : try Responses.json(Blocklist(numbers: blocked.map(Blocklist.Number.init), count: blocked.count))
+            let csv = format == "csv"
+            var response = Responses.body(try Blocklist.render(blocked, csv: csv), type: csv ? "text/csv; charset=utf-8" : "application/json")
             response.headers[.cacheControl] = "private, no-cache"
             return response
         }
@@ -108,11 +107,6 @@ struct PhoneRoutes {
         let note = body.string("note", required: false)
         try body.finish()
         return note
-    }
-
-    /// The blocklist as CSV: `number,blocked_at,report_count`, numbers with their `+`.
-    static func csv(_ blocked: [BlockedPhone]) -> String {
-        "number,blocked_at,report_count\r\n" + blocked.map { "+\($0.number),\(RFC3339.string(from: $0.blockedAt)),\($0.reportCount)\r\n" }.joined()
     }
 }
 
@@ -184,8 +178,14 @@ struct PhoneRecordView: Encodable {
     }
 }
 
-/// `GET /v1/blocklist?format=json`.
-struct Blocklist: Encodable {
+/// `GET /v1/blocklist?format=json`, and `posterwatch blocklist`.
+package struct Blocklist: Encodable {
+    /// The list as JSON, or as CSV: `number,blocked_at,report_count`, numbers with their `+`.
+    package static func render(_ blocked: [BlockedPhone], csv: Bool) throws -> [UInt8] {
+        guard csv else { return try Responses.jsonBytes(Blocklist(numbers: blocked.map(Number.init), count: blocked.count)) + [0x0A] }
+        return Array(("number,blocked_at,report_count\r\n" + blocked.map { "+\($0.number),\(RFC3339.string(from: $0.blockedAt)),\($0.reportCount)\r\n" }.joined()).utf8)
+    }
+
     struct Number: Encodable {
         var number: String
         var blockedAt: String

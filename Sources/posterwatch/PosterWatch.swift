@@ -10,7 +10,7 @@ struct PosterWatch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "posterwatch",
         abstract: "Reports of illegally placed posters: generate, import, query, cluster, search, draw and serve them.",
-        subcommands: [Generate.self, Import.self, Query.self, Clusters.self, Search.self, Render.self, Stats.self, Serve.self, UserCommand.self, APIKeyCommand.self, KeysCommand.self, WebhookCommand.self, PhotosCommand.self])
+        subcommands: [Generate.self, Import.self, Query.self, Clusters.self, Search.self, Render.self, Stats.self, Serve.self, UserCommand.self, APIKeyCommand.self, KeysCommand.self, WebhookCommand.self, PhotosCommand.self, BlocklistCommand.self])
 }
 
 /// The database option every store command shares.

@@ -2,6 +2,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Generator
+import Geometry
+import ReportModel
+import ReportStore
 import Testing
 import TestSupport
 
@@ -337,5 +341,39 @@ struct CLITests {
         process.waitUntilExit()
         #expect(process.terminationStatus != 0)
         #expect(stderr.contains(message), "\(stderr)")
+    }
+}
+
+@Suite("posterwatch blocklist")
+struct BlocklistCLITests {
+    @Test("prints the blocked numbers with their report counts, as JSON or CSV; a bad format is refused")
+    func blocklist() throws {
+        let cli = try CLI()
+        let db = cli.path("b.sqlite")
+        var rng = SplitMix64(state: 5)
+        let (blocked, other) = ("380501234567", "380931112233")
+        let drafts = (0..<6).map { i in
+            Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), phones: i < 4 ? [blocked] : [other], using: &rng)
+        }
+        do {
+            let store = try ReportStore(path: db)
+            try store.insert(drafts)
+            let outcome = store.commit([{ t in
+                try t.setPhoneStatus(blocked, to: .violator, action: .verified, note: nil, author: .system, now: Date())
+                try t.setPhoneStatus(blocked, to: .blocked, action: .blocked, note: nil, author: .system, now: Date(timeIntervalSince1970: 1_780_000_000))
+            }])
+            try outcome[0].get()
+        }
+        let json = try cli.run("blocklist", "--db", db)
+        #expect(json.status == 0)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(list["count"] as? Int == 1)
+        let numbers = try #require(list["numbers"] as? [[String: Any]])
+        #expect(numbers.first?["number"] as? String == blocked && numbers.first?["report_count"] as? Int == 4)
+        #expect(numbers.first?["blocked_at"] as? String == "2026-05-28T20:26:40Z")
+        let csv = try cli.run("blocklist", "--db", db, "--format", "csv")
+        #expect(csv.stdout == "number,blocked_at,report_count\r\n+\(blocked),2026-05-28T20:26:40Z,4\r\n")
+        let bad = try cli.run("blocklist", "--db", db, "--format", "xml")
+        #expect(bad.status != 0 && bad.stderr.contains("json or csv"))
     }
 }

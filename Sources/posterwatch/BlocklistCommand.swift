@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import ReportStore
+import Server
+
+struct BlocklistCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blocklist", abstract: "Print every blocked number, as GET /v1/blocklist answers it (JSON, or CSV).")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: ArgumentHelp("json or csv.", valueName: "format"))
+    var format = "json"
+
+    func validate() throws {
+        guard ["json", "csv"].contains(format) else { throw ValidationError("--format must be json or csv, got \(format)") }
+    }
+
+    func run() throws {
+        let blocked = try ReportStore(path: store.db).blocklist()
+        FileHandle.standardOutput.write(Data(try Blocklist.render(blocked, csv: format == "csv")))
+    }
+}
