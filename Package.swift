@@ -7,8 +7,8 @@
 //   ReportModel   the report, its validation, phone-number normalization, reference data
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
-//   PhoneRanking  numbers ranked by how many reports carry them, in any area and period, from memory
-//   ReportService the store, the cluster index and the phone tally kept in step; what the CLI and the server call
+//   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
+//   ReportService the store, the cluster index and the tally kept in step; what the CLI and the server call
 //   Accounts      users, roles, passwords (bcrypt), sessions and access tokens (JWT), API keys
 //   ChangeFeed    the numbered writes as a feed: what each reader may see of them, and its JSON
 //   Webhooks      endpoints that subscribe to changes, their durable outbox, and its signed delivery
@@ -64,11 +64,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
-        .target(name: "PhoneRanking", dependencies: ["Clustering"]),
+        .target(name: "Tally", dependencies: ["Clustering"]),
         .target(
             name: "ReportService",
             dependencies: [
-                "Accounts", "Clustering", "Geometry", "PhoneRanking", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto"),
+                "Accounts", "Clustering", "Geometry", "Tally", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "Accounts",
@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
-        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "ReportService", "Generator", "TestSupport"]),
+        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "ReportStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore", "TestSupport"]),
         .testTarget(

@@ -1,6 +1,6 @@
 import Clustering
 import Foundation
-import PhoneRanking
+import Tally
 import ReportStore
 
 /// Other processes write to the database too: `posterwatch import`, the CLI, a second
@@ -78,7 +78,7 @@ extension ReportService {
                 effect.touched.append(held)
             }
         }
-        let phones = Dictionary(uniqueKeysWithValues: try t.phoneMarkers(ids: ids).map { ($0.id, PhoneTally.Entry($0)) })
+        let phones = Dictionary(uniqueKeysWithValues: try t.tallyMarkers(ids: ids).map { ($0.id, ReportTally.Entry($0)) })
         for id in ids.sorted() where tally.entry(id: id) != phones[id] {
             effect.phones.append(phones[id].map { .set(id: id, $0) } ?? .remove(id: id))
         }

@@ -1,7 +1,7 @@
 import Clustering
 import Dispatch
 import Foundation
-import PhoneRanking
+import Tally
 import ReportStore
 import Synchronization
 
@@ -11,10 +11,10 @@ struct IndexEffect: Sendable {
     var changes: [ClusterIndex.Change] = []
     var touched: [ClusterEntry] = []
     /// What the write changes in the phone tally.
-    var phones: [PhoneTally.Change] = []
+    var phones: [ReportTally.Change] = []
     /// An index and a tally rebuilt from the rows, to take the place of those served
     /// (before the changes of this and later effects are applied).
-    var replacement: (index: ClusterIndex, tally: PhoneTally)?
+    var replacement: (index: ClusterIndex, tally: ReportTally)?
 }
 
 /// Writes waiting their turn, committed together by one thread: every write waiting when

@@ -1,7 +1,7 @@
 import Clustering
 import Foundation
 import Geometry
-import PhoneRanking
+import Tally
 import ReportModel
 import ReportStore
 import Synchronization
@@ -28,7 +28,7 @@ public final class ReportService: Sendable {
     package let store: ReportStore
     package let index: ClusterIndex
     /// The numbers of every public report, for rankings by area (kept with the index).
-    package let tally: PhoneTally
+    package let tally: ReportTally
     /// The vocabularies of the store (districts, object types, holders, statuses).
     public var reference: ReferenceData { store.reference }
     /// How many reports the index holds.
@@ -78,16 +78,20 @@ public final class ReportService: Sendable {
         ClusterEntry(report, reference: store.reference)
     }
 
-    /// The phone tally of every public report.
-    static func tally(_ store: ReportStore) throws -> PhoneTally {
-        PhoneTally(statusCount: store.reference.statuses.count, entries: try store.phoneMarkersAndLastChange().markers.lazy.map { ($0.id, PhoneTally.Entry($0)) })
+    /// The tally of every public report.
+    static func tally(_ store: ReportStore) throws -> ReportTally {
+        ReportTally(statusCount: store.reference.statuses.count, entries: try store.tallyMarkersAndLastChange().markers.lazy.map { ($0.id, ReportTally.Entry($0)) })
     }
 
-    /// What the phone tally keeps of a report.
-    func phoneEntry(_ report: Report) -> PhoneTally.Change {
-        guard let status = report.statusNumber(in: store.reference), let district = store.reference.districts.firstIndex(where: { $0.code == report.district })
+    /// What the tally keeps of a report.
+    func tallyEntry(_ report: Report) -> ReportTally.Change {
+        let reference = store.reference
+        guard let status = report.statusNumber(in: reference), let district = reference.districts.firstIndex(where: { $0.code == report.district }),
+              let type = reference.objectTypes.firstIndex(where: { $0.code == report.objectType })
         else { return .remove(id: report.id) }
-        return .set(id: report.id, PhoneTally.Entry(phones: report.phones, district: district, status: status))
+        return .set(
+            id: report.id,
+            ReportTally.Entry(phones: report.phones, district: district, objectType: type, month: ReportTally.Entry.month(report.createdMilliseconds), status: status))
     }
 
     // MARK: Writes
@@ -140,7 +144,7 @@ public final class ReportService: Sendable {
     /// What adding reports does to the index.
     func effect(added reports: [Report]) -> IndexEffect {
         let entries = reports.compactMap(entry)
-        return IndexEffect(changes: entries.map { .upsert($0) }, touched: entries, phones: reports.map(phoneEntry))
+        return IndexEffect(changes: entries.map { .upsert($0) }, touched: entries, phones: reports.map(tallyEntry))
     }
 
     /// What changing a report does to the index.
@@ -148,7 +152,8 @@ public final class ReportService: Sendable {
         let old = entry(before), new = entry(after)
         return IndexEffect(
             changes: [new.map { .upsert($0) } ?? .remove(id: after.id)], touched: [old, new].compactMap { $0 },
-            phones: before.phones == after.phones && before.district == after.district && before.status == after.status ? [] : [phoneEntry(after)])
+            phones: before.phones == after.phones && before.district == after.district && before.objectType == after.objectType
+                && before.status == after.status ? [] : [tallyEntry(after)])
     }
 
     /// What taking a report out of the public answers does to the index.

@@ -60,51 +60,57 @@ extension Report {
     public var createdMilliseconds: Int64 { ReportRow.milliseconds(createdAt) }
 }
 
-/// A report as the phone ranking keeps it: its numbers, its district and its status (the
-/// numbers of the reference data's order).
-public struct PhoneMarker: Sendable, Hashable {
+/// A report as the tally keeps it: its numbers, its district, object type and status
+/// (their positions in the reference data's lists) and its creation time.
+public struct TallyMarker: Sendable, Hashable {
     public var id: Int64
     public var phones: [String]
     public var district: Int
+    public var objectType: Int
     public var status: Int
+    public var createdAt: Int64
 }
 
 extension ReportStore {
-    /// Every report's phone marker, with the last change they include.
-    public func phoneMarkersAndLastChange() throws -> (markers: [PhoneMarker], lastChange: Int64) {
+    static let tallyColumns = "id, phones, district, object_type, status, created_at"
+
+    /// Every report's tally marker, with the last change they include.
+    public func tallyMarkersAndLastChange() throws -> (markers: [TallyMarker], lastChange: Int64) {
         try pool.read { db in
-            var result: [PhoneMarker] = []
+            var result: [TallyMarker] = []
             result.reserveCapacity(try Self.reportCount(db))
-            try Self.forEachPhoneMarker(db, db.makeStatement(sql: "SELECT id, phones, district, status FROM report"), reference) { result.append($0) }
+            try Self.forEachTallyMarker(db, db.makeStatement(sql: "SELECT \(Self.tallyColumns) FROM report"), reference) { result.append($0) }
             return (result, try Self.lastChange(db))
         }
     }
 
-    /// Calls `body` with the phone marker of each row `statement` selects (id, phones, district, status).
-    static func forEachPhoneMarker(_ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (PhoneMarker) -> Void) throws {
+    /// Calls `body` with the tally marker of each row `statement` selects (``tallyColumns``).
+    static func forEachTallyMarker(_ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (TallyMarker) -> Void) throws {
         let statuses = reference.statuses.map { Array($0.code.utf8) }, districts = reference.districts.map { Array($0.code.utf8) }
+        let types = reference.objectTypes.map { Array($0.code.utf8) }
         func text(_ s: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(start: sqlite3_column_blob(s, column)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(s, column)))
         }
         try db.forEachRow(statement) { s in
             let phones = text(s, 1).split(separator: UInt8(ascii: ";")).map { String(decoding: $0, as: UTF8.self) }
-            let district = text(s, 2), status = text(s, 3)
-            body(PhoneMarker(
+            let district = text(s, 2), type = text(s, 3), status = text(s, 4)
+            body(TallyMarker(
                 id: sqlite3_column_int64(s, 0), phones: phones, district: districts.firstIndex { $0.elementsEqual(district) } ?? 0,
-                status: statuses.firstIndex { $0.elementsEqual(status) } ?? 0))
+                objectType: types.firstIndex { $0.elementsEqual(type) } ?? 0, status: statuses.firstIndex { $0.elementsEqual(status) } ?? 0,
+                createdAt: sqlite3_column_int64(s, 5)))
             return true
         }
     }
 }
 
 extension WriteTransaction {
-    /// The phone markers of those of these reports that are public, as `t` sees them.
-    public func phoneMarkers(ids: some Collection<Int64>) throws -> [PhoneMarker] {
+    /// The tally markers of those of these reports that are public, as this transaction sees them.
+    public func tallyMarkers(ids: some Collection<Int64>) throws -> [TallyMarker] {
         guard !ids.isEmpty else { return [] }
-        let statement = try db.cachedStatement(sql: "SELECT id, phones, district, status FROM report WHERE id IN (SELECT value FROM json_each(?))")
+        let statement = try db.cachedStatement(sql: "SELECT \(ReportStore.tallyColumns) FROM report WHERE id IN (SELECT value FROM json_each(?))")
         try statement.setArguments([ReportStore.jsonList(ids)])
-        var result: [PhoneMarker] = []
-        try ReportStore.forEachPhoneMarker(db, statement, reference) { result.append($0) }
+        var result: [TallyMarker] = []
+        try ReportStore.forEachTallyMarker(db, statement, reference) { result.append($0) }
         return result
     }
 }

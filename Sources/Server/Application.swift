@@ -101,6 +101,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     AccountRoutes(accounts: accounts).register(on: router)
     WebhookRoutes(store: WebhookStore(service.store)).register(on: router)
     PhoneRoutes(service: service).register(on: router)
+    StatsRoutes(service: service).register(on: router)
     if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
         PhotoRoutes(service: service, files: files, maxInFlight: configuration.maxPhotoUploads).register(on: router)
     }

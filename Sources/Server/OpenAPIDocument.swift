@@ -214,6 +214,12 @@ enum OpenAPI {
                 ("status", phoneStatus), ("blocked", ["type": "boolean"]),
             ]))),
         ])),
+        ("Stats", object([
+            ("total", count),
+            ("by_status", array(of: object([("code", string), ("count", count)]))), ("by_district", array(of: object([("code", string), ("count", count)]))),
+            ("by_object_type", array(of: object([("code", string), ("count", count)]))),
+            ("by_month", array(of: object([("month", ["type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"]), ("count", ["type": "integer", "minimum": 1])]))),
+        ])),
         ("Webhook", webhook),
         ("NewWebhook", {
             guard case .object(var members) = webhook, case .object(var properties)? = members.first(where: { $0.0 == "properties" })?.1 else { return .null }

@@ -56,4 +56,8 @@ extension Endpoint {
             limit(default: 50, max: ReportService.maxRanking),
         ],
         answers: ["application/json"], answerDescription: "`{phones: [{number, reports, by_status, status, blocked}]}`.", answerSchema: "PhoneRanking")
+    static let stats = Endpoint(
+        path: "/v1/stats", summary: "Public reports in an area and period counted by status, district and object type (every code, in the order of /v1/statuses, /v1/districts and /v1/object-types) and by month of filing (UTC): a dashboard.",
+        parameters: [bbox, datetime], answers: ["application/json"],
+        answerDescription: "`{total, by_status: [{code, count}], by_district, by_object_type, by_month: [{month: \"YYYY-MM\", count}]}`.", answerSchema: "Stats")
 }

@@ -10,8 +10,7 @@ import Accounts
 import ReportStore
 
 /// `/v1/phones/{number}`: a number's record and reports, and the supervisors' verifying,
-/// blocking and unblocking; `/v1/blocklist` for the operators' systems; and the ranking
-/// of numbers, `/v1/stats/phones`.
+/// blocking and unblocking; `/v1/blocklist` for the operators' systems.
 struct PhoneRoutes {
     let service: ReportService
 
@@ -69,12 +68,6 @@ struct PhoneRoutes {
                 throw ChangesUnavailable(since: since, prunedThrough: changes.prunedThrough, lastSeq: changes.lastSeq, restart: "GET /v1/blocklist")
             }
             return try Responses.private(BlocklistDelta(changes))
-        }
-        router.read(.phoneRanking) { _, query, _ in
-            let limit = try query.integer("limit", in: 1...ReportService.maxRanking, default: 50)!
-            let ranked = try service.topPhones(
-                box: try query.bbox(), created: try query.created(), statuses: query.statuses(), district: query["district"], limit: limit)
-            return try Responses.json(PhoneRanking(phones: ranked.map(PhoneRanking.Phone.init)))
         }
     }
 
@@ -213,22 +206,4 @@ struct BlocklistDelta: Encodable {
         lastSeq = c.lastSeq
     }
     enum CodingKeys: String, CodingKey { case added, removed, lastSeq = "last_seq" }
-}
-
-/// `GET /v1/stats/phones`.
-struct PhoneRanking: Encodable {
-    struct Phone: Encodable {
-        var number: String
-        var reports: Int
-        var byStatus: [String: Int]
-        var status: String
-        var blocked: Bool
-
-        init(_ r: RankedPhone) {
-            (number, reports, status, blocked) = (r.number, r.count, r.status.rawValue, r.status == .blocked)
-            byStatus = Dictionary(uniqueKeysWithValues: r.statusCounts.map { ($0.code, $0.count) })
-        }
-        enum CodingKeys: String, CodingKey { case number, reports, byStatus = "by_status", status, blocked }
-    }
-    var phones: [Phone]
 }

@@ -3,6 +3,7 @@ import ChangeFeed
 import Foundation
 import GRDB
 import Generator
+import Interchange
 import Geometry
 import ReportModel
 @testable import ReportService
@@ -39,7 +40,7 @@ struct PhoneTests {
         Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit())
     }
 
-    @Test("after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records and every ranking equal a scan of the rows")
+    @Test("after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records, rankings and summaries equal a scan of the rows")
     func bruteForce() async throws {
         let temp = try TemporaryStore()
         let service = try ReportService(store: temp.store)
@@ -131,6 +132,28 @@ struct PhoneTests {
             try check("round \(round): area", box: box, created: created, statuses: statuses, district: district, limit: limit)
             try check("round \(round): city-wide", box: nil, created: nil, statuses: statuses, district: district, limit: limit)
             try check("round \(round): period", box: nil, created: created, statuses: statuses, district: nil, limit: limit)
+        }
+        // Summaries: every report counted four ways, against the scan.
+        func checkSummary(_ label: String, box: BoundingBox?, created: ClosedRange<Int64>?) throws {
+            let chosen = reports.filter { r in (box?.contains(r.coordinate) ?? true) && (created?.contains(r.createdMilliseconds) ?? true) }
+            let summary = try service.summary(box: box, created: created)
+            #expect(summary.total == chosen.count, "\(label)")
+            func counts(_ key: (Report) -> String, _ codes: [String]) -> [String] {
+                let found = Dictionary(grouping: chosen, by: key).mapValues(\.count)
+                return codes.map { "\($0) \(found[$0] ?? 0)" }
+            }
+            #expect(summary.byStatus.map { "\($0.code) \($0.count)" } == counts(\.status, codes), "\(label)")
+            #expect(summary.byDistrict.map { "\($0.code) \($0.count)" } == counts(\.district, reference.districts.map(\.code)), "\(label)")
+            #expect(summary.byObjectType.map { "\($0.code) \($0.count)" } == counts(\.objectType, reference.objectTypes.map(\.code)), "\(label)")
+            let months = Dictionary(grouping: chosen) { RFC3339.string(from: $0.createdAt).prefix(7) }.mapValues(\.count)
+            #expect(summary.byMonth.map { "\($0.month) \($0.count)" } == months.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }, "\(label)")
+        }
+        try checkSummary("everything", box: nil, created: nil)
+        for round in 0..<10 {
+            let west = 30.3 + 0.4 * rng.unit(), south = 50.3 + 0.25 * rng.unit()
+            let box = try BoundingBox(west: west, south: south, east: west + 0.05 + 0.2 * rng.unit(), north: south + 0.03 + 0.1 * rng.unit())
+            let from = Int64(1_600_000_000_000 + rng.below(100_000_000_000))
+            try checkSummary("round \(round)", box: rng.below(3) == 0 ? nil : box, created: rng.below(2) == 0 ? nil : from...(from + Int64(rng.below(50_000_000_000))))
         }
         // The tally kept write by write equals one built from the rows.
         let rebuilt = try ReportService(store: temp.store)

@@ -185,4 +185,23 @@ struct PhoneRouteTests {
             #expect(try await client.get("/v1/stats/phones?district=nowhere").error?["field"] as? String == "district")
         }
     }
+
+    @Test("the dashboard counts: by status, district, object type and month, for everything and for an area")
+    func stats() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            for (query, box) in [("", nil), ("?bbox=30.4,50.4,30.6,50.5", try BoundingBox(west: 30.4, south: 50.4, east: 30.6, north: 50.5))] {
+                let answer = try await client.get("/v1/stats" + query)
+                let chosen = fixture.reports.filter { box?.contains($0.coordinate) ?? true }
+                #expect(answer.status == .ok && answer.json["total"] as? Int == chosen.count)
+                let statuses = try #require(answer.json["by_status"] as? [[String: Any]])
+                #expect(statuses.map { $0["code"] as? String } == fixture.service.statusCodes)
+                #expect(statuses.map { $0["count"] as? Int } == fixture.service.statusCodes.map { code in chosen.filter { $0.status == code }.count })
+                let months = try #require(answer.json["by_month"] as? [[String: Any]])
+                #expect(months.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == chosen.count)
+                #expect((answer.json["by_district"] as? [[String: Any]])?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == chosen.count)
+            }
+            #expect(try await client.get("/v1/stats?bbox=1,2,3").error?["field"] as? String == "bbox")
+        }
+    }
 }

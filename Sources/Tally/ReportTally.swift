@@ -1,31 +1,51 @@
 import Clustering
 
-/// Which numbers the most reports carry, in any area and period: what a supervisor reads
-/// to choose the numbers to verify next. Answered from memory.
+/// The reports of any area and period, counted from memory: which numbers the most
+/// reports carry (what a supervisor reads to choose the numbers to verify next), and how
+/// many reports there are by status, district, object type and month (a dashboard).
 ///
 /// ## Design
 /// Each number seen is interned as a small integer; each report's numbers (at most five),
-/// district and status are kept by report id in pages of 4,096 ids (two array reads per
-/// report, and memory for the ids in use only). The city-wide counts per number and
-/// status are kept too, write by write, so the unfiltered ranking reads one count per
-/// number. A ranking over an area or a period walks the reports of the cluster index
-/// (which filters them by area, status and creation time), counts their numbers in an
-/// array, and keeps the best `limit` with a bounded heap; the status counts of the ranked
-/// numbers come from a second pass over the (number, status) pairs met.
+/// district, object type, month and status are kept by report id in pages of 4,096 ids
+/// (two array reads per report, and memory for the ids in use only). The city-wide counts
+/// per number and status are kept too, write by write, so the unfiltered ranking reads
+/// one count per number. A ranking over an area or a period walks the reports of the
+/// cluster index (which filters them by area, status and creation time), counts their
+/// numbers in an array, and keeps the best `limit` with a bounded heap; the status counts
+/// of the ranked numbers come from a second pass over the (number, status) pairs met.
+/// A summary walks the same reports and counts them four ways.
 ///
 /// Writes reach the tally with the cluster index's (``apply(_:)``), after their commit.
-public final class PhoneTally: @unchecked Sendable {
-    /// What the tally keeps of a report.
+public final class ReportTally: @unchecked Sendable {
+    /// What the tally keeps of a report: its numbers and the positions of its district,
+    /// object type and status in the reference lists, and its month (since January 1970).
     public struct Entry: Sendable, Hashable {
         public var phones: [String]
         public var district: Int
+        public var objectType: Int
+        public var month: Int
         public var status: Int
 
-        public init(phones: [String], district: Int, status: Int) {
-            self.phones = phones
-            self.district = district
-            self.status = status
+        public init(phones: [String], district: Int, objectType: Int, month: Int, status: Int) {
+            (self.phones, self.district, self.objectType, self.month, self.status) = (phones, district, objectType, month, status)
         }
+    }
+
+    /// Reports counted by status, district and object type (by their positions) and by month.
+    public struct Summary: Sendable, Hashable {
+        public var total = 0
+        public var byStatus: [Int]
+        public var byDistrict = [Int](repeating: 0, count: 256)
+        public var byObjectType = [Int](repeating: 0, count: 256)
+        /// Months since January 1970, and their counts, in order.
+        public var byMonth: [(month: Int, count: Int)] = []
+
+        public static func == (a: Self, b: Self) -> Bool {
+            a.total == b.total && a.byStatus == b.byStatus && a.byDistrict == b.byDistrict && a.byObjectType == b.byObjectType
+                && a.byMonth.elementsEqual(b.byMonth, by: ==)
+        }
+
+        public func hash(into hasher: inout Hasher) { hasher.combine(total) }
     }
 
     /// A change to the tally.
@@ -42,12 +62,14 @@ public final class PhoneTally: @unchecked Sendable {
         public var statusCounts: [Int]
     }
 
-    /// Up to five numbers, the district and the status of a report; `count` 0: no report.
+    /// What is kept of a report; `count` 0: no report.
     struct Refs {
         var p0: UInt32 = 0, p1: UInt32 = 0, p2: UInt32 = 0, p3: UInt32 = 0, p4: UInt32 = 0
         var count: UInt8 = 0
         var district: UInt8 = 0
         var status: UInt8 = 0
+        var objectType: UInt8 = 0
+        var month: UInt16 = 0
 
         subscript(i: Int) -> UInt32 {
             get { [p0, p1, p2, p3, p4][i] }
@@ -55,9 +77,10 @@ public final class PhoneTally: @unchecked Sendable {
 
         init() {}
 
-        init(_ phones: [UInt32], district: Int, status: Int) {
+        init(_ phones: [UInt32], _ entry: Entry) {
             count = UInt8(phones.count)
-            (self.district, self.status) = (UInt8(district), UInt8(status))
+            (district, status, objectType) = (UInt8(truncatingIfNeeded: entry.district), UInt8(entry.status), UInt8(truncatingIfNeeded: entry.objectType))
+            month = UInt16(clamping: entry.month)
             if phones.count > 0 { p0 = phones[0] }
             if phones.count > 1 { p1 = phones[1] }
             if phones.count > 2 { p2 = phones[2] }
@@ -112,7 +135,7 @@ public final class PhoneTally: @unchecked Sendable {
     }
 
     /// Replaces the whole tally by another's (a rebuild from the rows).
-    public func replaceContents(with other: PhoneTally) {
+    public func replaceContents(with other: ReportTally) {
         let copy = other.lock.read { (other.numbers, other.numberIDs, other.pages, other.totals, other.reportCount) }
         lock.write { (numbers, numberIDs, pages, totals, reportCount) = copy }
     }
@@ -121,7 +144,9 @@ public final class PhoneTally: @unchecked Sendable {
     public func entry(id: Int64) -> Entry? {
         lock.read {
             guard let refs = refs(id), refs.count > 0 else { return nil }
-            return Entry(phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), status: Int(refs.status))
+            return Entry(
+                phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), objectType: Int(refs.objectType),
+                month: Int(refs.month), status: Int(refs.status))
         }
     }
 
@@ -152,6 +177,48 @@ public final class PhoneTally: @unchecked Sendable {
             }
             return ranked(counter, limit: limit)
         }
+    }
+
+    // MARK: Summaries
+
+    /// Every report counted by status, district, object type and month.
+    public func summary() -> Summary {
+        lock.read {
+            var summary = Summary(byStatus: [Int](repeating: 0, count: statusCount))
+            var months: [UInt16: Int] = [:]
+            for page in pages {
+                guard let page else { continue }
+                for refs in page where refs.count > 0 { Self.count(refs, status: Int(refs.status), into: &summary, months: &months) }
+            }
+            return Self.finish(summary, months)
+        }
+    }
+
+    /// The reports `members` lists (an id and its status number) counted the same ways.
+    public func summary(members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> Summary {
+        lock.read {
+            var summary = Summary(byStatus: [Int](repeating: 0, count: statusCount))
+            var months: [UInt16: Int] = [:]
+            members { id, status in
+                if let refs = refs(Int64(id)), refs.count > 0 { Self.count(refs, status: status, into: &summary, months: &months) }
+            }
+            return Self.finish(summary, months)
+        }
+    }
+
+    @inline(__always)
+    private static func count(_ refs: Refs, status: Int, into summary: inout Summary, months: inout [UInt16: Int]) {
+        summary.total += 1
+        summary.byStatus[status] += 1
+        summary.byDistrict[Int(refs.district)] += 1
+        summary.byObjectType[Int(refs.objectType)] += 1
+        months[refs.month, default: 0] += 1
+    }
+
+    private static func finish(_ summary: Summary, _ months: [UInt16: Int]) -> Summary {
+        var summary = summary
+        summary.byMonth = months.sorted { $0.key < $1.key }.map { (month: Int($0.key), count: $0.value) }
+        return summary
     }
 
     /// From the city-wide counts.
@@ -220,7 +287,7 @@ public final class PhoneTally: @unchecked Sendable {
         remove(id)
         guard id >= 0, id <= Int64(UInt32.max), !entry.phones.isEmpty else { return }
         let ids = entry.phones.prefix(Self.maxPhones).map(intern)
-        let refs = Refs(ids, district: entry.district, status: entry.status)
+        let refs = Refs(ids, entry)
         let page = Int(id >> Self.pageBits)
         if page >= pages.count { pages += [[Refs]?](repeating: nil, count: page + 1 - pages.count) }
         if pages[page] == nil { pages[page] = [Refs](repeating: Refs(), count: 1 << Self.pageBits) }
