@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var photosDirectory = NSTemporaryDirectory() + "posterwatch-photos"
     /// Photo uploads taken at once; more are answered 503 with `Retry-After`.
     public var maxPhotoUploads = 16
+    /// The text of `/v1/about` (`serve` reads `data/about.json`); nil: none.
+    public var about: AboutText?
     /// How webhooks are sent; nil: this process sends none (another on the database may).
     public var webhooks: WebhookSettings? = WebhookSettings()
 
@@ -102,6 +104,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     WebhookRoutes(store: WebhookStore(service.store)).register(on: router)
     PhoneRoutes(service: service).register(on: router)
     StatsRoutes(service: service).register(on: router)
+    AboutRoutes(service: service, text: configuration.about).register(on: router)
     if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
         PhotoRoutes(service: service, files: files, maxInFlight: configuration.maxPhotoUploads).register(on: router)
     }

@@ -264,7 +264,7 @@ extension Endpoint {
         register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
         webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries, addPhoto, removePhoto, photoImage, photoThumbnail,
-        phone, phoneReports, verifyPhone, blockPhone, unblockPhone, blocklist, blocklistChanges, phoneRanking, stats,
+        phone, phoneReports, verifyPhone, blockPhone, unblockPhone, blocklist, blocklistChanges, phoneRanking, stats, about,
     ]
 }
 

@@ -220,6 +220,11 @@ enum OpenAPI {
             ("by_object_type", array(of: object([("code", string), ("count", count)]))),
             ("by_month", array(of: object([("month", ["type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"]), ("count", ["type": "integer", "minimum": 1])]))),
         ])),
+        ("About", object([
+            ("uk", ["anyOf": [aboutSection, ["type": "null"]]]), ("en", ["anyOf": [aboutSection, ["type": "null"]]]),
+            ("statuses", array(of: object([("code", string), ("name_uk", string), ("name_en", string), ("open", ["type": "boolean"])]))),
+            ("version", string), ("counts", object([("reports", count), ("open_reports", count), ("blocked_numbers", count)])),
+        ])),
         ("Webhook", webhook),
         ("NewWebhook", {
             guard case .object(var members) = webhook, case .object(var properties)? = members.first(where: { $0.0 == "properties" })?.1 else { return .null }
@@ -271,6 +276,10 @@ enum OpenAPI {
     static let role: JSONValue = ["type": "string", "enum": ["inspector", "supervisor", "admin"]]
 
     static let count: JSONValue = ["type": "integer", "minimum": 0]
+    static let aboutSection = object([
+        ("title", string), ("purpose", string), ("legal_basis", array(of: string)), ("handling", string),
+        ("contacts", array(of: object([("name", string), ("phone", string), ("email", string), ("address", string), ("hours", string)], required: ["name"]))),
+    ])
     static let phoneStatus: JSONValue = ["type": "string", "enum": .array(PhoneStatus.allCases.map { .string($0.rawValue) })]
     static let blockedNumber = object([("number", string), ("blocked_at", ["type": "string", "format": "date-time"]), ("report_count", count)])
 

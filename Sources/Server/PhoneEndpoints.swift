@@ -60,4 +60,9 @@ extension Endpoint {
         path: "/v1/stats", summary: "Public reports in an area and period counted by status, district and object type (every code, in the order of /v1/statuses, /v1/districts and /v1/object-types) and by month of filing (UTC): a dashboard.",
         parameters: [bbox, datetime], answers: ["application/json"],
         answerDescription: "`{total, by_status: [{code, count}], by_district, by_object_type, by_month: [{month: \"YYYY-MM\", count}]}`.", answerSchema: "Stats")
+    static let about = Endpoint(
+        path: "/v1/about",
+        summary: "What the service is for, the legal basis for removing illegal outdoor advertising in Kyiv, how a report is handled (its statuses in order), contacts (Ukrainian and English, from the server's editable about file), the software version and the data's counts now.",
+        parameters: [], answers: ["application/json"], answerDescription: "`{uk, en, statuses, version, counts}`; `uk` and `en` are null when the server has no about file.",
+        answerSchema: "About")
 }

@@ -70,6 +70,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where photos are stored (default: photos/ beside the database).", valueName: "dir"))
     var photos: String?
 
+    @Option(help: ArgumentHelp("The text of GET /v1/about: what the service is for, its legal basis and contacts, in Ukrainian and English.", valueName: "path"))
+    var about = "data/about.json"
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
@@ -104,6 +107,11 @@ struct Serve: AsyncParsableCommand {
         configuration.baseMapAttribution = baseMapAttribution
         configuration.leafletDirectory = leafletDir
         configuration.photosDirectory = photos ?? PhotosCommand.directory(beside: store.db)
+        if FileManager.default.fileExists(atPath: about) {
+            configuration.about = try AboutText.load(about)
+        } else {
+            Console.error("\(about) is missing: GET /v1/about answers without its text (serve --about names another file)")
+        }
         configuration.limits.idleTimeout = .seconds(idleTimeout)
         configuration.limits.headerTimeout = .seconds(headerTimeout)
         configuration.limits.maxConnections = maxConnections

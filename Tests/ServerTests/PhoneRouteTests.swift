@@ -205,3 +205,45 @@ struct PhoneRouteTests {
         }
     }
 }
+
+@Suite("About the service")
+struct AboutTests {
+    static let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../data/about.json").path
+
+    @Test("/v1/about answers the shipped text in both languages, the statuses in order, the version and counts that follow the data")
+    func about() async throws {
+        let fixture = try Fixture()
+        var configuration = ServerConfiguration()
+        configuration.about = try AboutText.load(Self.shipped)
+        let (number, _, _) = PhoneRouteTests.busiest(fixture)
+        try await fixture.test(configuration: configuration) { client in
+            let answer = try await client.get("/v1/about")
+            #expect(answer.status == .ok)
+            let uk = try #require(answer.json["uk"] as? [String: Any]), en = try #require(answer.json["en"] as? [String: Any])
+            #expect((uk["title"] as? String)?.contains("Києві") == true && (en["legal_basis"] as? [String])?.isEmpty == false)
+            #expect((answer.json["statuses"] as? [[String: Any]])?.map { $0["code"] as? String } == fixture.service.statusCodes)
+            #expect(answer.json["version"] as? String == ServiceVersion.current)
+            let counts = try #require(answer.json["counts"] as? [String: Any])
+            #expect(counts["reports"] as? Int == 400 && counts["blocked_numbers"] as? Int == 0)
+            #expect(counts["open_reports"] as? Int == fixture.reports.filter { fixture.service.reference.isOpen($0.status) }.count)
+            let (supervisor, _) = try await ReportRouteTests.account(fixture, client, .supervisor, 1)
+            _ = try await client.send(.post, "/v1/phones/\(number)/verification", json: ["outcome": "violator"], token: supervisor)
+            _ = try await client.send(.post, "/v1/phones/\(number)/block", json: [:], token: supervisor)
+            #expect((try await client.get("/v1/about").json["counts"] as? [String: Any])?["blocked_numbers"] as? Int == 1)
+        }
+        try await fixture.test { client in
+            let bare = try await client.get("/v1/about")
+            #expect(bare.json["uk"] is NSNull && bare.json["version"] is String, "no file configured: no text, the rest still answered")
+        }
+    }
+
+    @Test("an about file that is not what is expected is refused, saying what is wrong")
+    func badFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("about.json")
+        try Data(#"{"uk": {"title": "x"}, "en": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: AboutFileUnreadable.self) { try AboutText.load(path) }
+        do { _ = try AboutText.load(path) } catch { #expect("\(error)".contains("lacks uk.purpose")) }
+        #expect(throws: AboutFileUnreadable.self) { try AboutText.load(directory.path("missing.json")) }
+    }
+}
