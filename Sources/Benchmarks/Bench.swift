@@ -41,6 +41,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only webhook dispatch (on a small database of its own).")
     var onlyWebhooks = false
 
+    @Flag(help: "Measure only phone rankings, dashboard counts and blocking (on a copy of the database a previous run imported).")
+    var onlyPhones = false
+
     @Flag(help: "Measure only the tile section, on the database a previous run imported.")
     var onlyTiles = false
 
@@ -64,6 +67,11 @@ struct Bench: AsyncParsableCommand {
         if onlyWebhooks {
             try await measureWebhooks(&report)
             print(report.markdown(machine: machineDescription(), dataset: "20,000 generated Kyiv filings in a database of their own in \(work)"))
+            return
+        }
+        if onlyPhones {
+            try await measurePhones(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }
         if onlyWrites {

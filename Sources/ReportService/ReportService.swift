@@ -79,7 +79,7 @@ public final class ReportService: Sendable {
     }
 
     /// The tally of every public report.
-    static func tally(_ store: ReportStore) throws -> ReportTally {
+    package static func tally(_ store: ReportStore) throws -> ReportTally {
         ReportTally(statusCount: store.reference.statuses.count, entries: try store.tallyMarkersAndLastChange().markers.lazy.map { ($0.id, ReportTally.Entry($0)) })
     }
 

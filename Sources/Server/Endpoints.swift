@@ -55,6 +55,8 @@ struct Endpoint: Sendable {
         var schema: [String: JSONValue]
         /// Whether the value lists status codes (its pattern is made from the served ones).
         var listsStatuses = false
+        /// Whether the value is a district code (its enum is made from the served ones).
+        var namesDistrict = false
     }
 }
 
@@ -83,6 +85,19 @@ enum Patterns {
         let code = " *(?:" + codes.joined(separator: "|") + ") *"
         return "^\(code)(?:,\(code))*$"
     }
+
+    /// A phone number as ``Phone/normalize(_:field:)`` takes it: separators (space, `-`,
+    /// `.`, parentheses) anywhere, `+` before the first digit, and the digits of a
+    /// Ukrainian number in one of its written forms, or `+` and 8 to 15 digits (12 when
+    /// they start with 380).
+    static let phone: String = {
+        let s = "[ ().-]*"
+        func digits(_ n: String) -> String { "(?:[0-9]\(s)){\(n)}" }
+        let ukrainian = "3\(s)8\(s)0\(s)" + digits("9")
+        let plus = "\\+\(s)(?:\(ukrainian)|[0-24-9]\(s)\(digits("7,14"))|3\(s)[0-79]\(s)\(digits("6,13"))|3\(s)8\(s)[1-9]\(s)\(digits("5,12")))"
+        let local = "(?:\(ukrainian)|8\(s)0\(s)\(digits("9"))|0\(s)\(digits("9"))|[1-9]\(s)\(digits("8")))"
+        return "^\(s)(?:\(plus)|\(local))$"
+    }()
 
     /// `EPSG:NNNN` or `OGC:CRS84`, in any case, or their OGC URIs (`CRS(parsing:)`); which
     /// codes PROJ knows no pattern can say.

@@ -7,10 +7,10 @@ import Webhooks
 /// parameters.
 enum OpenAPI {
     /// The document, with status lists checked against `statusCodes` (the served ones).
-    static func document(statusCodes: [String]) -> String {
+    static func document(statusCodes: [String], districtCodes: [String]) -> String {
         var paths: [(String, [(String, JSONValue)])] = []
         for e in Endpoint.all {
-            let operation = (e.method.rawValue.lowercased(), self.operation(e, statusCodes: statusCodes))
+            let operation = (e.method.rawValue.lowercased(), self.operation(e, statusCodes: statusCodes, districtCodes: districtCodes))
             if let i = paths.firstIndex(where: { $0.0 == e.path }) { paths[i].1.append(operation) } else { paths.append((e.path, [operation])) }
         }
         let document: JSONValue = [
@@ -25,10 +25,11 @@ enum OpenAPI {
         return document.text + "\n"
     }
 
-    static func operation(_ e: Endpoint, statusCodes: [String]) -> JSONValue {
+    static func operation(_ e: Endpoint, statusCodes: [String], districtCodes: [String]) -> JSONValue {
         let parameters: [JSONValue] = e.parameters.map { p in
             var schema = p.schema
             if p.listsStatuses { schema["pattern"] = .string(Patterns.statuses(statusCodes)) }
+            if p.namesDistrict { schema["enum"] = .array(districtCodes.map { .string($0) }) }
             return [
                 "name": .string(p.name), "in": .string(p.location.rawValue), "required": .bool(p.required), "description": .string(p.description),
                 "schema": .object(schema.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),

@@ -7,7 +7,7 @@ extension Endpoint {
     static let phoneNumber = Parameter(
         name: "number", location: .path, required: true,
         description: "A phone number in any written form: `0671234567`, `+380671234567`, `(067)123-45-67`, `067%20123%2045%2067`.",
-        schema: ["type": "string", "maxLength": 120, "example": "0671234567"])
+        schema: ["type": "string", "maxLength": .int(Phone.maxInputLength), "pattern": .string(Patterns.phone), "example": "0671234567"])
     static let phone = Endpoint(
         path: "/v1/phones/{number}",
         summary: "A number's record: its status (unverified, violator, not_violator, unreachable, blocked), its public reports (all, open, per status), when it was first and last seen, the districts of its reports, the violator names written on them, and the history of its status. Supervisors see who made each change and its note.",
@@ -52,7 +52,7 @@ extension Endpoint {
         summary: "Numbers ranked by how many public reports carry them in an area and period, most first (equal counts in number order), with their counts per status and whether each is blocked: which numbers to verify next.",
         parameters: [
             bbox, datetime, status,
-            Parameter(name: "district", description: "Only reports of this district (a code of /v1/districts).", schema: ["type": "string", "maxLength": 64]),
+            Parameter(name: "district", description: "Only reports of this district (a code of /v1/districts).", schema: ["type": "string"], namesDistrict: true),
             limit(default: 50, max: ReportService.maxRanking),
         ],
         answers: ["application/json"], answerDescription: "`{phones: [{number, reports, by_status, status, blocked}]}`.", answerSchema: "PhoneRanking")

@@ -21,7 +21,7 @@ struct ReferenceRoutes {
                 ObjectType(code: t.code, nameUk: t.nameUk, nameEn: t.nameEn, balanceHolders: reference.holders(for: t.code))
             })),
             (.statuses, try! encoder.encode(reference.statuses)),
-            (.openAPI, Data(OpenAPI.document(statusCodes: reference.statuses.map(\.code)).utf8)),
+            (.openAPI, Data(OpenAPI.document(statusCodes: reference.statuses.map(\.code), districtCodes: reference.districts.map(\.code)).utf8)),
         ]
         for (endpoint, body) in bodies {
             let response = Responses.body(Array(body) + (body.last == 0x0A ? [] : [0x0A]), type: "application/json")

@@ -4,6 +4,8 @@ import HummingbirdTesting
 import ReportModel
 @testable import Server
 import Testing
+import Generator
+import TestSupport
 
 /// The document and the server agree: a value the document's schema refuses, the server
 /// refuses, and one it takes, the server takes. (schemathesis checks this at large in
@@ -64,6 +66,29 @@ struct DocumentTests {
             // Taken: answered (a well-formed id of nothing is a 404); refused: a 400, or a 404 for a file name.
             let refused = answer.status == .badRequest || (answer.status == .notFound && name == "file")
             #expect(refused == !taken && answer.status.code < 500, "the server on \(url): \(answer.status) \(answer.error ?? [:])")
+        }
+    }
+
+    @Test("the phone number's pattern takes exactly what the server's normalization takes")
+    func phonePattern() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let document = try await client.get("/openapi.json").json
+            let schema = try Self.schema(document, "/v1/phones/{number}", "number")
+            var rng = SplitMix64(state: 40)
+            let alphabet = Array("0123456789+ -().8030x")
+            var inputs = ["+380 67 123 45 67", "067-123-45-67", "(067)1234567", "80671234567", "671234567", "+48 22 123 45 67", "+1 (212) 555-0100",
+                          "+3801234567", "+38012345678901", "0671234567 ", "++380671234567", "067+1234567", "", "0", String(repeating: "0", count: 41)]
+            for _ in 0..<3_000 {
+                let length = 1 + rng.below(18)
+                inputs.append(String((0..<length).map { _ in alphabet[rng.below(alphabet.count)] }))
+                let digits = (0..<(8 + rng.below(8))).map { _ in String(rng.below(10)) }.joined()
+                inputs.append(["+", "", "+3", "3", "+38", "0", "80", "380", "+380"][rng.below(9)] + digits)
+            }
+            for input in inputs {
+                let taken = (try? Phone.normalize(input)) != nil
+                #expect(try Self.accepts(schema, input) == taken, "\(input.debugDescription): the server \(taken ? "takes" : "refuses") it")
+            }
         }
     }
 
