@@ -6,10 +6,10 @@ import Clustering
 ///
 /// ## Design
 /// Each number seen is interned as a small integer; each report's numbers (at most five),
-/// district, object type, month and status are kept by report id in pages of 4,096 ids
-/// (two array reads per report, and memory for the ids in use only). The city-wide counts
-/// per number and status are kept too, write by write, so the unfiltered ranking reads
-/// one count per number. A ranking over an area or a period walks the reports of the
+/// district, object type, month and status are kept by report id in pages of 4,096 ids,
+/// one flat array and a page table (two array reads per report, and memory for the ids in
+/// use only). The city-wide counts per number and status are kept too, write by write, so
+/// the unfiltered ranking reads one count per number. A ranking over an area or a period walks the reports of the
 /// cluster index (which filters them by area, status and creation time), counts their
 /// numbers in an array, and keeps the best `limit` with a bounded heap; the status counts
 /// of the ranked numbers come from a second pass over the (number, status) pairs met.
@@ -99,13 +99,16 @@ public final class ReportTally: @unchecked Sendable {
     }
 
     static let pageBits = 12
+    static let pageMask = (1 << pageBits) - 1
     static let maxPhones = 5
 
     public let statusCount: Int
     private let lock = ReadWriteLock()
     private var numbers: [String] = []
     private var numberIDs: [String: UInt32] = [:]
-    private var pages: [[Refs]?] = []
+    /// Where each page of ids starts in `storage` (-1: no page yet).
+    private var pageOffset: [Int32] = []
+    private var storage: [Refs] = []
     /// City-wide reports per number and status: `totals[number * statusCount + status]`.
     private var totals: [UInt32] = []
     private var reportCount = 0
@@ -136,14 +139,14 @@ public final class ReportTally: @unchecked Sendable {
 
     /// Replaces the whole tally by another's (a rebuild from the rows).
     public func replaceContents(with other: ReportTally) {
-        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pages, other.totals, other.reportCount) }
-        lock.write { (numbers, numberIDs, pages, totals, reportCount) = copy }
+        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.totals, other.reportCount) }
+        lock.write { (numbers, numberIDs, pageOffset, storage, totals, reportCount) = copy }
     }
 
     /// The entry held for a report, if any.
     public func entry(id: Int64) -> Entry? {
         lock.read {
-            guard let refs = refs(id), refs.count > 0 else { return nil }
+            guard (0...Int64(UInt32.max)).contains(id), let refs = withLookup({ $0(UInt32(id)) }) else { return nil }
             return Entry(
                 phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), objectType: Int(refs.objectType),
                 month: Int(refs.month), status: Int(refs.status))
@@ -159,10 +162,8 @@ public final class ReportTally: @unchecked Sendable {
         lock.read {
             guard district != nil else { return rankCityWide(limit: limit, statuses: statuses) }
             var counter = Counter(numbers: numbers.count, district: district)
-            for page in pages {
-                guard let page else { continue }
-                for refs in page where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, status: Int(refs.status)) }
-            }
+            defer { counter.release() }
+            for refs in storage where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, status: Int(refs.status)) }
             return ranked(counter, limit: limit)
         }
     }
@@ -172,8 +173,11 @@ public final class ReportTally: @unchecked Sendable {
     public func ranking(limit: Int, district: Int? = nil, members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> [Ranked] {
         lock.read {
             var counter = Counter(numbers: numbers.count, district: district)
-            members { id, status in
-                if let refs = refs(Int64(id)), refs.count > 0 { counter.add(refs, status: status) }
+            defer { counter.release() }
+            withLookup { lookup in
+                members { id, status in
+                    if let refs = lookup(id) { counter.add(refs, status: status) }
+                }
             }
             return ranked(counter, limit: limit)
         }
@@ -184,41 +188,61 @@ public final class ReportTally: @unchecked Sendable {
     /// Every report counted by status, district, object type and month.
     public func summary() -> Summary {
         lock.read {
-            var summary = Summary(byStatus: [Int](repeating: 0, count: statusCount))
-            var months: [UInt16: Int] = [:]
-            for page in pages {
-                guard let page else { continue }
-                for refs in page where refs.count > 0 { Self.count(refs, status: Int(refs.status), into: &summary, months: &months) }
-            }
-            return Self.finish(summary, months)
+            var counter = SummaryCounter(statusCount: statusCount)
+            defer { counter.release() }
+            for refs in storage where refs.count > 0 { counter.add(refs, status: Int(refs.status)) }
+            return counter.summary()
         }
     }
 
     /// The reports `members` lists (an id and its status number) counted the same ways.
     public func summary(members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> Summary {
         lock.read {
-            var summary = Summary(byStatus: [Int](repeating: 0, count: statusCount))
-            var months: [UInt16: Int] = [:]
-            members { id, status in
-                if let refs = refs(Int64(id)), refs.count > 0 { Self.count(refs, status: status, into: &summary, months: &months) }
+            var counter = SummaryCounter(statusCount: statusCount)
+            defer { counter.release() }
+            withLookup { lookup in
+                members { id, status in
+                    if let refs = lookup(id) { counter.add(refs, status: status) }
+                }
             }
-            return Self.finish(summary, months)
+            return counter.summary()
         }
     }
 
-    @inline(__always)
-    private static func count(_ refs: Refs, status: Int, into summary: inout Summary, months: inout [UInt16: Int]) {
-        summary.total += 1
-        summary.byStatus[status] += 1
-        summary.byDistrict[Int(refs.district)] += 1
-        summary.byObjectType[Int(refs.objectType)] += 1
-        months[refs.month, default: 0] += 1
-    }
+    /// Reports counted four ways, in buffers of their own (no copy-on-write checks in the loop).
+    private struct SummaryCounter {
+        var total = 0
+        let statuses: UnsafeMutableBufferPointer<Int>
+        let districts = UnsafeMutableBufferPointer<Int>.allocate(capacity: 256)
+        let types = UnsafeMutableBufferPointer<Int>.allocate(capacity: 256)
+        let months = UnsafeMutableBufferPointer<Int>.allocate(capacity: 1 << 16)
 
-    private static func finish(_ summary: Summary, _ months: [UInt16: Int]) -> Summary {
-        var summary = summary
-        summary.byMonth = months.sorted { $0.key < $1.key }.map { (month: Int($0.key), count: $0.value) }
-        return summary
+        init(statusCount: Int) {
+            statuses = .allocate(capacity: statusCount)
+            for buffer in [statuses, districts, types, months] { buffer.initialize(repeating: 0) }
+        }
+
+        @inline(__always)
+        mutating func add(_ refs: Refs, status: Int) {
+            total += 1
+            statuses[status] += 1
+            districts[Int(refs.district)] += 1
+            types[Int(refs.objectType)] += 1
+            months[Int(refs.month)] += 1
+        }
+
+        func summary() -> Summary {
+            var s = Summary(byStatus: Array(statuses))
+            s.total = total
+            s.byDistrict = Array(districts)
+            s.byObjectType = Array(types)
+            s.byMonth = months.indices.filter { months[$0] > 0 }.map { (month: $0, count: months[$0]) }
+            return s
+        }
+
+        func release() {
+            for buffer in [statuses, districts, types, months] { buffer.deallocate() }
+        }
     }
 
     /// From the city-wide counts.
@@ -239,13 +263,15 @@ public final class ReportTally: @unchecked Sendable {
 
     /// The numbers of the reports met, counted.
     private struct Counter {
-        var counts: [UInt32]
+        let counts: UnsafeMutableBufferPointer<UInt32>
         /// number << 6 | status, for the status counts of the ranked numbers.
         var met: [UInt32] = []
         let district: UInt8?
 
         init(numbers: Int, district: Int?) {
-            counts = [UInt32](repeating: 0, count: numbers)
+            counts = .allocate(capacity: numbers)
+            counts.initialize(repeating: 0)
+            met.reserveCapacity(1 << 16)
             self.district = district.map(UInt8.init(truncatingIfNeeded:))
         }
 
@@ -257,49 +283,83 @@ public final class ReportTally: @unchecked Sendable {
                 met.append(phone << 6 | UInt32(status))
             }
         }
+
+        func release() { counts.deallocate() }
     }
 
     private func ranked(_ counter: Counter, limit: Int) -> [Ranked] {
         var heap = TopHeap(limit: limit, numbers: numbers)
         for (phone, n) in counter.counts.enumerated() where n > 0 { heap.offer(UInt32(phone), n) }
         let ranked = heap.sorted()
-        var slot = [UInt32: Int](minimumCapacity: ranked.count)
-        for (i, element) in ranked.enumerated() { slot[element.phone] = i }
-        var statusCounts = [[Int]](repeating: [Int](repeating: 0, count: statusCount), count: ranked.count)
-        for pair in counter.met {
-            if let i = slot[pair >> 6] { statusCounts[i][Int(pair & 63)] += 1 }
+        var slot = [Int32](repeating: -1, count: numbers.count)
+        for (i, element) in ranked.enumerated() { slot[Int(element.phone)] = Int32(i) }
+        var statusCounts = [Int](repeating: 0, count: statusCount * ranked.count)
+        slot.withUnsafeBufferPointer { slot in
+            for pair in counter.met {
+                let i = slot[Int(pair >> 6)]
+                if i >= 0 { statusCounts[Int(i) * statusCount + Int(pair & 63)] += 1 }
+            }
         }
         return ranked.enumerated().map { i, element in
-            Ranked(number: numbers[Int(element.phone)], count: Int(element.count), statusCounts: statusCounts[i])
+            Ranked(
+                number: numbers[Int(element.phone)], count: Int(element.count),
+                statusCounts: Array(statusCounts[(i * statusCount)..<((i + 1) * statusCount)]))
         }
     }
 
-    // MARK: Upkeep (under the write lock)
+    // MARK: Lookups and upkeep
 
-    @inline(__always)
-    private func refs(_ id: Int64) -> Refs? {
+    /// Finds a report's refs by id through the page table, without touching reference counts.
+    struct Lookup {
+        let pageOffset: UnsafeBufferPointer<Int32>
+        let storage: UnsafeBufferPointer<Refs>
+
+        @inline(__always)
+        func callAsFunction(_ id: UInt32) -> Refs? {
+            let page = Int(id >> UInt32(ReportTally.pageBits))
+            guard page < pageOffset.count, pageOffset[page] >= 0 else { return nil }
+            let refs = storage[Int(pageOffset[page]) + Int(id) & ReportTally.pageMask]
+            return refs.count > 0 ? refs : nil
+        }
+    }
+
+    private func withLookup<T>(_ body: (Lookup) -> T) -> T {
+        pageOffset.withUnsafeBufferPointer { offsets in
+            storage.withUnsafeBufferPointer { body(Lookup(pageOffset: offsets, storage: $0)) }
+        }
+    }
+
+    /// Where report `id` is (or goes) in `storage`; nil for an id outside 0...2^32 - 1, or
+    /// in a page not made when `making` is false.
+    private func index(_ id: Int64, making: Bool) -> Int? {
+        guard (0...Int64(UInt32.max)).contains(id) else { return nil }
         let page = Int(id >> Self.pageBits)
-        guard id >= 0, page < pages.count, let refs = pages[page] else { return nil }
-        return refs[Int(id) & ((1 << Self.pageBits) - 1)]
+        if page >= pageOffset.count {
+            guard making else { return nil }
+            pageOffset += [Int32](repeating: -1, count: page + 1 - pageOffset.count)
+        }
+        if pageOffset[page] < 0 {
+            guard making else { return nil }
+            pageOffset[page] = Int32(storage.count)
+            storage += [Refs](repeating: Refs(), count: 1 << Self.pageBits)
+        }
+        return Int(pageOffset[page]) + Int(id) & Self.pageMask
     }
 
     private func set(_ id: Int64, _ entry: Entry) {
         remove(id)
-        guard id >= 0, id <= Int64(UInt32.max), !entry.phones.isEmpty else { return }
-        let ids = entry.phones.prefix(Self.maxPhones).map(intern)
-        let refs = Refs(ids, entry)
-        let page = Int(id >> Self.pageBits)
-        if page >= pages.count { pages += [[Refs]?](repeating: nil, count: page + 1 - pages.count) }
-        if pages[page] == nil { pages[page] = [Refs](repeating: Refs(), count: 1 << Self.pageBits) }
-        pages[page]![Int(id) & ((1 << Self.pageBits) - 1)] = refs
+        guard !entry.phones.isEmpty, let i = index(id, making: true) else { return }
+        let refs = Refs(entry.phones.prefix(Self.maxPhones).map(intern), entry)
+        storage[i] = refs
         refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }
         reportCount += 1
     }
 
     private func remove(_ id: Int64) {
-        guard let old = refs(id), old.count > 0 else { return }
+        guard let i = index(id, making: false), storage[i].count > 0 else { return }
+        let old = storage[i]
         old.forEach { totals[Int($0) * statusCount + Int(old.status)] -= 1 }
-        pages[Int(id >> Self.pageBits)]![Int(id) & ((1 << Self.pageBits) - 1)] = Refs()
+        storage[i] = Refs()
         reportCount -= 1
     }
 
