@@ -20,7 +20,7 @@ TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # of webhook deliveries.
 TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0
 FUZZ_EXAMPLES ?= 100
-BENCH_APT_PACKAGES := wrk curl imagemagick
+BENCH_APT_PACKAGES := wrk curl imagemagick postgresql postgresql-15-postgis-3
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -72,6 +72,8 @@ test: test-deps
 bench: deps
 	@$(MAKE) --no-print-directory install PACKAGES="$(BENCH_APT_PACKAGES)"
 	swift build -c release --product posterwatch-bench
+	@# PostgreSQL with PostGIS answers the phone rankings beside ours (skipped if it cannot start).
+	-@pg_ctlcluster 15 main start 2>/dev/null
 	.build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md
 
 e2e: build

@@ -132,6 +132,7 @@ struct Bench: AsyncParsableCommand {
             try measureSearch(store, &report)
             try await measureServed(store, http: true, tiles: true, &report)
             try await measureWrites(store, &report)
+            try await measurePhones(store, &report)
             try measurePhotos(&report)
             try measureClustering(store, reference: reference, &report)
         }
