@@ -75,12 +75,13 @@ public struct ChangeEntry: Sendable {
 
     /// What the public sees of this entry as staff see it: the report only when it is
     /// public now, a hiding or a deletion bare whatever became of the report since, and
-    /// nothing of who made the change.
+    /// nothing of who made the change. A phone's change is bare too: which numbers are
+    /// blocked is the blocklist's, for integrations and staff.
     public var publicForm: ChangeEntry {
         let tombstone = type == .reportHidden || type == .reportDeleted
         return ChangeEntry(
             seq: seq, type: type, reportID: reportID, at: at, report: hidden == nil && !tombstone ? report : nil, hidden: nil, history: nil,
-            filerID: nil, phone: phone.map { PhoneState(number: $0.number, status: $0.status, change: nil) })
+            filerID: nil, phone: nil)
     }
 }
 
@@ -107,6 +108,14 @@ public struct ChangesUnavailable: Error, Sendable, CustomStringConvertible {
         if let restart { self.restart = restart }
     }
 
+    /// Throws unless changes after `since` can be read: it is neither older than what is
+    /// kept nor past the last change.
+    public static func check(since: Int64, prunedThrough: Int64, lastSeq: Int64, restart: String? = nil) throws(ChangesUnavailable) {
+        guard (prunedThrough...max(lastSeq, prunedThrough)).contains(since) else {
+            throw ChangesUnavailable(since: since, prunedThrough: prunedThrough, lastSeq: lastSeq, restart: restart)
+        }
+    }
+
     public var description: String {
         let why = since < prunedThrough
             ? "changes up to \(prunedThrough) are no longer kept"
@@ -130,9 +139,7 @@ public struct ChangeFeed: Sendable {
     /// supervisors and administrators see them.
     public func page(since: Int64, limit: Int, staff: Bool) throws -> ChangePage {
         let read = try store.changes(after: since, limit: limit)
-        guard (read.prunedThrough...max(read.lastSeq, read.prunedThrough)).contains(since) else {
-            throw ChangesUnavailable(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
-        }
+        try ChangesUnavailable.check(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
         let full = read.rows.count == limit
         return ChangePage(entries: try entries(read.rows, staff: staff), lastSeq: full ? read.rows.last!.seq : read.lastSeq)
     }

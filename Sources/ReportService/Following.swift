@@ -88,9 +88,9 @@ extension ReportService {
     /// Builds an index from the rows beside the served one and swaps it in; the changes
     /// after the rows' read are followed from there.
     private func rebuild() throws {
-        let (markers, lastChange) = try store.markersAndLastChange(ClusterEntry.init)
+        let (markers, tallied, lastChange) = try store.snapshot(ClusterEntry.init)
         let fresh = try ClusterIndex(grid: index.grid, statusCount: index.statusCount, entries: markers)
-        let tally = try Self.tally(store)
+        let tally = Self.tally(tallied, store.reference)
         try commits.performWaiting { _ in ((), IndexEffect(replacement: (fresh, tally))) }
         followed.store(lastChange, ordering: .releasing)
     }

@@ -15,6 +15,13 @@ struct IndexEffect: Sendable {
     /// An index and a tally rebuilt from the rows, to take the place of those served
     /// (before the changes of this and later effects are applied).
     var replacement: (index: ClusterIndex, tally: ReportTally)?
+
+    /// Adds another write's effect after this one's (a replacement stays the caller's).
+    static func += (total: inout IndexEffect, other: IndexEffect) {
+        total.changes += other.changes
+        total.touched += other.touched
+        total.phones += other.phones
+    }
 }
 
 /// Writes waiting their turn, committed together by one thread: every write waiting when

@@ -108,8 +108,10 @@ extension ReportService {
     }
 
     /// Moves reports as the consequence of a phone's change, each step's note naming it.
+    /// The supervisor's own note stays with the phone's history: a step's note reaches the
+    /// report's filer as a notification.
     private func move(_ reports: [Report], to status: String, because change: PhoneHistoryEntry, _ t: WriteTransaction) throws -> [(report: Report, historySeq: Int64)] {
-        let why = "phone +\(change.number) \(change.action.rawValue) (phone change \(change.seq))" + (change.note.map { ": \($0)" } ?? "")
+        let why = "phone +\(change.number) \(change.action.rawValue) (phone change \(change.seq))"
         return try reports.map { report in
             let (after, seq) = try t.moveForPhone(report, to: status, note: why, author: change.author, now: change.at)
             return (after, seq)
@@ -118,11 +120,7 @@ extension ReportService {
 
     /// What moving reports does to the index.
     private func effect(moved pairs: some Sequence<(Report, Report)>) -> IndexEffect {
-        pairs.reduce(into: IndexEffect()) { total, pair in
-            let one = effect(pair.0, pair.1)
-            total.changes += one.changes
-            total.touched += one.touched
-        }
+        pairs.reduce(into: IndexEffect()) { total, pair in total += effect(pair.0, pair.1) }
     }
 }
 

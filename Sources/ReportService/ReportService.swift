@@ -50,9 +50,9 @@ public final class ReportService: Sendable {
     public init(store: ReportStore, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil) throws {
         self.store = store
         statusCodes = store.reference.statuses.map(\.code)
-        let (markers, lastChange) = try store.markersAndLastChange(ClusterEntry.init)
+        let (markers, tallied, lastChange) = try store.snapshot(ClusterEntry.init)
         let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers)
-        let tally = try Self.tally(store)
+        let tally = Self.tally(tallied, store.reference)
         followed = Atomic(lastChange)
         let observers = self.observers
         self.index = index
@@ -78,9 +78,11 @@ public final class ReportService: Sendable {
         ClusterEntry(report, reference: store.reference)
     }
 
-    /// The tally of every public report.
-    package static func tally(_ store: ReportStore) throws -> ReportTally {
-        ReportTally(statusCount: store.reference.statuses.count, entries: try store.tallyMarkersAndLastChange().markers.lazy.map { ($0.id, ReportTally.Entry($0)) })
+    /// The tally of these reports.
+    package static func tally(_ markers: [TallyMarker], _ reference: ReferenceData) -> ReportTally {
+        ReportTally(
+            statusCount: reference.statuses.count, districtCount: reference.districts.count, objectTypeCount: reference.objectTypes.count,
+            entries: markers.lazy.map { ($0.id, ReportTally.Entry($0)) })
     }
 
     /// What the tally keeps of a report.

@@ -74,17 +74,28 @@ public struct TallyMarker: Sendable, Hashable {
 extension ReportStore {
     static let tallyColumns = "id, phones, district, object_type, status, created_at"
 
-    /// Every report's tally marker, with the last change they include.
-    public func tallyMarkersAndLastChange() throws -> (markers: [TallyMarker], lastChange: Int64) {
+    /// Every report's map marker (made by `make`, as ``markers(_:)`` makes them) and tally
+    /// marker, with the last change they include, all read in one transaction: what the
+    /// service's index and tally start from, at the same point of the changes.
+    public func snapshot<Marker>(
+        _ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker
+    ) throws -> (markers: [Marker], tally: [TallyMarker], lastChange: Int64) {
         try pool.read { db in
-            var result: [TallyMarker] = []
-            result.reserveCapacity(try Self.reportCount(db))
-            try Self.forEachTallyMarker(db, db.makeStatement(sql: "SELECT \(Self.tallyColumns) FROM report"), reference) { result.append($0) }
-            return (result, try Self.lastChange(db))
+            let count = try Self.reportCount(db)
+            var markers: [Marker] = [], tally: [TallyMarker] = []
+            markers.reserveCapacity(count)
+            tally.reserveCapacity(count)
+            try Self.forEachMarker(db, db.makeStatement(sql: "SELECT id, longitude, latitude, status, created_at FROM report"), reference) {
+                markers.append(make($0, $1, $2, $3))
+            }
+            try Self.forEachTallyMarker(db, db.makeStatement(sql: "SELECT \(Self.tallyColumns) FROM report"), reference) { tally.append($0) }
+            return (markers, tally, try Self.lastChange(db))
         }
     }
 
-    /// Calls `body` with the tally marker of each row `statement` selects (``tallyColumns``).
+    /// Calls `body` with the tally marker of each row `statement` selects (``tallyColumns``);
+    /// a row with a code the reference data does not know (which only a hand-made row can
+    /// have) has none.
     static func forEachTallyMarker(_ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (TallyMarker) -> Void) throws {
         let statuses = reference.statuses.map { Array($0.code.utf8) }, districts = reference.districts.map { Array($0.code.utf8) }
         let types = reference.objectTypes.map { Array($0.code.utf8) }
@@ -93,11 +104,12 @@ extension ReportStore {
         }
         try db.forEachRow(statement) { s in
             let phones = text(s, 1).split(separator: UInt8(ascii: ";")).map { String(decoding: $0, as: UTF8.self) }
-            let district = text(s, 2), type = text(s, 3), status = text(s, 4)
-            body(TallyMarker(
-                id: sqlite3_column_int64(s, 0), phones: phones, district: districts.firstIndex { $0.elementsEqual(district) } ?? 0,
-                objectType: types.firstIndex { $0.elementsEqual(type) } ?? 0, status: statuses.firstIndex { $0.elementsEqual(status) } ?? 0,
-                createdAt: sqlite3_column_int64(s, 5)))
+            let (district, type, status) = (text(s, 2), text(s, 3), text(s, 4))
+            if let d = districts.firstIndex(where: { $0.elementsEqual(district) }), let t = types.firstIndex(where: { $0.elementsEqual(type) }),
+               let st = statuses.firstIndex(where: { $0.elementsEqual(status) })
+            {
+                body(TallyMarker(id: sqlite3_column_int64(s, 0), phones: phones, district: d, objectType: t, status: st, createdAt: sqlite3_column_int64(s, 5)))
+            }
             return true
         }
     }

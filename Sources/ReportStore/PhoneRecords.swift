@@ -177,6 +177,11 @@ extension ReportStore {
         String(decoding: try JSONEncoder().encode(strings), as: UTF8.self)
     }
 
+    /// How many numbers are blocked now.
+    public func blockedCount() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM phone WHERE status = 'blocked'")) ?? 0 }
+    }
+
     /// Every number blocked now, in number order.
     public func blocklist() throws -> [BlockedPhone] {
         try pool.read { db in try Self.blocked(db, among: nil) }

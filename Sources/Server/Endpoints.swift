@@ -209,6 +209,12 @@ extension Endpoint {
     static let statuses = Endpoint(
         path: "/v1/statuses", summary: "The statuses of a report; `open` ones still need work.", parameters: [],
         answers: ["application/json"], answerDescription: "An array of `{code, name_uk, name_en, open}`.", answerSchema: "Statuses")
+    static let transitions = Endpoint(
+        path: "/v1/transitions",
+        summary: "The workflow: which status may follow which, and who may make each step (roles, each covering those above it, or `filer`, the account that filed the report).",
+        parameters: [], answers: ["application/json"],
+        answerDescription: "An array of `{from: [status], to, by: [role or filer], note_required, duplicate_of_required}`, in table order.",
+        answerSchema: "Transitions")
 
     static let tile = Endpoint(
         path: "/v1/tiles/{z}/{x}/{y}.png", summary: "A PNG map tile of the clustered markers: 256 px, or 512 px as `{y}@2x.png`; transparent where there is nothing.",
@@ -274,7 +280,7 @@ extension Endpoint {
 
     /// The whole API, in the order the document lists it.
     static let all: [Endpoint] = [
-        clusters, cluster, children, leaves, tile, tileJSON, reports, report, export, search, districts, objectTypes, statuses,
+        clusters, cluster, children, leaves, tile, tileJSON, reports, report, export, search, districts, objectTypes, statuses, transitions,
         ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, leafletFile, leafletImage, health, openAPI,
         register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,

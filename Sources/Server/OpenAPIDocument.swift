@@ -125,6 +125,10 @@ enum OpenAPI {
             ("balance_holders", array(of: object([("code", string), ("name_uk", string), ("name_en", string), ("object_types", array(of: string))]))),
         ]))),
         ("Statuses", array(of: object([("code", string), ("name_uk", string), ("name_en", string), ("open", ["type": "boolean"])]))),
+        ("Transitions", array(of: object([
+            ("from", array(of: string)), ("to", string), ("by", array(of: ["type": "string", "enum": .array(StatusTransition.actors.map { .string($0) })])),
+            ("note_required", ["type": "boolean"]), ("duplicate_of_required", ["type": "boolean"]),
+        ]))),
         ("TileJSON", object([
             ("tilejson", ["const": "3.0.0"]), ("name", string), ("description", string), ("version", string), ("attribution", string),
             ("scheme", ["const": "xyz"]), ("tiles", array(of: string)), ("minzoom", integer), ("maxzoom", integer),

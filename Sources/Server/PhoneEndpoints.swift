@@ -35,7 +35,7 @@ extension Endpoint {
         answerSchema: "PhoneRecord", method: .post, access: .role(.supervisor), requestBody: "PhoneNote")
     static let blocklist = Endpoint(
         path: "/v1/blocklist",
-        summary: "Every number blocked now, in number order, with when it was blocked and its report count: what the operators' call-blocking systems load. A strong `ETag`; `If-None-Match` answers 304 while the list is the same.",
+        summary: "Every number blocked now, in number order, with when it was blocked and its public report count: what the operators' call-blocking systems load. A strong `ETag` of the body: `If-None-Match` answers 304 until a number is blocked or unblocked or a blocked number's report count changes.",
         parameters: [Parameter(name: "format", description: "json or csv (`number,blocked_at,report_count`, numbers with their +).",
                                schema: ["type": "string", "enum": ["json", "csv"], "default": "json"])],
         answers: ["application/json", "text/csv"], answerDescription: "The list.", answerSchema: "Blocklist",
@@ -55,7 +55,8 @@ extension Endpoint {
             Parameter(name: "district", description: "Only reports of this district (a code of /v1/districts).", schema: ["type": "string"], namesDistrict: true),
             limit(default: 50, max: ReportService.maxRanking),
         ],
-        answers: ["application/json"], answerDescription: "`{phones: [{number, reports, by_status, status, blocked}]}`.", answerSchema: "PhoneRanking")
+        answers: ["application/json"], answerDescription: "`{phones: [{number, reports, by_status, status, blocked}]}`.", answerSchema: "PhoneRanking",
+        access: .role(.supervisor))
     static let stats = Endpoint(
         path: "/v1/stats", summary: "Public reports in an area and period counted by status, district and object type (every code, in the order of /v1/statuses, /v1/districts and /v1/object-types) and by month of filing (UTC): a dashboard.",
         parameters: [bbox, datetime], answers: ["application/json"],

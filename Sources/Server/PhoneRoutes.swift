@@ -64,9 +64,7 @@ struct PhoneRoutes {
         router.handle(.blocklistChanges) { _, query, _, _ in
             let since = Int64(try query.required("since", try query.integer("since", in: 0...Int(Int64.max))))
             let changes = try await Blocking.run { try service.store.blocklistChanges(since: since) }
-            guard (changes.prunedThrough...max(changes.lastSeq, changes.prunedThrough)).contains(since) else {
-                throw ChangesUnavailable(since: since, prunedThrough: changes.prunedThrough, lastSeq: changes.lastSeq, restart: "GET /v1/blocklist")
-            }
+            try ChangesUnavailable.check(since: since, prunedThrough: changes.prunedThrough, lastSeq: changes.lastSeq, restart: "fetch GET /v1/blocklist again")
             return try Responses.private(BlocklistDelta(changes))
         }
     }

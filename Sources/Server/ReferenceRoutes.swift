@@ -2,8 +2,9 @@ import Foundation
 import Hummingbird
 import ReportModel
 
-/// `/v1/districts`, `/v1/object-types`, `/v1/statuses`: the vocabularies the app's forms
-/// offer, with Ukrainian and English names; and `/openapi.json`. Fixed bodies, built once.
+/// `/v1/districts`, `/v1/object-types`, `/v1/statuses`, `/v1/transitions`: the vocabularies
+/// the app's forms offer, with Ukrainian and English names, and the workflow's steps; and
+/// `/openapi.json`. Fixed bodies, built once.
 struct ReferenceRoutes {
     let reference: ReferenceData
 
@@ -21,6 +22,7 @@ struct ReferenceRoutes {
                 ObjectType(code: t.code, nameUk: t.nameUk, nameEn: t.nameEn, balanceHolders: reference.holders(for: t.code))
             })),
             (.statuses, try! encoder.encode(reference.statuses)),
+            (.transitions, try! encoder.encode(reference.transitions)),
             (.openAPI, Data(OpenAPI.document(statusCodes: reference.statuses.map(\.code), districtCodes: reference.districts.map(\.code)).utf8)),
         ]
         for (endpoint, body) in bodies {

@@ -1,8 +1,10 @@
 import Hummingbird
 import ReportService
+import ReportStore
 
 /// `/v1/stats`: reports counted for a dashboard, and `/v1/stats/phones`: the numbers the
-/// most reports carry. Both from memory, for any area and period.
+/// most reports carry (for supervisors: it says which are blocked). Both from memory, for
+/// any area and period.
 struct StatsRoutes {
     let service: ReportService
 
@@ -10,11 +12,13 @@ struct StatsRoutes {
         router.read(.stats) { _, query, _ in
             try Responses.json(Summary(try service.summary(box: try query.bbox(), created: try query.created())))
         }
-        router.read(.phoneRanking) { _, query, _ in
+        router.handle(.phoneRanking) { _, query, _, _ in
             let limit = try query.integer("limit", in: 1...ReportService.maxRanking, default: 50)!
-            let ranked = try service.topPhones(
-                box: try query.bbox(), created: try query.created(), statuses: query.statuses(), district: query["district"], limit: limit)
-            return try Responses.json(PhoneRanking(phones: ranked.map(PhoneRanking.Phone.init)))
+            let (box, created, statuses, district) = (try query.bbox(), try query.created(), query.statuses(), query["district"])
+            let ranked = try await Blocking.run { try service.topPhones(box: box, created: created, statuses: statuses, district: district, limit: limit) }
+            var response = try Responses.json(PhoneRanking(phones: ranked.map(PhoneRanking.Phone.init)))
+            response.headers[.cacheControl] = "private, no-cache"
+            return response
         }
     }
 }

@@ -34,9 +34,9 @@ public final class ReportTally: @unchecked Sendable {
     /// Reports counted by status, district and object type (by their positions) and by month.
     public struct Summary: Sendable, Hashable {
         public var total = 0
-        public var byStatus: [Int]
-        public var byDistrict = [Int](repeating: 0, count: 256)
-        public var byObjectType = [Int](repeating: 0, count: 256)
+        public var byStatus: [Int] = []
+        public var byDistrict: [Int] = []
+        public var byObjectType: [Int] = []
         /// Months since January 1970, and their counts, in order.
         public var byMonth: [(month: Int, count: Int)] = []
 
@@ -66,9 +66,9 @@ public final class ReportTally: @unchecked Sendable {
     struct Refs {
         var p0: UInt32 = 0, p1: UInt32 = 0, p2: UInt32 = 0, p3: UInt32 = 0, p4: UInt32 = 0
         var count: UInt8 = 0
-        var district: UInt8 = 0
         var status: UInt8 = 0
-        var objectType: UInt8 = 0
+        var district: UInt16 = 0
+        var objectType: UInt16 = 0
         var month: UInt16 = 0
 
         subscript(i: Int) -> UInt32 {
@@ -79,7 +79,7 @@ public final class ReportTally: @unchecked Sendable {
 
         init(_ phones: [UInt32], _ entry: Entry) {
             count = UInt8(phones.count)
-            (district, status, objectType) = (UInt8(truncatingIfNeeded: entry.district), UInt8(entry.status), UInt8(truncatingIfNeeded: entry.objectType))
+            (district, status, objectType) = (UInt16(entry.district), UInt8(entry.status), UInt16(entry.objectType))
             month = UInt16(clamping: entry.month)
             if phones.count > 0 { p0 = phones[0] }
             if phones.count > 1 { p1 = phones[1] }
@@ -103,6 +103,8 @@ public final class ReportTally: @unchecked Sendable {
     static let maxPhones = 5
 
     public let statusCount: Int
+    public let districtCount: Int
+    public let objectTypeCount: Int
     private let lock = ReadWriteLock()
     private var numbers: [String] = []
     private var numberIDs: [String: UInt32] = [:]
@@ -114,10 +116,11 @@ public final class ReportTally: @unchecked Sendable {
     private var reportCount = 0
 
     /// A tally of `entries` (a report id, and what the tally keeps of it). Statuses are
-    /// numbered 0..<statusCount (at most 64), districts 0..<256.
-    public init(statusCount: Int, entries: some Sequence<(Int64, Entry)>) {
-        precondition((1...64).contains(statusCount))
-        self.statusCount = statusCount
+    /// numbered 0..<statusCount (at most 64), districts and object types below their
+    /// counts (at most 65,536 each); an entry outside them is not kept.
+    public init(statusCount: Int, districtCount: Int, objectTypeCount: Int, entries: some Sequence<(Int64, Entry)>) {
+        precondition((1...64).contains(statusCount) && (1...65_536).contains(districtCount) && (1...65_536).contains(objectTypeCount))
+        (self.statusCount, self.districtCount, self.objectTypeCount) = (statusCount, districtCount, objectTypeCount)
         for (id, entry) in entries { set(id, entry) }
     }
 
@@ -171,15 +174,31 @@ public final class ReportTally: @unchecked Sendable {
     /// The same ranking among the reports `members` lists (an id and its status number,
     /// e.g. the cluster index's reports of an area and period), narrowed to `district`.
     public func ranking(limit: Int, district: Int? = nil, members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> [Ranked] {
-        lock.read {
-            var counter = Counter(numbers: numbers.count, district: district)
-            defer { counter.release() }
-            withLookup { lookup in
-                members { id, status in
-                    if let refs = lookup(id) { counter.add(refs, status: status) }
+        var counter = Counter(numbers: lock.read { numbers.count }, district: district)
+        defer { counter.release() }
+        lookUp(Self.collect(members)) { refs, status in counter.add(refs, status: status) }
+        return lock.read { ranked(counter, limit: limit) }
+    }
+
+    /// The ids and statuses `members` lists, gathered before any lock of the tally is taken.
+    private static func collect(_ members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> [UInt64] {
+        var met: [UInt64] = []
+        members { id, status in met.append(UInt64(id) << 8 | UInt64(status)) }
+        return met
+    }
+
+    /// Calls `body` with the refs of each report of `met` that the tally holds, a slice at
+    /// a time under the read lock, so that a write waits at most for one slice.
+    private func lookUp(_ met: [UInt64], _ body: (Refs, Int) -> Void) {
+        let slice = 32_768
+        for start in stride(from: 0, to: met.count, by: slice) {
+            lock.read {
+                withLookup { lookup in
+                    for pair in met[start..<min(start + slice, met.count)] {
+                        if let refs = lookup(UInt32(truncatingIfNeeded: pair >> 8)) { body(refs, Int(pair & 0xFF)) }
+                    }
                 }
             }
-            return ranked(counter, limit: limit)
         }
     }
 
@@ -188,7 +207,7 @@ public final class ReportTally: @unchecked Sendable {
     /// Every report counted by status, district, object type and month.
     public func summary() -> Summary {
         lock.read {
-            var counter = SummaryCounter(statusCount: statusCount)
+            var counter = SummaryCounter(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
             defer { counter.release() }
             for refs in storage where refs.count > 0 { counter.add(refs, status: Int(refs.status)) }
             return counter.summary()
@@ -197,28 +216,22 @@ public final class ReportTally: @unchecked Sendable {
 
     /// The reports `members` lists (an id and its status number) counted the same ways.
     public func summary(members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> Summary {
-        lock.read {
-            var counter = SummaryCounter(statusCount: statusCount)
-            defer { counter.release() }
-            withLookup { lookup in
-                members { id, status in
-                    if let refs = lookup(id) { counter.add(refs, status: status) }
-                }
-            }
-            return counter.summary()
-        }
+        var counter = SummaryCounter(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
+        defer { counter.release() }
+        lookUp(Self.collect(members)) { refs, status in counter.add(refs, status: status) }
+        return counter.summary()
     }
 
     /// Reports counted four ways, in buffers of their own (no copy-on-write checks in the loop).
     private struct SummaryCounter {
         var total = 0
         let statuses: UnsafeMutableBufferPointer<Int>
-        let districts = UnsafeMutableBufferPointer<Int>.allocate(capacity: 256)
-        let types = UnsafeMutableBufferPointer<Int>.allocate(capacity: 256)
+        let districts: UnsafeMutableBufferPointer<Int>
+        let types: UnsafeMutableBufferPointer<Int>
         let months = UnsafeMutableBufferPointer<Int>.allocate(capacity: 1 << 16)
 
-        init(statusCount: Int) {
-            statuses = .allocate(capacity: statusCount)
+        init(statusCount: Int, districtCount: Int, objectTypeCount: Int) {
+            (statuses, districts, types) = (.allocate(capacity: statusCount), .allocate(capacity: districtCount), .allocate(capacity: objectTypeCount))
             for buffer in [statuses, districts, types, months] { buffer.initialize(repeating: 0) }
         }
 
@@ -263,24 +276,28 @@ public final class ReportTally: @unchecked Sendable {
 
     /// The numbers of the reports met, counted.
     private struct Counter {
+        /// Reports per number, for the numbers interned when the count began (one interned
+        /// since, by a write meanwhile, is left out).
         let counts: UnsafeMutableBufferPointer<UInt32>
         /// number << 6 | status, for the status counts of the ranked numbers.
-        var met: [UInt32] = []
-        let district: UInt8?
+        var met: [UInt64] = []
+        /// The district asked for; one that no report can have (-1) when none.
+        let district: Int
 
         init(numbers: Int, district: Int?) {
             counts = .allocate(capacity: numbers)
             counts.initialize(repeating: 0)
             met.reserveCapacity(1 << 16)
-            self.district = district.map(UInt8.init(truncatingIfNeeded:))
+            self.district = district ?? -1
         }
 
         @inline(__always)
         mutating func add(_ refs: Refs, status: Int) {
-            if let district, refs.district != district { return }
+            if district >= 0, Int(refs.district) != district { return }
             refs.forEach { phone in
+                guard Int(phone) < counts.count else { return }
                 counts[Int(phone)] &+= 1
-                met.append(phone << 6 | UInt32(status))
+                met.append(UInt64(phone) << 6 | UInt64(status))
             }
         }
 
@@ -291,7 +308,7 @@ public final class ReportTally: @unchecked Sendable {
         var heap = TopHeap(limit: limit, numbers: numbers)
         for (phone, n) in counter.counts.enumerated() where n > 0 { heap.offer(UInt32(phone), n) }
         let ranked = heap.sorted()
-        var slot = [Int32](repeating: -1, count: numbers.count)
+        var slot = [Int32](repeating: -1, count: counter.counts.count)
         for (i, element) in ranked.enumerated() { slot[Int(element.phone)] = Int32(i) }
         var statusCounts = [Int](repeating: 0, count: statusCount * ranked.count)
         slot.withUnsafeBufferPointer { slot in
@@ -348,7 +365,9 @@ public final class ReportTally: @unchecked Sendable {
 
     private func set(_ id: Int64, _ entry: Entry) {
         remove(id)
-        guard !entry.phones.isEmpty, let i = index(id, making: true) else { return }
+        guard !entry.phones.isEmpty, (0..<statusCount).contains(entry.status), (0..<districtCount).contains(entry.district),
+              (0..<objectTypeCount).contains(entry.objectType), (0...Int(UInt16.max)).contains(entry.month), let i = index(id, making: true)
+        else { return }
         let refs = Refs(entry.phones.prefix(Self.maxPhones).map(intern), entry)
         storage[i] = refs
         refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }

@@ -253,7 +253,7 @@ struct AccountRouteTests {
                 "/v1/phones/{number}/verification": ["outcome": "violator", "note": "так"], "/v1/phones/{number}/block": ["note": "ні"],
             ]
             let protected = Endpoint.all.filter { $0.access != .anyone }
-            #expect(protected.count == 29)
+            #expect(protected.count == 30)
             let reportID = fixture.reports[0].id
             for endpoint in protected {
                 let roles = try #require(endpoint.access.roles)

@@ -157,7 +157,7 @@ struct PhoneRouteTests {
         }
     }
 
-    @Test("the ranking of numbers answers what the service ranks, with each number's status")
+    @Test("the ranking of numbers, for supervisors, answers what the service ranks, with each number's status")
     func ranking() async throws {
         let fixture = try Fixture()
         let (number, _, _) = Self.busiest(fixture)
@@ -165,8 +165,11 @@ struct PhoneRouteTests {
             let (supervisor, _) = try await ReportRouteTests.account(fixture, client, .supervisor, 1)
             _ = try await client.send(.post, "/v1/phones/\(number)/verification", json: ["outcome": "violator"], token: supervisor)
             _ = try await client.send(.post, "/v1/phones/\(number)/block", json: [:], token: supervisor)
+            let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 2).token
+            #expect(try await client.get("/v1/stats/phones").status == .unauthorized)
+            #expect(try await client.send(.get, "/v1/stats/phones", token: inspector).status == .forbidden)
             for query in ["limit=10", "bbox=30.4,50.4,30.6,50.5&limit=5", "status=new,confirmed&district=podilskyi", "datetime=2025-01-01T00:00:00Z/.."] {
-                let answer = try await client.get("/v1/stats/phones?" + query)
+                let answer = try await client.send(.get, "/v1/stats/phones?" + query, token: supervisor)
                 #expect(answer.status == .ok, "\(query)")
                 let phones = try #require(answer.json["phones"] as? [[String: Any]])
                 let pairs = query.split(separator: "&").map { $0.split(separator: "=", maxSplits: 1).map(String.init) }
@@ -178,11 +181,11 @@ struct PhoneRouteTests {
                 #expect(phones.map { $0["number"] as? String } == expected.map(\.number), "\(query)")
                 #expect(phones.map { $0["reports"] as? Int } == expected.map(\.count), "\(query)")
             }
-            let top = try await client.get("/v1/stats/phones?limit=1")
+            let top = try await client.send(.get, "/v1/stats/phones?limit=1", token: supervisor)
             #expect((top.json["phones"] as? [[String: Any]])?.first?["blocked"] as? Bool == true, "the busiest number is first, and blocked")
-            let bad = try await client.get("/v1/stats/phones?district=nowhere&limit=0")
+            let bad = try await client.send(.get, "/v1/stats/phones?district=nowhere&limit=0", token: supervisor)
             #expect(bad.status == .badRequest)
-            #expect(try await client.get("/v1/stats/phones?district=nowhere").error?["field"] as? String == "district")
+            #expect(try await client.send(.get, "/v1/stats/phones?district=nowhere", token: supervisor).error?["field"] as? String == "district")
         }
     }
 
