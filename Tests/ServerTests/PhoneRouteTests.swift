@@ -33,7 +33,7 @@ struct PhoneRouteTests {
         try fixture.service.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM phone) + (SELECT count(*) FROM phone_history)") ?? 0 }
     }
 
-    @Test("a supervisor verifies and blocks a number written any way; the reports move; the public record hides who and why, the supervisor's shows them")
+    @Test("a supervisor verifies and blocks a number written any way; the reports move, and back on unblock but for one moved on since; the public record hides who and why, the supervisor's shows them")
     func verifyAndBlock() async throws {
         let fixture = try Fixture()
         let (number, reports, moved) = Self.busiest(fixture)
@@ -75,9 +75,17 @@ struct PhoneRouteTests {
 
             let notVerifiable = try await client.send(.post, path + "/verification", json: ["outcome": "not_violator"], token: supervisor)
             #expect(notVerifiable.status == .conflict)
+            // A supervisor moves one of them on; the unblock leaves it where it is.
+            let movedOn = try #require(moved.min())
+            let removed = try await client.send(.post, "/v1/reports/\(movedOn)/transitions", json: ["to": "removed"], token: supervisor)
+            #expect(removed.status == .ok)
             let unblocked = try await client.send(.post, path + "/unblock", json: [:], token: supervisor)
             #expect(unblocked.status == .ok && unblocked.json["status"] as? String == "violator")
-            #expect(Set((unblocked.json["moved_reports"] as? [Int])?.map(Int64.init) ?? []) == moved)
+            #expect(Set((unblocked.json["moved_reports"] as? [Int])?.map(Int64.init) ?? []) == moved.subtracting([movedOn]))
+            for id in moved {
+                let status = try await client.get("/v1/reports/\(id)").json["properties"].flatMap { ($0 as? [String: Any])?["status"] as? String }
+                #expect(status == (id == movedOn ? "removed" : "confirmed"), "report \(id)")
+            }
             #expect(try await client.send(.post, path + "/unblock", json: [:], token: supervisor).status == .conflict)
         }
     }
