@@ -138,17 +138,18 @@ public struct ChangeFeed: Sendable {
     /// The changes after `since`, at most `limit`, as the public (`staff` false) or
     /// supervisors and administrators see them.
     public func page(since: Int64, limit: Int, staff: Bool) throws -> ChangePage {
-        let read = try store.changes(after: since, limit: limit)
+        let (read, reports) = try store.changesWithReports(after: since, limit: limit)
         try ChangesUnavailable.check(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
         let full = read.rows.count == limit
-        return ChangePage(entries: try entries(read.rows, staff: staff), lastSeq: full ? read.rows.last!.seq : read.lastSeq)
+        return ChangePage(entries: try entries(read.rows, staff: staff, reports: reports), lastSeq: full ? read.rows.last!.seq : read.lastSeq)
     }
 
-    /// The entries of these change rows as the public or staff see them.
-    public func entries(_ rows: [ChangeRow], staff: Bool) throws -> [ChangeEntry] {
+    /// The entries of these change rows as the public or staff see them; `reports`, when
+    /// given, are the current rows of the public reports they name (read otherwise).
+    public func entries(_ rows: [ChangeRow], staff: Bool, reports: [Int64: Report]? = nil) throws -> [ChangeEntry] {
         let (phoneRows, reportRows) = (rows.filter(\.action.isPhone), rows.filter { !$0.action.isPhone })
         let ids = Set(reportRows.map(\.reportID))
-        let reports = Dictionary(try store.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let reports = try reports ?? Dictionary(try store.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let hidden = staff ? try store.hidden(ids: ids.subtracting(reports.keys)) : [:]
         let history = staff ? try store.history(seqs: reportRows.compactMap(\.historySeq)) : [:]
         let filers = staff ? try store.filers(of: ids) : [:]

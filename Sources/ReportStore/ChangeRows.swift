@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Geometry
+import ReportModel
 
 /// One row of `report_change`: a write, numbered in commit order.
 public struct ChangeRow: Sendable, Hashable {
@@ -31,6 +33,38 @@ extension ReportStore {
     public func changes(after seq: Int64, limit: Int) throws -> ChangeRows {
         try pool.read { db in
             ChangeRows(rows: try Self.changeRows(db, after: seq, limit: limit), lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db))
+        }
+    }
+
+    /// The same page with the current row of each report the changes name (none for one
+    /// hidden, deleted, or a phone's change), read in one join: a feed page's reports cost
+    /// one index step each rather than a second query.
+    public func changesWithReports(after seq: Int64, limit: Int) throws -> (changes: ChangeRows, reports: [Int64: Report]) {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT \(ReportRow.columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")),
+                       c.seq, c.action, c.report_id, c.at, c.history_seq, c.phone
+                FROM report_change c LEFT JOIN report r ON r.id = c.report_id AND c.report_id > 0
+                WHERE c.seq > ? ORDER BY c.seq LIMIT ?
+                """)
+            try statement.setArguments([seq, limit])
+            var rows: [ChangeRow] = [], reports: [Int64: Report] = [:]
+            rows.reserveCapacity(min(limit, 10_000))
+            var decoder = ReportRow.Decoder()
+            try db.forEachRow(statement) { s in
+                let action = String(cString: sqlite3_column_text(s, 15))
+                rows.append(ChangeRow(
+                    seq: sqlite3_column_int64(s, 14), action: ReportAction(rawValue: action) ?? .edited, reportID: sqlite3_column_int64(s, 16),
+                    at: ReportRow.date(milliseconds: sqlite3_column_int64(s, 17)),
+                    historySeq: sqlite3_column_type(s, 18) == SQLITE_NULL ? nil : sqlite3_column_int64(s, 18),
+                    phone: sqlite3_column_type(s, 19) == SQLITE_NULL ? nil : String(cString: sqlite3_column_text(s, 19))))
+                if sqlite3_column_type(s, 0) != SQLITE_NULL, reports[sqlite3_column_int64(s, 0)] == nil {
+                    let report = decoder.decode(s)
+                    reports[report.id] = report
+                }
+                return true
+            }
+            return (ChangeRows(rows: rows, lastSeq: try Self.lastChange(db), prunedThrough: try Self.prunedThrough(db)), reports)
         }
     }
 
