@@ -12,10 +12,7 @@ import ReportStore
 /// installed) answering the same GROUP BY beside it.
 extension Bench {
     func measurePhones(_ source: ReportStore, _ report: inout Report) async throws {
-        let path = "\(work)/phones.sqlite"
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        try source.pool.backup(to: try DatabaseQueue(path: path))
-        let store = try ReportStore(path: path)
+        let store = try copy(source, to: "\(work)/phones.sqlite")
         var built: ReportService?
         let startup = try time { built = try ReportService(store: store) }
         let service = built!

@@ -16,10 +16,7 @@ import Server
 /// database, so that the other sections always see the same 1,000,000 reports.
 extension Bench {
     func measureWrites(_ source: ReportStore, _ report: inout Report) async throws {
-        let path = "\(work)/writes.sqlite"
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        try source.pool.backup(to: try DatabaseQueue(path: path))
-        let store = try ReportStore(path: path)
+        let store = try copy(source, to: "\(work)/writes.sqlite")
         let service = try ReportService(store: store)
         let accounts = try await AccountService(store: store)
         let port = 20_000 + Int.random(in: 0..<2_000)
@@ -119,6 +116,13 @@ extension Bench {
             report.row([staff ? "staff (hidden reports, who and what)" : "the public", fmt(read), fmt(Int(rate))])
         }
         report.goal("reading the changes feed: ≥ 200,000 changes/s", "\(fmt(Int(publicRate)))/s", publicRate >= 200_000)
+    }
+
+    /// A copy of the bench database to write on, made afresh (SQLite's backup API).
+    func copy(_ source: ReportStore, to path: String) throws -> ReportStore {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try source.pool.backup(to: try DatabaseQueue(path: path))
+        return try ReportStore(path: path)
     }
 
     /// Sets how the writer connection syncs the WAL at commit.

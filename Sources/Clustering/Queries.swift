@@ -179,15 +179,23 @@ extension QuadTree {
                 return Int(tally.aggregate.count)
             }
             var n = 0
-            let node = Int(ref)
-            for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
-                let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
-                let s = UInt64(32 - depth - 1)
-                guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
-                      y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
-                n += count(children[node * 4 + q], depth: depth + 1, cx: x, cy: y, box: box, filter: filter, uncertain: &uncertain)
+            forEachChild(of: Int(ref), depth: depth, cx: cx, cy: cy, meeting: box) { child, x, y in
+                n += count(child, depth: depth + 1, cx: x, cy: y, box: box, filter: filter, uncertain: &uncertain)
             }
             return n
+        }
+
+        /// Calls `body` with each child of `node` (the cell `cx`, `cy` of level `depth`) whose
+        /// cell meets `box`, and that cell.
+        @inline(__always)
+        private func forEachChild(of node: Int, depth: Int, cx: UInt64, cy: UInt64, meeting box: FixedBox, _ body: (Ref, UInt64, UInt64) -> Void) {
+            let s = UInt64(32 - depth - 1)
+            for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
+                let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
+                guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
+                      y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
+                body(children[node * 4 + q], x, y)
+            }
         }
 
         /// Calls `body` with every matching slot in `box` (those in an edge unit included).
@@ -213,13 +221,8 @@ extension QuadTree {
                 }
                 return
             }
-            let node = Int(ref)
-            for q in 0..<4 where children[node * 4 + q] != QuadTree.none {
-                let x = cx << 1 | UInt64(q & 1), y = cy << 1 | UInt64(q >> 1)
-                let s = UInt64(32 - depth - 1)
-                guard x << s <= UInt64(box.east), ((x + 1) << s) - 1 >= UInt64(box.west),
-                      y << s <= UInt64(box.south), ((y + 1) << s) - 1 >= UInt64(box.north) else { continue }
-                forEachSlot(children[node * 4 + q], depth: depth + 1, cx: x, cy: y, box: box, filter: filter, body)
+            forEachChild(of: Int(ref), depth: depth, cx: cx, cy: cy, meeting: box) { child, x, y in
+                forEachSlot(child, depth: depth + 1, cx: x, cy: y, box: box, filter: filter, body)
             }
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReportModel
 
 /// RFC 3339 date-times, as every format of this module writes and reads them.
 ///
@@ -51,7 +52,7 @@ public enum RFC3339 {
             secondOfDay += 86_400
             days -= 1
         }
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.civil(fromDays: days)
         appendDigits(year, 4, &out)
         out.append(UInt8(ascii: "-"))
         appendDigits(month, 2, &out)
@@ -99,7 +100,7 @@ public enum RFC3339 {
             let hour = digits(11, 2), p[13] == UInt8(ascii: ":"), let minute = digits(14, 2), p[16] == UInt8(ascii: ":"),
             let second = digits(17, 2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour <= 23, minute <= 59,
+        guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysIn(month: month, year: year), hour <= 23, minute <= 59,
             second <= 60
         else { return nil }
         var i = 19
@@ -134,39 +135,8 @@ public enum RFC3339 {
             return nil
         }
         guard i == count else { return nil }
-        let days = self.days(year: year, month: month, day: day)
+        let days = CivilCalendar.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -93,7 +93,7 @@ public final class ReportService: Sendable {
         else { return .remove(id: report.id) }
         return .set(
             id: report.id,
-            ReportTally.Entry(phones: report.phones, district: district, objectType: type, month: ReportTally.Entry.month(report.createdMilliseconds), status: status))
+            ReportTally.Entry(phones: report.phones, district: district, objectType: type, month: Int(CivilCalendar.month(milliseconds: report.createdMilliseconds)), status: status))
     }
 
     // MARK: Writes

@@ -75,25 +75,8 @@ public struct RankedPhone: Sendable {
 
 extension ReportTally.Entry {
     init(_ marker: TallyMarker) {
-        self.init(phones: marker.phones, district: marker.district, objectType: marker.objectType, month: Self.month(marker.createdAt), status: marker.status)
+        self.init(
+            phones: marker.phones, district: marker.district, objectType: marker.objectType,
+            month: Int(CivilCalendar.month(milliseconds: marker.createdAt)), status: marker.status)
     }
-
-    /// Months since January 1970 of a time in ms (UTC).
-    static func month(_ milliseconds: Int64) -> Int {
-        let days = Int(milliseconds.dividedRoundingDown(by: 86_400_000))
-        // Civil from days (Howard Hinnant's algorithm), to the month.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        return (y - 1970) * 12 + (m - 1)
-    }
-}
-
-extension Int64 {
-    func dividedRoundingDown(by d: Int64) -> Int64 { self >= 0 ? self / d : -((-self + d - 1) / d) }
 }
