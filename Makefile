@@ -8,6 +8,9 @@
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 #   make e2e     serve the sample data, open the map page in headless Chromium, check that tiles
 #                load and searching works, and save docs/map.png (not part of the tests)
+#   make fuzz    build the libFuzzer targets in Fuzz/ (parsers, import readers, photo decoding) and
+#                run each for FUZZ_SECONDS (default 600) from its seed corpus; fails on any crash
+#                (scripts/fuzz.sh; not part of the tests: make fuzz FUZZ_SECONDS=30 for a short run)
 
 # The map page's Leaflet comes from Debian's libjs-leaflet, served by our server.
 APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
@@ -20,6 +23,9 @@ TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # of webhook deliveries.
 TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0
 FUZZ_EXAMPLES ?= 100
+# make fuzz: seconds per libFuzzer target (the goal: no crash in 600), and which targets (all when empty).
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
 BENCH_APT_PACKAGES := wrk curl imagemagick postgresql postgresql-15-postgis-3
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -31,7 +37,7 @@ BENCH_COUNT ?= 1000000
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: deps test-deps install build run test bench e2e sample clean
+.PHONY: deps test-deps install build run test bench e2e fuzz sample clean
 
 # Installs only what is missing, so a prepared machine does not touch apt at all.
 deps:
@@ -80,9 +86,13 @@ e2e: build
 	@$(MAKE) --no-print-directory install PACKAGES="$(E2E_APT_PACKAGES)"
 	scripts/e2e.sh $(BIN) $(SAMPLE) docs/map.png
 
+# libFuzzer ships with the Swift toolchain; the photo target links libjpeg-turbo and libpng (deps).
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
+
 # Regenerates the shipped sample (deterministic: same seed, same file).
 sample: build
 	$(BIN) generate --count 2000 --seed 20261121 --distribution kyiv --out $(SAMPLE)
 
 clean:
-	rm -rf .build .bench var
+	rm -rf .build .build-fuzz .bench var

@@ -33,6 +33,10 @@ let package = Package(
         .executable(name: "posterwatch-bench", targets: ["Benchmarks"]),
         .library(name: "ReportStore", targets: ["ReportStore"]),
         .library(name: "Clustering", targets: ["Clustering"]),
+        .library(name: "Geometry", targets: ["Geometry"]),
+        .library(name: "ReportModel", targets: ["ReportModel"]),
+        .library(name: "Interchange", targets: ["Interchange"]),
+        .library(name: "Photos", targets: ["Photos"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
