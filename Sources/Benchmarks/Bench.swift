@@ -35,6 +35,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the write section, on a copy of the database a previous run imported.")
     var onlyWrites = false
 
+    @Flag(help: "Measure only the change stream, on a copy of the database a previous run imported.")
+    var onlyStream = false
+
     @Flag(help: "Measure only photo processing (and ImageMagick beside it).")
     var onlyPhotos = false
 
@@ -71,6 +74,11 @@ struct Bench: AsyncParsableCommand {
         }
         if onlyPhones {
             try await measurePhones(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
+            return
+        }
+        if onlyStream {
+            try await measureStream(ReportStore(path: "\(work)/bench.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }

@@ -9,7 +9,9 @@ import Synchronization
 ///
 /// The hub reads the table, not the writes of this process, so the writes of another
 /// process on the same database (an import, the CLI, a second server) reach subscribers
-/// too, within one ``pollInterval``. It reads only while someone subscribes.
+/// too, within one ``pollInterval``. It reads only while someone subscribes. This
+/// process's own commits ring it (``nudge()``), so their events leave at once; reads are
+/// kept ``batchWindow`` apart, because each one costs a socket write per subscriber.
 ///
 /// A subscriber's queue is bounded (``queueLimit`` chunks, a chunk being what one read of
 /// the table brought it): one that does not keep up is cut off (its stream ends) instead
@@ -44,20 +46,28 @@ public final class ChangeHub: Sendable {
         var cursor: Int64
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
-        var reading = false
+        /// While the reader runs: what wakes it (the poll's tick, or a nudge). One ring is
+        /// kept however many come while it reads, so a burst of commits is one read.
+        var bell: AsyncStream<Void>.Continuation?
     }
 
     public let feed: ChangeFeed
     public let pollInterval: Duration
     public let heartbeatInterval: Duration
     public let queueLimit: Int
+    /// The least time between two reads, however often the hub is nudged.
+    public let batchWindow: Duration
     private let state: Mutex<State>
     /// Subscribers cut off for falling behind (tests, metrics).
     public let cutOff = Atomic<Int>(0)
 
-    public init(feed: ChangeFeed, pollInterval: Duration = .milliseconds(20), heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024) {
+    public init(
+        feed: ChangeFeed, pollInterval: Duration = .milliseconds(20), batchWindow: Duration = .milliseconds(5),
+        heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024
+    ) {
         self.feed = feed
         self.pollInterval = pollInterval
+        self.batchWindow = batchWindow
         self.heartbeatInterval = heartbeatInterval
         self.queueLimit = queueLimit
         state = Mutex(State(cursor: 0))  // read at the first subscription
@@ -67,18 +77,22 @@ public final class ChangeHub: Sendable {
     /// ends (``unsubscribe(_:)``) or when it falls ``queueLimit`` chunks behind.
     public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?) throws -> Subscription {
         let (events, continuation) = AsyncStream<Chunk>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
-        let (subscription, start) = try state.withLock { state in
+        let (subscription, bell) = try state.withLock { state in
             // Idle, the hub has not followed the table: catch up first (a quick read).
-            if !state.reading { state.cursor = max(state.cursor, try feed.store.lastChange()) }
+            if state.bell == nil { state.cursor = max(state.cursor, try feed.store.lastChange()) }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(after: since, staff: staff, box: box, continuation: continuation)
-            let start = !state.reading
-            state.reading = true
-            return (Subscription(cursor: state.cursor, events: events, id: id), start)
+            var bell: AsyncStream<Void>?
+            if state.bell == nil {
+                let (stream, ringer) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                state.bell = ringer
+                bell = stream
+            }
+            return (Subscription(cursor: state.cursor, events: events, id: id), bell)
         }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(subscription) }
-        if start { Task.detached { [self] in await read() } }
+        if let bell { Task.detached { [self] in await read(woken: bell) } }
         return subscription
     }
 
@@ -146,63 +160,80 @@ public final class ChangeHub: Sendable {
         return box.contains(report.coordinate)
     }
 
-    /// Follows the table while anyone subscribes.
-    private func read() async {
+    /// Tells the hub that this process has just committed changes: it reads them now
+    /// (or once ``batchWindow`` has passed since its last read) instead of at its next poll.
+    public func nudge() {
+        state.withLock { _ = $0.bell?.yield() }
+    }
+
+    /// Follows the table while anyone subscribes: a read at each ring of the bell, which
+    /// a tick rings every ``pollInterval`` and ``nudge()`` in between.
+    private func read(woken bell: AsyncStream<Void>) async {
+        let ticks = Task { [pollInterval] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pollInterval)
+                nudge()
+            }
+        }
+        defer { ticks.cancel() }
         var lastBeat = ContinuousClock.now
-        while true {
-            try? await Task.sleep(for: pollInterval)
+        for await _ in bell {
+            let started = ContinuousClock.now
             let (cursor, kinds) = state.withLock { state -> (Int64, Set<Bool>) in
                 (state.cursor, Set(state.subscribers.values.map(\.staff)))
             }
             if kinds.isEmpty {
-                // Stop, unless someone subscribed since the check.
+                // Stop, unless someone subscribed since the check (and so found the bell).
                 let stopped = state.withLock { state in
-                    if state.subscribers.isEmpty { state.reading = false }
-                    return !state.reading
+                    guard state.subscribers.isEmpty else { return false }
+                    state.bell?.finish()
+                    state.bell = nil
+                    return true
                 }
                 if stopped { return }
                 continue
             }
-            let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
-            // One read: as staff see it when any staff listens, the public form derived.
-            let page: ChangePage
-            var forms: [Bool: Read] = [:]
-            do {
-                page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
-                for staff in kinds {
-                    forms[staff] = try Read(page.entries.map { staff ? $0 : $0.publicForm }, beat: beat)
-                }
-            } catch {
-                continue  // the next poll tries again
-            }
-            if beat { lastBeat = .now }
-            let behind = state.withLock { state in
-                var behind: [Subscriber] = []
-                for (id, subscriber) in state.subscribers {
-                    guard let form = forms[subscriber.staff] else {
-                        // Joined during the read, of a kind it did not render: cut off
-                        // rather than passed over, it resumes from its last event.
-                        if !page.entries.isEmpty {
-                            state.subscribers[id] = nil
-                            behind.append(subscriber)
-                        }
-                        continue
-                    }
-                    // One chunk a poll: a write to the socket for all of them, not one each.
-                    guard let chunk = form.chunk(after: subscriber.after, box: subscriber.box, beat: beat) else { continue }
-                    if case .dropped = subscriber.continuation.yield(chunk) {
+            let beat = started - lastBeat >= heartbeatInterval
+            // A failed read is tried again at the next ring.
+            if (try? deliver(after: cursor, kinds: kinds, beat: beat)) != nil, beat { lastBeat = started }
+            try? await Task.sleep(until: started + batchWindow)
+        }
+    }
+
+    /// One read of the table after `cursor`, handed to every subscriber: as staff see it
+    /// when any staff listens, the public form derived from it.
+    private func deliver(after cursor: Int64, kinds: Set<Bool>, beat: Bool) throws {
+        let page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
+        var forms: [Bool: Read] = [:]
+        for staff in kinds {
+            forms[staff] = try Read(page.entries.map { staff ? $0 : $0.publicForm }, beat: beat)
+        }
+        let behind = state.withLock { state in
+            var behind: [Subscriber] = []
+            for (id, subscriber) in state.subscribers {
+                guard let form = forms[subscriber.staff] else {
+                    // Joined during the read, of a kind it did not render: cut off
+                    // rather than passed over, it resumes from its last event.
+                    if !page.entries.isEmpty {
                         state.subscribers[id] = nil
                         behind.append(subscriber)
                     }
+                    continue
                 }
-                state.cursor = max(state.cursor, page.entries.last?.seq ?? cursor)
-                return behind
+                // One chunk a read: a write to the socket for all of them, not one each.
+                guard let chunk = form.chunk(after: subscriber.after, box: subscriber.box, beat: beat) else { continue }
+                if case .dropped = subscriber.continuation.yield(chunk) {
+                    state.subscribers[id] = nil
+                    behind.append(subscriber)
+                }
             }
-            // Outside the lock: ending a stream runs its termination handler.
-            for subscriber in behind {
-                subscriber.continuation.finish()
-                cutOff.add(1, ordering: .relaxed)
-            }
+            state.cursor = max(state.cursor, page.entries.last?.seq ?? cursor)
+            return behind
+        }
+        // Outside the lock: ending a stream runs its termination handler.
+        for subscriber in behind {
+            subscriber.continuation.finish()
+            cutOff.add(1, ordering: .relaxed)
         }
     }
 }

@@ -125,4 +125,22 @@ struct ChangeFeedTests {
         #expect(hub.subscriberCount == 1)
         hub.unsubscribe(reader)
     }
+
+    @Test("a commit of this process rings the hub: its event comes without waiting for the poll")
+    func nudged() async throws {
+        let temp = try TemporaryStore()
+        let service = try ReportService(store: temp.store)
+        // A poll that never comes within the test: only the nudge can bring the events.
+        let hub = ChangeHub(feed: ChangeFeed(store: temp.store), pollInterval: .seconds(3_600))
+        service.onWrite { _ in hub.nudge() }
+        let subscription = try hub.subscribe(after: try temp.store.lastChange(), staff: false, box: nil)
+        var rng = SplitMix64(state: 9)
+        var iterator = subscription.events.makeAsyncIterator()
+        for _ in 0..<3 {
+            let filed = try await service.file(Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng), by: WorkflowTests.filer)
+            let chunk = await iterator.next()
+            #expect(chunk.map { String(buffer: $0) }?.contains("\"id\":\(filed.report.id)") == true)
+        }
+        hub.unsubscribe(subscription)
+    }
 }
