@@ -20,8 +20,8 @@ APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g
 TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
 # access tokens as an independent JWT implementation; standardwebhooks checks the signatures
-# of webhook deliveries.
-TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0
+# of webhook deliveries; prometheus-client parses GET /metrics.
+TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0 prometheus-client==0.26.0
 FUZZ_EXAMPLES ?= 100
 # make fuzz: seconds per libFuzzer target (the goal: no crash in 600), and which targets (all when empty).
 FUZZ_SECONDS ?= 600

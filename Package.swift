@@ -16,6 +16,7 @@
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
 //   Photos        uploaded photos re-encoded from their pixels (libjpeg-turbo, libpng): upright, shrunk, no metadata
+//   Backup        a consistent copy of a served database and its photos, and its restore
 //   Reprojection  WGS84 longitude/latitude to other CRSs through PROJ (EPSG codes, OGC CRS URIs)
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
@@ -51,6 +52,8 @@ let package = Package(
         // Already in the graph through Hummingbird; named for the change stream, which ends on graceful shutdown.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -95,12 +98,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(name: "Photos", dependencies: ["CJPEG", "CPNG", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "Backup", dependencies: ["Photos", "ReportStore"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
             dependencies: [
                 "Accounts", "ChangeFeed", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
-                "Photos", "Tiles", "Webhooks",
+                "Photos", "Tiles", "Webhooks", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -111,8 +116,9 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "ChangeFeed", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles", "Webhooks",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Accounts", "Backup", "ChangeFeed", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
+                "Webhooks", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "Benchmarks",
@@ -137,13 +143,15 @@ let package = Package(
             dependencies: [
                 "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", "TestSupport", "Webhooks",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(name: "InterchangeTests", dependencies: ["Interchange", "Generator", "TestSupport"]),
         .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "Generator", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
-        .testTarget(name: "CLITests", dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "ReportStore", "TestSupport"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "ReportStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "PhotosTests", dependencies: ["CJPEG", "CPNG", "CZlib", "Photos", "TestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],

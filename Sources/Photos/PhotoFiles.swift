@@ -34,8 +34,8 @@ public struct PhotoFiles: Sendable {
             return
         }
         try files.createDirectory(at: image.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try write(photo.thumbnail, to: thumbnail)
-        try write(photo.image, to: image)
+        try write(Data(photo.thumbnail), to: thumbnail)
+        try write(Data(photo.image), to: image)
     }
 
     /// The bytes of a stored file, or nil.
@@ -73,23 +73,23 @@ public struct PhotoFiles: Sendable {
         return removed
     }
 
-    private func write(_ bytes: [UInt8], to target: URL) throws {
-        let temporary = root.appendingPathComponent("tmp").appendingPathComponent(UUID().uuidString)
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes)) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
-        }
-        let handle = try FileHandle(forWritingTo: temporary)
-        try handle.synchronize()
-        try handle.close()
-        if rename(temporary.path, target.path) != 0 {
-            try? FileManager.default.removeItem(at: temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
-        }
-        // The rename itself survives a power loss only once its directory is synced.
-        let directory = open(target.deletingLastPathComponent().path, O_RDONLY)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+    /// Whether the picture and its thumbnail are stored.
+    public func has(_ sha256: String) -> Bool {
+        Self.isName(sha256) && [false, true].allSatisfy { FileManager.default.fileExists(atPath: url(sha256, thumbnail: $0).path) }
+    }
+
+    /// Copies a stored picture and its thumbnail from `other` (a backup, or the store a
+    /// backup is taken of), unless they are here already; false when `other` lacks them.
+    public func copy(_ sha256: String, from other: PhotoFiles) throws -> Bool {
+        guard !has(sha256) else { return true }
+        guard let thumbnail = other.read(sha256, thumbnail: true), let image = other.read(sha256, thumbnail: false) else { return false }
+        try FileManager.default.createDirectory(at: url(sha256).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try write(thumbnail, to: url(sha256, thumbnail: true))
+        try write(image, to: url(sha256))
+        return true
+    }
+
+    private func write(_ bytes: Data, to target: URL) throws {
+        try Durable.write(bytes, to: target, temporaryFolder: root.appendingPathComponent("tmp"))
     }
 }

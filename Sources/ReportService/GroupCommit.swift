@@ -45,6 +45,8 @@ package final class GroupCommit: Sendable {
     private let queue = Mutex<[Pending]>([])
     /// How many transactions have been committed (or tried), for tests and metrics.
     package let transactions = Atomic<Int>(0)
+    /// Told the number of writes of each transaction once it is committed (metrics).
+    private let batchObservers = Mutex<[@Sendable (Int) -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
 
     init(store: ReportStore, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
@@ -54,6 +56,11 @@ package final class GroupCommit: Sendable {
         thread.name = "posterwatch.writer"
         thread.qualityOfService = .userInitiated
         thread.start()
+    }
+
+    /// Adds an observer of the batches: it hears each transaction's number of writes.
+    package func onBatch(_ observer: @escaping @Sendable (Int) -> Void) {
+        batchObservers.withLock { $0.append(observer) }
     }
 
     /// Queues a write; `done` is called once it is committed and applied, or has failed.
@@ -107,6 +114,7 @@ package final class GroupCommit: Sendable {
             for _ in 1..<batch.count { ready.wait() }
             let outcomes = store.commit(batch.map { $0.write })
             transactions.add(1, ordering: .relaxed)
+            for observer in batchObservers.withLock({ $0 }) { observer(batch.count) }
             apply(outcomes.compactMap { try? $0.get() })
             for (pending, outcome) in zip(batch, outcomes) { pending.done(outcome.map { _ in () }) }
         }

@@ -100,6 +100,10 @@ extension ReportStore {
 
     /// Every picture some row names (for collecting files no row names).
     public func photoNames() throws -> Set<String> {
-        try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM report_photo")) }
+        try pool.read(Self.photoNames)
+    }
+
+    static func photoNames(_ db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM report_photo"))
     }
 }

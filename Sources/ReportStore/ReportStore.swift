@@ -62,6 +62,13 @@ public final class ReportStore: Sendable {
                 PRAGMA journal_size_limit = \(Checkpointer.restartPages * 4096);
                 """)
         }
+        let seed = try reference ?? ReferenceData.bundled()
+        let migrations = Schema.migrator(seed: seed)
+        do {
+            try migrations.refuseNewer(path: path)
+        } catch let error as SchemaFromNewerRelease {
+            throw StoreUnavailable(path: path, reason: error.description)
+        }
         do {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -71,8 +78,11 @@ public final class ReportStore: Sendable {
         } catch is CocoaError {
             throw StoreUnavailable(path: path, reason: "cannot create its folder \(URL(fileURLWithPath: path).deletingLastPathComponent().path)")
         }
-        let seed = try reference ?? ReferenceData.bundled()
-        try Schema.migrator(seed: seed).migrate(pool)
+        do {
+            try migrations.migrate(pool)
+        } catch let error as SchemaFromNewerRelease {
+            throw StoreUnavailable(path: path, reason: error.description)
+        }
         self.reference = try pool.read(Schema.loadReference)
     }
 

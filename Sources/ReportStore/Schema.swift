@@ -8,8 +8,8 @@ import ReportModel
 /// Reporters, photos and the status history will come as tables of their own that refer
 /// to `report(id)`, so the report row itself stays public data.
 enum Schema {
-    static func migrator(seed: ReferenceData) -> DatabaseMigrator {
-        var migrator = DatabaseMigrator()
+    static func migrator(seed: ReferenceData) -> Migrations {
+        var migrator = Migrations()
 
         migrator.registerMigration("v1: reference tables, reports, R*Tree and phone index") { db in
             try db.execute(sql: """

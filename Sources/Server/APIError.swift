@@ -97,6 +97,10 @@ public struct APIError: HTTPResponseError, Sendable {
             var error = APIError(.tooManyRequests, code: "too_many_attempts", message: e.description)
             error.headers[.retryAfter] = String(e.retryAfter)
             return error
+        case let e as RateLimited:
+            var error = APIError(.tooManyRequests, code: "rate_limited", message: e.description)
+            error.headers[.retryAfter] = String(e.retryAfter)
+            return error
         case let e as AccountNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as SessionNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")
         case let e as ClusterNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "id")

@@ -41,6 +41,17 @@ public struct ServerConfiguration: Sendable {
     public var photosDirectory = NSTemporaryDirectory() + "posterwatch-photos"
     /// Photo uploads taken at once; more are answered 503 with `Retry-After`.
     public var maxPhotoUploads = 16
+    /// The origins (`https://host[:port]`) whose pages may write through the API from a
+    /// browser, beside the server's own; reads are open to every origin.
+    public var writeOrigins: Set<String> = []
+    /// The calls of each kind a client may make (sign-ins, registrations, writes), and the
+    /// proxies whose `X-Forwarded-For` names the client.
+    public var rateLimits = RateLimits()
+    /// What the server counts and times (`GET /metrics`); nil: nothing.
+    public var metrics: ServerMetrics? = ServerMetrics()
+    /// Whether `GET /metrics` is served beside the API; false when it has a listener of its
+    /// own (``makeMetricsApplication(_:host:port:)``).
+    public var metricsOnMainPort = true
     /// The text of `/v1/about` (`serve` reads `data/about.json`); nil: none.
     public var about: AboutText?
     /// How webhooks are sent; nil: this process sends none (another on the database may).
@@ -66,12 +77,14 @@ public struct ServerConfiguration: Sendable {
 /// `ClusterRoutes.swift` → `ReportService.clusters` → `ClusterIndex`.
 public func makeRouter(service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: AccessLogMiddleware())
-    router.add(middleware: RequestIDMiddleware())
-    router.add(middleware: OpenCORSMiddleware())
+    router.add(middleware: AccessLogMiddleware(metrics: configuration.metrics))
+    router.add(middleware: CommonHeadersMiddleware())
+    router.add(middleware: CORSMiddleware(writeOrigins: configuration.writeOrigins.union(configuration.publicURL.flatMap(origin).map { [$0] } ?? [])))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: MethodMiddleware())
     router.add(middleware: ReadResponseMiddleware(cacheControl: configuration.cacheControl))
+    let limiter = RateLimiter(configuration.rateLimits)
+    router.add(middleware: ClientMiddleware(limiter: limiter))
     router.add(middleware: AuthenticationMiddleware(accounts: accounts))
     // The one place the server holds the index itself: the tiles draw from it. They only
     // read; writes go through the service, whose observer below drops the tiles they touch.
@@ -95,20 +108,47 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ExportRoutes(service: service).register(on: router)
     let hub = ChangeHub(
         feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
-        heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
+        batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
     ChangeRoutes(hub: hub).register(on: router)
+    service.onWrite { _ in hub.nudge() }
     NotificationRoutes(store: service.store).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
-    WebhookRoutes(store: WebhookStore(service.store)).register(on: router)
+    let webhooks = WebhookStore(service.store)
+    WebhookRoutes(store: webhooks).register(on: router)
     PhoneRoutes(service: service).register(on: router)
     StatsRoutes(service: service).register(on: router)
     AboutRoutes(service: service, text: configuration.about).register(on: router)
+    if let metrics = configuration.metrics {
+        service.commits.onBatch { metrics.batch($0) }
+        metrics.read { metrics in
+            let cache = tiles.statistics
+            metrics.gauge("tile_cache_tiles", cache.tiles)
+            metrics.gauge("tile_cache_bytes", cache.bytes)
+            metrics.total("tile_cache_hits_total", cache.hits)
+            metrics.total("tile_cache_misses_total", cache.misses)
+            metrics.gauge("cluster_index_reports", service.reportCount)
+            metrics.gauge("change_stream_subscribers", hub.subscriberCount)
+            metrics.total("change_stream_cut_off_total", hub.cutOff.load(ordering: .relaxed))
+            let refused = limiter.refused.withLock { $0 }
+            for kind in [Endpoint.RateClass.login, .registration, .write] {
+                metrics.total("rate_limit_refusals_total", refused[kind] ?? 0, [("kind", kind.rawValue)])
+            }
+            if let backlog = try? webhooks.backlog() { metrics.gauge("webhook_outbox_backlog", backlog) }
+        }
+        if configuration.metricsOnMainPort { router.get("/metrics") { _, _ in MetricsRoute.response(metrics) } }
+    }
     if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
         PhotoRoutes(service: service, files: files, maxInFlight: configuration.maxPhotoUploads).register(on: router)
     }
     return router
+}
+
+/// The origin (`scheme://host[:port]`) of a URL, as browsers send it in `Origin`.
+func origin(_ url: String) -> String? {
+    guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased() else { return nil }
+    return scheme + "://" + host + (components.port.map { ":\($0)" } ?? "")
 }
 
 /// What answers requests: the router, behind the decoding of percent-encoded paths.
@@ -143,57 +183,47 @@ public func makeApplication(
     return app
 }
 
-/// One log line per request: its method, its path and the names of its query parameters,
-/// never their values, nor a name that is not a plain word (a client may paste a token
-/// anywhere in a URL; Hummingbird's own request log writes the whole URI).
-struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
+/// One log line per request, once it is answered: its method, the route it took (the
+/// endpoint's template, `/v1/phones/{number}`: never the values in the path, which may
+/// be a phone number), the names of its query parameters (never their values, nor a name
+/// that is not a plain word: a client may paste a token anywhere in a URL), the status,
+/// the time to answer and the caller's account. The request id is in every line.
+struct AccessLogMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let metrics: ServerMetrics?
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        var status = 500
+        defer { log(request, context, status: status, took: ContinuousClock.now - started) }
+        let response = try await next(request, context)
+        status = response.status.code
+        return response
+    }
+
+    private func log(_ request: Request, _ context: Context, status: Int, took: Duration) {
         let names = QueryParameters.pairs(request.uri.query ?? "").map { pair in
             pair.name.count <= 32 && pair.name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) ? pair.name : "…"
         }
-        context.logger.info("request", metadata: [
-            "hb.request.method": .string(request.method.rawValue), "hb.request.path": .string(request.uri.path),
-            "hb.request.query": .string(names.joined(separator: ",")),
-        ])
-        return try await next(request, context)
+        var metadata: Logger.Metadata = [
+            "hb.request.method": .string(request.method.rawValue), "route": .string(context.endpointPath ?? "unmatched"),
+            "hb.request.query": .string(names.joined(separator: ",")), "status": .stringConvertible(status),
+            "duration_ms": .stringConvertible((took / .microseconds(1)).rounded() / 1_000),
+        ]
+        if let account = context.facts.accountID { metadata["user_id"] = .stringConvertible(account) }
+        context.logger.info("request", metadata: metadata)
+        metrics?.request(method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: status, took: took)
     }
 }
 
-/// Puts the request id (`hb.request.id` in the logs) on every response as `X-Request-Id`.
-struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
+/// What every answer carries: its request id (`hb.request.id` in the logs) as
+/// `X-Request-Id`, and `X-Content-Type-Options: nosniff`, so that a browser never takes
+/// an answer (an uploaded photo, a CSV export, an error) for another type than it says.
+struct CommonHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         response.headers[.requestID] = context.id
-        return response
-    }
-}
-
-/// CORS: any origin may call the API and read every answer, errors included, and the
-/// headers a client needs (`ETag`, `X-Request-Id`, `Content-Crs`, `Location`,
-/// `Retry-After`, `WWW-Authenticate`); preflights (and any `OPTIONS`) are answered here
-/// with the methods the endpoint table gives the path. Credentials are bearer
-/// tokens the page sends itself, never cookies, so `*` lends no one's session to another
-/// site. (Hummingbird's CORS middleware exposes headers only on preflights and
-/// wraps errors, which would hide our JSON error bodies.) Errors reach it as responses.
-struct OpenCORSMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.method == .options {
-            // The path's methods, from the endpoint table.
-            let methods = MethodMiddleware<Context>.methods(of: request.uri.path).map(\.rawValue).joined(separator: ", ")
-            guard !methods.isEmpty else { return try await next(request, context) }
-            var headers: HTTPFields = [.allow: methods]
-            if request.headers[.origin] != nil {
-                headers[.accessControlAllowOrigin] = "*"
-                headers[.accessControlAllowMethods] = methods
-                headers[.accessControlAllowHeaders] = "Accept, Accept-Encoding, Authorization, If-None-Match, If-Match, Idempotency-Key, Content-Type"
-                headers[.accessControlMaxAge] = "86400"
-            }
-            return Response(status: .noContent, headers: headers)
-        }
-        guard request.headers[.origin] != nil else { return try await next(request, context) }
-        var response = try await next(request, context)
-        response.headers[.accessControlAllowOrigin] = "*"
-        response.headers[.accessControlExposeHeaders] = "ETag, X-Request-Id, X-Last-Seq, Content-Crs, Location, Retry-After, WWW-Authenticate"
+        response.headers[.xContentTypeOptions] = "nosniff"
         return response
     }
 }
@@ -207,6 +237,10 @@ public struct ChangeStreamSettings: Sendable {
     /// How often the table is read while anyone subscribes (so also how soon another
     /// process's writes reach subscribers).
     public var pollInterval: Duration = .milliseconds(20)
+    /// The least time between two reads of the table: this process's commits are read at
+    /// once, but each read writes to every subscriber's socket, so reads closer than this
+    /// are merged.
+    public var batchWindow: Duration = .milliseconds(5)
     /// A comment line this often keeps quiet streams open through proxies.
     public var heartbeatInterval: Duration = .seconds(15)
     /// A subscriber this many reads of the table behind (each brings it one chunk) is disconnected.

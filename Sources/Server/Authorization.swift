@@ -21,6 +21,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         while token.first == " " || token.first == "\t" { token.removeFirst() }
         while token.last == " " || token.last == "\t" { token.removeLast() }
         context.identity = try await accounts.authenticate(String(token))
+        context.facts.accountID = context.identity?.accountID
         return try await next(request, context)
     }
 }
@@ -69,6 +70,7 @@ extension Router<AppRequestContext> {
     ) {
         precondition(endpoint.access != .anyone, "\(endpoint.path) is public: register it with read or handlePublic")
         on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
+            try context.drawRateLimit(endpoint)
             let query = try QueryParameters(request, endpoint: endpoint)
             // A role is needed, so check gives the caller or throws.
             let identity = try endpoint.access.check(context)!
@@ -80,7 +82,8 @@ extension Router<AppRequestContext> {
     func handlePublic(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> Response) {
         precondition(endpoint.access == .anyone, "\(endpoint.path) needs a caller: register it with handle")
         on(RouterPath(endpoint.path), method: endpoint.method) { request, context in
-            try await handler(request, try QueryParameters(request, endpoint: endpoint), context)
+            try context.drawRateLimit(endpoint)
+            return try await handler(request, try QueryParameters(request, endpoint: endpoint), context)
         }
     }
 }

@@ -182,8 +182,10 @@ final class HTTPRules: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     let clock: RequestClock
-    private var closing = false
-    private var version = HTTPVersion.http1_1
+    /// The version of each request read and not yet answered, and whether its connection
+    /// closes after its answer: pipelined requests are all read before the first is
+    /// answered, and answered in order.
+    private var unanswered: [(version: HTTPVersion, closing: Bool)] = []
     private var refused = false
 
     init(clock: RequestClock) { self.clock = clock }
@@ -192,14 +194,15 @@ final class HTTPRules: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(var head):
             clock.headArrived()
-            version = head.version
+            guard !refused else { return }
             if head.version.minor >= 1 && !head.headers.contains(name: "host") {
                 refused = true
                 refuseMissingHost(context)
                 return
             }
-            closing = head.version.minor == 0
+            let closing = head.version.minor == 0
                 || head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" }
+            unanswered.append((head.version, closing))
             if closing { head.headers.replaceOrAdd(name: "connection", value: "close") }
             context.fireChannelRead(wrapInboundOut(.head(head)))
         case .body, .end:
@@ -209,12 +212,13 @@ final class HTTPRules: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(var head) where closing:
-            head.version = version.minor == 0 ? .http1_0 : head.version
+        case .head(var head) where unanswered.first?.closing == true:
+            head.version = unanswered[0].version.minor == 0 ? .http1_0 : head.version
             head.headers.replaceOrAdd(name: "connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:
-            clock.inRequest = false
+            if !unanswered.isEmpty { unanswered.removeFirst() }
+            clock.inRequest = !unanswered.isEmpty
             context.write(data, promise: promise)
         default:
             context.write(data, promise: promise)

@@ -41,6 +41,27 @@ struct Endpoint: Sendable {
     /// The status of a successful answer: 200, 201 (created) or 204 (nothing to say).
     var success: HTTPResponse.Status = .ok
 
+    /// Which of a client's rate limits a call draws on (``RateLimits``): sign-ins and
+    /// registrations their own, every other write the writes'; reads none.
+    enum RateClass: String, Sendable {
+        case login, registration, write
+        var plural: String {
+            switch self {
+            case .login: "sign-ins"
+            case .registration: "registrations"
+            case .write: "writes"
+            }
+        }
+    }
+
+    var rateClass: RateClass? {
+        switch path {
+        case "/v1/auth/login", "/v1/auth/refresh": .login
+        case "/v1/auth/register": .registration
+        default: method == .get ? nil : .write
+        }
+    }
+
     /// The names of its query parameters.
     var queryNames: [String] { parameters.filter { $0.location == .query }.map(\.name) }
 
@@ -195,7 +216,7 @@ extension Endpoint {
         parameters: [
             Parameter(
                 name: "q", required: true, description: "Digits in any written form: `067 12`, `+38(067)…`, `#1234`; at most 64 characters, at least one digit.",
-                schema: ["type": "string", "pattern": "[0-9]", "maxLength": 64, "example": "067 12"]),
+                schema: ["type": "string", "pattern": "^[^\\u0000]*[0-9][^\\u0000]*$", "maxLength": 64, "example": "067 12"]),
             limit(default: 50, max: ReportRoutes.maxSearch),
         ],
         answers: ["application/geo+json"], answerDescription: "A FeatureCollection, the exact id first, then newest; `numberMatched` says how many matched in all.",
@@ -234,7 +255,7 @@ extension Endpoint {
     static let mapPage = Endpoint(
         path: "/", summary: "The map page: the tiles on a Leaflet map, search in the visible area, search by phone or id.",
         parameters: [
-            Parameter(name: "q", description: "Search for this phone fragment or report id when the page opens (a link to a search).", schema: ["type": "string", "example": "067 12"]),
+            Parameter(name: "q", description: "Search for this phone fragment or report id when the page opens (a link to a search).", schema: ["type": "string", "pattern": "^[^\\u0000]*$", "example": "067 12"]),
             Parameter(name: "selftest", description: "Check the page (tiles load, both searches answer; `inspector`: register, file a report with a photo and find it on the map; `supervisor`, with `#login=…&password=…&report=…`: verify and block its phone) and write the outcome into `#selftest`; `make e2e` uses it.", schema: ["type": "string", "example": "1"]),
         ],
         answers: ["text/html"], answerDescription: "An HTML page.")

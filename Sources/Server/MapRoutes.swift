@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Synchronization
 import Tiles
@@ -30,8 +32,24 @@ struct MapRoutes {
         // `<` escaped, so no value can close the script element.
         let json = settings.text.replacingOccurrences(of: "<", with: "\\u003c")
         let html = String(decoding: PackageResources.map_html, as: UTF8.self).replacingOccurrences(of: "/*CONFIG*/null", with: json)
-        page = Responses.body(Array(html.utf8), type: "text/html; charset=utf-8")
+        var page = Responses.body(Array(html.utf8), type: "text/html; charset=utf-8")
+        page.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy(html: html, baseMapURL: configuration.baseMapURL)
+        page.headers[.referrerPolicy] = "no-referrer"
+        self.page = page
         leaflet = LeafletFiles(directory: configuration.leafletDirectory)
+    }
+
+    /// The page's policy: scripts only from this server and the page's own inline script,
+    /// allowed by its hash (so an injected script never runs); pictures from here, the
+    /// base map's server and the page's own previews; requests only to this server; no
+    /// framing. Inline styles stay allowed: the page colours markers with them.
+    static func contentSecurityPolicy(html: String, baseMapURL: String?) -> String {
+        let inline = html.components(separatedBy: "<script>").dropFirst().map { $0.components(separatedBy: "</script>")[0] }
+        let hashes = inline.map { "'sha256-" + Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString() + "'" }
+        let tiles = baseMapURL.flatMap(origin).map { " " + $0 } ?? ""
+        return ["default-src 'none'", "script-src 'self' " + hashes.joined(separator: " "), "style-src 'self' 'unsafe-inline'",
+                "img-src 'self' data: blob:" + tiles, "connect-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"]
+            .joined(separator: "; ")
     }
 
     func register(on router: Router<AppRequestContext>) {
@@ -88,4 +106,8 @@ extension Color {
         let text = description
         return alpha == 255 ? String(text.dropLast(2)) : text
     }
+}
+
+extension HTTPField.Name {
+    static let referrerPolicy = Self("Referrer-Policy")!
 }

@@ -20,22 +20,25 @@ struct QueryParameters {
                 throw ValidationError(field: String(name.prefix(40)), "unknown parameter; \(takes)")
             }
             guard values[name] == nil else { throw ValidationError(field: name, "is given more than once") }
+            guard let value, !value.utf8.contains(0) else {
+                throw ValidationError(field: name, "must be percent-encoded UTF-8 text without NUL (%00)")
+            }
             values[name] = value
         }
     }
 
     /// The query's names and values, decoded as browsers and HTTP clients encode them
     /// (`application/x-www-form-urlencoded`): `+` is a space, `%XX` an octet. A value whose
-    /// octets are not UTF-8 is kept as it came, to be refused by its own rule.
-    static func pairs(_ query: String) -> [(name: String, value: String)] {
-        func decode(_ text: Substring) -> String {
+    /// octets are not UTF-8 is nil (a name is kept as it came, to be refused as unknown).
+    static func pairs(_ query: String) -> [(name: String, value: String?)] {
+        func decode(_ text: Substring) -> String? {
             guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return String(text) }
-            let spaced = text.replacingOccurrences(of: "+", with: " ")
-            return spaced.removingPercentEncoding ?? spaced
+            return text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
         }
         return query.split(separator: "&").map { item in
-            guard let equals = item.firstIndex(of: "=") else { return (decode(item), "") }
-            return (decode(item[..<equals]), decode(item[item.index(after: equals)...]))
+            guard let equals = item.firstIndex(of: "=") else { return (decode(item) ?? String(item), "") }
+            let name = item[..<equals]
+            return (decode(name) ?? String(name), decode(item[item.index(after: equals)...]))
         }
     }
 

@@ -131,6 +131,12 @@ public struct WebhookStore: Sendable {
         }
     }
 
+    /// How many deliveries are still to be made (due, waiting for a retry, or held while
+    /// their endpoint is disabled).
+    public func backlog() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM webhook_delivery WHERE state = 'pending'")) ?? 0 }
+    }
+
     /// Whether any endpoint is enabled.
     func anyEnabled() throws -> Bool {
         try pool.read { db in try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM webhook WHERE enabled)")) ?? false }

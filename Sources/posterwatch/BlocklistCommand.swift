@@ -7,7 +7,7 @@ struct BlocklistCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blocklist", abstract: "Print every blocked number, as GET /v1/blocklist answers it (JSON, or CSV).")
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: ExistingStoreOptions
 
     @Option(help: ArgumentHelp("json or csv.", valueName: "format"))
     var format = "json"
@@ -17,7 +17,7 @@ struct BlocklistCommand: ParsableCommand {
     }
 
     func run() throws {
-        let blocked = try ReportStore(path: store.db).blocklist()
+        let blocked = try store.open().blocklist()
         FileHandle.standardOutput.write(Data(try Blocklist.render(blocked, csv: format == "csv")))
     }
 }

@@ -32,7 +32,7 @@ enum Console {
 /// silent when standard error is not a terminal.
 struct ProgressBar {
     let label: String
-    let total: Int
+    var total: Int
     private let enabled = Console.errorIsTerminal
     private let start = Date()
     private var lastDraw = Date.distantPast
@@ -43,8 +43,9 @@ struct ProgressBar {
         self.total = total
     }
 
-    /// Redraws with `done` of `total` (in any unit, e.g. bytes read) and `reports` done.
-    mutating func update(_ done: Int, reports: Int, force: Bool = false) {
+    /// Redraws with `done` of `total` (in any unit, e.g. bytes read) and `reports` done
+    /// (their rate is shown when given).
+    mutating func update(_ done: Int, reports: Int? = nil, force: Bool = false) {
         guard enabled else { return }
         let now = Date()
         guard force || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
@@ -52,15 +53,18 @@ struct ProgressBar {
         let fraction = total > 0 ? min(Double(done) / Double(total), 1) : 0
         let width = 30
         let filled = Int(fraction * Double(width))
-        let rate = Double(reports) / max(now.timeIntervalSince(start), 1e-6)
-        lastReports = reports
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-        FileHandle.standardError.write(Data(String(format: "\r%@ %@ %3.0f%%  %@ reports/s ", label, bar, fraction * 100, Format.count(Int(rate))).utf8))
+        var line = String(format: "\r%@ %@ %3.0f%%", label, bar, fraction * 100)
+        if let reports {
+            lastReports = reports
+            line += "  \(Format.count(Int(Double(reports) / max(now.timeIntervalSince(start), 1e-6)))) reports/s "
+        }
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
     mutating func finish() {
         guard enabled else { return }
-        update(total, reports: lastReports, force: true)
+        update(total, reports: lastReports > 0 ? lastReports : nil, force: true)
         FileHandle.standardError.write(Data("\n".utf8))
     }
 }

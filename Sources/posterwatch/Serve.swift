@@ -5,6 +5,8 @@ import Foundation
 import struct Geometry.BoundingBox
 import ReportService
 import ReportStore
+import Logging
+import ServiceLifecycle
 import Server
 import Webhooks
 
@@ -55,6 +57,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Refuse connections past this many with a 503 (lowered to half the descriptor limit if need be).", valueName: "count"))
     var maxConnections = 4_096
 
+    @Option(help: ArgumentHelp("Writes a second one client may make, after a burst of six seconds' worth (0: no limit).", valueName: "count"))
+    var writeRate = 50
+
+    @Option(help: ArgumentHelp("Sign-ins and token refreshes a minute one client may make, after a burst of as many (0: no limit).", valueName: "count"))
+    var loginRate = 20
+
+    @Option(help: ArgumentHelp("Registrations an hour one client may make, after a burst of a sixth as many (0: no limit).", valueName: "count"))
+    var registrationRate = 60
+
+    @Option(help: ArgumentHelp("A reverse proxy whose X-Forwarded-For names the client (repeat for several); from any other peer the header is ignored.", valueName: "address"))
+    var trustedProxy: [String] = []
+
+    @Option(help: ArgumentHelp("An origin (https://host[:port]) whose pages may write through the API from a browser, beside this server's own page (repeat for several); reads are open to every origin.", valueName: "origin"))
+    var corsOrigin: [String] = []
+
     @Option(help: ArgumentHelp("Forget changes (GET /v1/changes) older than this many days (default: keep every one).", valueName: "days"))
     var changesRetentionDays: Int?
 
@@ -73,9 +90,26 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The text of GET /v1/about: what the service is for, its legal basis and contacts, in Ukrainian and English.", valueName: "path"))
     var about = "data/about.json"
 
+    @Option(help: ArgumentHelp("Serve GET /metrics on this address (host:port) alone instead of beside the API.", valueName: "host:port"))
+    var metricsAddress: String?
+
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Option(help: ArgumentHelp("How log lines are written to standard error: text, or json (one object a line, for log collectors).", valueName: "format"))
+    var logFormat = LogFormat.text
+
+    @Option(help: ArgumentHelp("On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut off.", valueName: "seconds"))
+    var shutdownTimeout = 30
+
     @OptionGroup var store: StoreOptions
 
     func validate() throws {
+        if let metricsAddress, Self.hostAndPort(metricsAddress) == nil {
+            throw ValidationError("--metrics-address must be host:port, e.g. 127.0.0.1:9100, got \(metricsAddress).")
+        }
+        guard (1...3_600).contains(shutdownTimeout) else { throw ValidationError("--shutdown-timeout must be from 1 to 3600 seconds, got \(shutdownTimeout).") }
         guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 86400 seconds, got \(idleTimeout).") }
         guard (1...3_600).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 3600 seconds, got \(headerTimeout).") }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000, got \(maxConnections).") }
@@ -89,10 +123,34 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0.1...300).contains(webhookTimeout) else { throw ValidationError("--webhook-timeout must be from 0.1 to 300 seconds, got \(webhookTimeout).") }
         guard (0.01...3_600).contains(webhookFirstRetry) else { throw ValidationError("--webhook-first-retry must be from 0.01 to 3600 seconds, got \(webhookFirstRetry).") }
+        guard (0...1_000_000).contains(writeRate) else { throw ValidationError("--write-rate must be from 0 to 1000000 a second, got \(writeRate).") }
+        guard (0...1_000_000).contains(loginRate) else { throw ValidationError("--login-rate must be from 0 to 1000000 a minute, got \(loginRate).") }
+        guard (0...1_000_000).contains(registrationRate) else { throw ValidationError("--registration-rate must be from 0 to 1000000 an hour, got \(registrationRate).") }
+        for address in trustedProxy where !RateLimits.isAddress(address) {
+            throw ValidationError("--trusted-proxy must be an IPv4 or IPv6 address, got \(address).")
+        }
+        for origin in corsOrigin where !RateLimits.isOrigin(origin) {
+            throw ValidationError("--cors-origin must be scheme://host[:port] with no path, e.g. https://map.example.org, got \(origin).")
+        }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
 
+    static func hostAndPort(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port), colon > text.startIndex else { return nil }
+        return (String(text[..<colon]), port)
+    }
+
+    var rateLimits: RateLimits {
+        var limits = RateLimits()
+        limits.writes = writeRate == 0 ? .unlimited : .init(burst: Double(writeRate * 6), perSecond: Double(writeRate))
+        limits.logins = loginRate == 0 ? .unlimited : .init(burst: Double(loginRate), perSecond: Double(loginRate) / 60)
+        limits.registrations = registrationRate == 0 ? .unlimited : .init(burst: max(1, Double(registrationRate) / 6), perSecond: Double(registrationRate) / 3_600)
+        limits.trustedProxies = Set(trustedProxy)
+        return limits
+    }
+
     func run() async throws {
+        if logFormat == .json { LoggingSystem.bootstrap(JSONLogHandler.init) }
         let started = Date()
         let reports = try ReportStore(path: store.db)
         var intake = IntakeSettings(reference: reports.reference)
@@ -115,6 +173,9 @@ struct Serve: AsyncParsableCommand {
         configuration.limits.idleTimeout = .seconds(idleTimeout)
         configuration.limits.headerTimeout = .seconds(headerTimeout)
         configuration.limits.maxConnections = maxConnections
+        configuration.rateLimits = rateLimits
+        configuration.metricsOnMainPort = metricsAddress == nil
+        configuration.writeOrigins = Set(corsOrigin)
         if webhookDispatch {
             var webhooks = WebhookSettings()
             webhooks.requestTimeout = .milliseconds(Int64(webhookTimeout * 1000))
@@ -136,6 +197,17 @@ struct Serve: AsyncParsableCommand {
             }
         }
         defer { forgetting.cancel() }
-        try await app.runService()
+        // SIGTERM (systemd, make run's Ctrl-C as SIGINT): no new connections, the requests
+        // in flight finished within --shutdown-timeout, webhook attempts in flight settled
+        // and recorded (the others stay in the outbox), then the log folded into the file.
+        var services: [any Service] = [app]
+        if let metrics = configuration.metrics, let (host, port) = metricsAddress.flatMap(Self.hostAndPort) {
+            services.append(makeMetricsApplication(metrics, host: host, port: port))
+        }
+        var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
+        group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
+        try await ServiceGroup(configuration: group).run()
+        try reports.shutDown()
+        Console.error("stopped: every request answered, the database checkpointed")
     }
 }

@@ -375,5 +375,9 @@ struct BlocklistCLITests {
         #expect(csv.stdout == "number,blocked_at,report_count\r\n+\(blocked),2026-05-28T20:26:40Z,4\r\n")
         let bad = try cli.run("blocklist", "--db", db, "--format", "xml")
         #expect(bad.status != 0 && bad.stderr.contains("json or csv"))
+        // A mistyped path is an error, not an empty list from a database made on the spot.
+        let typo = try cli.run("blocklist", "--db", cli.path("typo.sqlite"))
+        #expect(typo.status != 0 && typo.stderr.contains("does not exist") && typo.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: cli.path("typo.sqlite")))
     }
 }

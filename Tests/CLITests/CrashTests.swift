@@ -38,7 +38,7 @@ struct CrashTests {
     func killMidStream() async throws {
         let cli = try CLI()
         try cli.addInspector(db: "t.sqlite")
-        let server = try await cli.serve(db: "t.sqlite")
+        let server = try await cli.serve(db: "t.sqlite", options: ["--write-rate", "0"])
         let token = try await Self.signIn(server.base)
 
         let acknowledged = try await withThrowingTaskGroup(of: [Int].self) { group in

@@ -368,7 +368,7 @@ struct ServerTests {
                 headers: [.origin: "https://map.example", .accessControlRequestMethod: "GET"]) { ($0.status, $0.headers) }
             #expect(preflight.0.code < 300 && preflight.1[.accessControlAllowMethods] == "GET, HEAD, OPTIONS")
             let me = try await client.execute(
-                uri: "/v1/me", method: .options, headers: [.origin: "https://map.example", .accessControlRequestMethod: "PATCH"]) { $0.headers }
+                uri: "/v1/me", method: .options, headers: [.origin: "https://map.example", .accessControlRequestMethod: "GET"]) { $0.headers }
             #expect(me[.accessControlAllowMethods] == "GET, HEAD, PATCH, OPTIONS" && me[.accessControlAllowHeaders]?.contains("Authorization") == true)
             #expect(try await client.execute(uri: "/v1/auth/login", method: .options) { $0.headers[.allow] } == "POST, OPTIONS")
             #expect(try await client.execute(uri: "/v1/nothing", method: .options) { $0.status } == .notFound)
@@ -458,14 +458,14 @@ struct ServerTests {
         ("/v1/search?q=abc", 400, "q", "digit"),
         ("/v1/nothing-here", 404, nil, "no such endpoint"),
         // A NUL byte ends no number early: the whole value is refused.
-        ("/v1/reports?bbox=30.5%00garbage,50.4,30.6,50.5", 400, "bbox", "is not a number"),
-        ("/v1/clusters?bbox=30.5,50.4%00,30.6,50.5&zoom=10", 400, "bbox", "is not a number"),
-        ("/ogc/collections/reports/items?bbox=30.5,50.4,30.6%001,50.5", 400, "bbox", "is not a number"),
-        ("/v1/export?bbox=30.5,50.4,30.6,50.5%00", 400, "bbox", "is not a number"),
+        ("/v1/reports?bbox=30.5%00garbage,50.4,30.6,50.5", 400, "bbox", "without NUL"),
+        ("/v1/clusters?bbox=30.5,50.4%00,30.6,50.5&zoom=10", 400, "bbox", "without NUL"),
+        ("/ogc/collections/reports/items?bbox=30.5,50.4,30.6%001,50.5", 400, "bbox", "without NUL"),
+        ("/v1/export?bbox=30.5,50.4,30.6,50.5%00", 400, "bbox", "without NUL"),
         ("/v1/tiles.json?bbox=1", 400, "bbox", "unknown parameter"),
-        ("/v1/reports?limit=5%00", 400, "limit", "integer"),
-        ("/v1/clusters?bbox=30.5,50.4,30.6,50.5&zoom=1%000", 400, "zoom", "integer"),
-        ("/v1/reports?datetime=2026-01-01T00:00:00Z%00", 400, "datetime", "RFC 3339"),
+        ("/v1/reports?limit=5%00", 400, "limit", "without NUL"),
+        ("/v1/clusters?bbox=30.5,50.4,30.6,50.5&zoom=1%000", 400, "zoom", "without NUL"),
+        ("/v1/reports?datetime=2026-01-01T00:00:00Z%00", 400, "datetime", "without NUL"),
         ("/v1/reports?bbox=inf,50.4,30.6,50.5", 400, "bbox", "is not a number"),
         ("/v1/reports?bbox=0x1p4,50.4,30.6,50.5", 400, "bbox", "is not a number"),
     ])

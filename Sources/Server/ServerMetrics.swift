@@ -1,0 +1,72 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+import Synchronization
+
+/// What the server does, in the Prometheus text format (`GET /metrics`), through
+/// swift-metrics with swift-prometheus's factory.
+///
+/// Requests are counted and timed as they are answered, by route template (never the
+/// values in a path: the label's values stay few) and status; group-commit batches as
+/// they commit. The rest is read when the metrics are scraped: the tile cache, the
+/// cluster index, the webhook outbox, the change stream's subscribers and the rate
+/// limits' refusals, each from the object that keeps it.
+public final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let factory: PrometheusMetricsFactory
+    /// What is read at each scrape, set once the server is put together.
+    private let sources = Mutex<[@Sendable (ServerMetrics) -> Void]>([])
+    /// The last values of the counters read from elsewhere, so that each scrape adds what
+    /// came since.
+    private let last = Mutex<[String: Int]>([:])
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["http_request_duration_seconds"] = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+        ]
+        factory.valueHistogramBuckets["group_commit_batch_size"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+        self.factory = factory
+    }
+
+    /// One answered request.
+    func request(method: String, route: String, status: Int, took: Duration) {
+        let dimensions = [("method", method), ("route", route), ("status", String(status))]
+        Counter(label: "http_requests_total", dimensions: dimensions, factory: factory).increment()
+        Timer(label: "http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
+            .recordNanoseconds(took / .nanoseconds(1) > Double(Int64.max) ? .max : Int64(took / .nanoseconds(1)))
+    }
+
+    /// One group-commit transaction of `writes` writes.
+    func batch(_ writes: Int) {
+        Counter(label: "group_commit_transactions_total", factory: factory).increment()
+        Counter(label: "writes_total", factory: factory).increment(by: writes)
+        Recorder(label: "group_commit_batch_size", factory: factory).record(writes)
+    }
+
+    /// Reads `source` at every scrape.
+    func read(_ source: @escaping @Sendable (ServerMetrics) -> Void) {
+        sources.withLock { $0.append(source) }
+    }
+
+    func gauge(_ name: String, _ value: Int, _ dimensions: [(String, String)] = []) {
+        Gauge(label: name, dimensions: dimensions, factory: factory).record(value)
+    }
+
+    /// A counter kept elsewhere as a running total: what it gained since the last scrape.
+    func total(_ name: String, _ value: Int, _ dimensions: [(String, String)] = []) {
+        let key = name + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        let gained = last.withLock { last in
+            defer { last[key] = value }
+            return max(0, value - (last[key] ?? 0))
+        }
+        Counter(label: name, dimensions: dimensions, factory: factory).increment(by: gained)
+    }
+
+    /// The text Prometheus scrapes.
+    public func scrape() -> [UInt8] {
+        for source in sources.withLock({ $0 }) { source(self) }
+        return registry.emitToBuffer()
+    }
+}
