@@ -40,7 +40,7 @@ browse() {
 url="$base/?selftest=1&q=067"
 outcome=$(browse --dump-dom "$url" | sed -n 's/.*<pre id="selftest"[^>]*>\(.*\)<\/pre>.*/\1/p')
 echo "e2e: $outcome"
-tiles=$(grep -c 'hb.request.path=/v1/tiles/[0-9]' "$work/server.log" || true)
+tiles=$(grep -c 'route=/v1/tiles/{z}' "$work/server.log" || true)
 echo "e2e: the server answered $tiles tile requests"
 [ "$tiles" -gt 0 ] || outcome="no tile was requested"
 case "$outcome" in
