@@ -52,7 +52,7 @@ for target in "${targets[@]}"; do
         grep -E 'Test unit written to|^artifact_prefix' "$log" | tail -1 || true
         tail -n 40 "$log"
     fi
-    line=$(printf '%-11s %10s runs %8s exec/s   %-30s %s' "$target" "${runs:-?}" "${speed:-?}" "${coverage:-?}" "$result")
+    line=$(printf '%-11s %10s runs %8s exec/s   %-36s %s' "$target" "${runs:-?}" "${speed:-?}" "${coverage:-?}" "$result")
     echo "$line"
     summary+=("$line")
 done
