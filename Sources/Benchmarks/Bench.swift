@@ -38,6 +38,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the change stream, on a copy of the database a previous run imported.")
     var onlyStream = false
 
+    @Option(parsing: .upToNextOption, help: "How the change stream bench reads: 0 for the poll alone, N for commits ringing the hub with reads N ms apart.")
+    var streamWindows = [0, 5, 20]
+
     @Flag(help: "Measure only photo processing (and ImageMagick beside it).")
     var onlyPhotos = false
 

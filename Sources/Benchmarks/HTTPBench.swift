@@ -15,14 +15,9 @@ extension Bench {
     /// under load and the export, and the tiles.
     func measureServed(_ store: ReportStore, http: Bool, tiles: Bool, _ report: inout Report) async throws {
         let service = try ReportService(store: store)
-        let port = 18_000 + Int.random(in: 0..<2_000)
         let accounts = try await AccountService(store: store)
-        let app = makeApplication(service: service, accounts: accounts, configuration: ServerConfiguration(port: port, logLevel: .warning))
-        let server = Task { try await app.runService() }
+        let (port, server) = try await startServer(service, accounts: accounts)
         defer { server.cancel() }
-        for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
-            try await Task.sleep(for: .milliseconds(100))
-        }
         if http {
             try measureLoad(service, port: port, &report)
             try measureMixedLoad(service, port: port, &report)
@@ -108,6 +103,25 @@ extension Bench {
             + "p50 \(f3(times.p50)) ms, p99 \(f3(times.p99)) ms, \(fmt(bytes / answers)) bytes on average."
         Console.error(text)
         return text
+    }
+
+    /// The real server over `service` on a port of its own, answering once this returns;
+    /// cancel the task to stop it. Without rate limits: the bench is one client that files
+    /// thousands of reports a second (the limits' own cost, a lookup per write, stays).
+    func startServer(
+        _ service: ReportService, accounts: AccountService, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> (port: Int, task: Task<Void, any Error>) {
+        let port = 18_000 + Int.random(in: 0..<6_000)
+        var configuration = ServerConfiguration(port: port, logLevel: .warning)
+        configuration.rateLimits = .none
+        configuration.photosDirectory = "\(work)/photos"
+        configure(&configuration)
+        let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
+        let server = Task { try await app.runService() }
+        for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return (port, server)
     }
 
     /// Runs wrk against the paths (cycled by a Lua script); requests/s, p50 and p99 in ms.

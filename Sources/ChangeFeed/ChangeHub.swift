@@ -46,9 +46,8 @@ public final class ChangeHub: Sendable {
         var cursor: Int64
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
-        /// While the reader runs: what wakes it (the poll's tick, or a nudge). One ring is
-        /// kept however many come while it reads, so a burst of commits is one read.
-        var bell: AsyncStream<Void>.Continuation?
+        /// Whether the reader runs.
+        var reading = false
     }
 
     public let feed: ChangeFeed
@@ -58,6 +57,10 @@ public final class ChangeHub: Sendable {
     /// The least time between two reads, however often the hub is nudged.
     public let batchWindow: Duration
     private let state: Mutex<State>
+    /// While the reader runs: what wakes it (the poll's tick, or a nudge). One ring is kept
+    /// however many come while it reads, so a burst of commits is one read. A lock of its
+    /// own: a commit's ring must never wait for a delivery, which holds ``state``.
+    private let bell = Mutex<AsyncStream<Void>.Continuation?>(nil)
     /// Subscribers cut off for falling behind (tests, metrics).
     public let cutOff = Atomic<Int>(0)
 
@@ -79,14 +82,15 @@ public final class ChangeHub: Sendable {
         let (events, continuation) = AsyncStream<Chunk>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
         let (subscription, bell) = try state.withLock { state in
             // Idle, the hub has not followed the table: catch up first (a quick read).
-            if state.bell == nil { state.cursor = max(state.cursor, try feed.store.lastChange()) }
+            if !state.reading { state.cursor = max(state.cursor, try feed.store.lastChange()) }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(after: since, staff: staff, box: box, continuation: continuation)
             var bell: AsyncStream<Void>?
-            if state.bell == nil {
+            if !state.reading {
                 let (stream, ringer) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                state.bell = ringer
+                self.bell.withLock { $0 = ringer }
+                state.reading = true
                 bell = stream
             }
             return (Subscription(cursor: state.cursor, events: events, id: id), bell)
@@ -163,12 +167,12 @@ public final class ChangeHub: Sendable {
     /// Tells the hub that this process has just committed changes: it reads them now
     /// (or once ``batchWindow`` has passed since its last read) instead of at its next poll.
     public func nudge() {
-        state.withLock { _ = $0.bell?.yield() }
+        bell.withLock { _ = $0?.yield() }
     }
 
     /// Follows the table while anyone subscribes: a read at each ring of the bell, which
     /// a tick rings every ``pollInterval`` and ``nudge()`` in between.
-    private func read(woken bell: AsyncStream<Void>) async {
+    private func read(woken rings: AsyncStream<Void>) async {
         let ticks = Task { [pollInterval] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: pollInterval)
@@ -177,7 +181,7 @@ public final class ChangeHub: Sendable {
         }
         defer { ticks.cancel() }
         var lastBeat = ContinuousClock.now
-        for await _ in bell {
+        for await _ in rings {
             let started = ContinuousClock.now
             let (cursor, kinds) = state.withLock { state -> (Int64, Set<Bool>) in
                 (state.cursor, Set(state.subscribers.values.map(\.staff)))
@@ -186,8 +190,11 @@ public final class ChangeHub: Sendable {
                 // Stop, unless someone subscribed since the check (and so found the bell).
                 let stopped = state.withLock { state in
                     guard state.subscribers.isEmpty else { return false }
-                    state.bell?.finish()
-                    state.bell = nil
+                    state.reading = false
+                    bell.withLock { ringer in
+                        ringer?.finish()
+                        ringer = nil
+                    }
                     return true
                 }
                 if stopped { return }
