@@ -11,6 +11,8 @@
 #   make fuzz    build the libFuzzer targets in Fuzz/ (parsers, import readers, photo decoding) and
 #                run each for FUZZ_SECONDS (default 600) from its seed corpus; fails on any crash
 #                (scripts/fuzz.sh; not part of the tests: make fuzz FUZZ_SECONDS=30 for a short run)
+#   make soak    ten minutes of a mixed load (90% reads, 10% writes) on a served database, with
+#                its errors, memory and z14 cluster latency (scripts/soak.sh; not part of the tests)
 
 # The map page's Leaflet comes from Debian's libjs-leaflet, served by our server.
 APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
@@ -22,7 +24,7 @@ TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # access tokens as an independent JWT implementation; standardwebhooks checks the signatures
 # of webhook deliveries; prometheus-client parses GET /metrics.
 TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0 prometheus-client==0.26.0
-FUZZ_EXAMPLES ?= 100
+FUZZ_EXAMPLES ?= 50
 # make fuzz: seconds per libFuzzer target (the goal: no crash in 600), and which targets (all when empty).
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?=
@@ -37,7 +39,7 @@ BENCH_COUNT ?= 1000000
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: deps test-deps install build run test bench e2e fuzz sample clean
+.PHONY: deps test-deps install build run test bench e2e fuzz soak sample clean
 
 # Installs only what is missing, so a prepared machine does not touch apt at all.
 deps:
@@ -81,6 +83,12 @@ bench: deps
 	@# PostgreSQL with PostGIS answers the phone rankings beside ours (skipped if it cannot start).
 	-@pg_ctlcluster 15 main start 2>/dev/null
 	.build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md
+
+# A bounded mixed load for SOAK_MINUTES (10) after a minute's warm-up (scripts/soak.sh);
+# prints its figures as a Markdown section for BENCHMARKS.md.
+soak: build
+	@$(MAKE) --no-print-directory install PACKAGES="wrk curl"
+	scripts/soak.sh $(BIN)
 
 e2e: build
 	@$(MAKE) --no-print-directory install PACKAGES="$(E2E_APT_PACKAGES)"

@@ -19,6 +19,17 @@ public final class ServerMetrics: Sendable {
     /// The last values of the counters read from elsewhere, so that each scrape adds what
     /// came since.
     private let last = Mutex<[String: Int]>([:])
+    /// The request metrics made so far, by method, route and status: made once each, as
+    /// making one looks it up in the registry under its lock.
+    private let requests = Mutex<[RequestKey: (count: CoreMetrics.Counter, time: CoreMetrics.Timer)]>([:])
+    private let transactions: CoreMetrics.Counter
+    private let writes: CoreMetrics.Counter
+    private let batchSizes: CoreMetrics.Recorder
+
+    struct RequestKey: Hashable {
+        var method, route: String
+        var status: Int
+    }
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -28,21 +39,32 @@ public final class ServerMetrics: Sendable {
         ]
         factory.valueHistogramBuckets["group_commit_batch_size"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
         self.factory = factory
+        transactions = Counter(label: "group_commit_transactions_total", factory: factory)
+        writes = Counter(label: "writes_total", factory: factory)
+        batchSizes = Recorder(label: "group_commit_batch_size", factory: factory)
     }
 
     /// One answered request.
     func request(method: String, route: String, status: Int, took: Duration) {
-        let dimensions = [("method", method), ("route", route), ("status", String(status))]
-        Counter(label: "http_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
-            .recordNanoseconds(took / .nanoseconds(1) > Double(Int64.max) ? .max : Int64(took / .nanoseconds(1)))
+        let key = RequestKey(method: method, route: route, status: status)
+        let metrics = requests.withLock { made in
+            if let metrics = made[key] { return metrics }
+            let metrics = (
+                Counter(label: "http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory),
+                Timer(label: "http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory))
+            made[key] = metrics
+            return metrics
+        }
+        metrics.count.increment()
+        let (seconds, attoseconds) = took.components
+        metrics.time.recordNanoseconds(seconds >= Int64.max / 1_000_000_000 ? .max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// One group-commit transaction of `writes` writes.
     func batch(_ writes: Int) {
-        Counter(label: "group_commit_transactions_total", factory: factory).increment()
-        Counter(label: "writes_total", factory: factory).increment(by: writes)
-        Recorder(label: "group_commit_batch_size", factory: factory).record(writes)
+        transactions.increment()
+        self.writes.increment(by: writes)
+        batchSizes.record(writes)
     }
 
     /// Reads `source` at every scrape.

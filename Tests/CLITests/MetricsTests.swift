@@ -51,26 +51,30 @@ struct MetricsTests {
         for _ in 0..<3 { _ = try await URLSession.shared.data(from: URL(string: server.base + "/health")!) }
         _ = try await URLSession.shared.data(from: URL(string: server.base + "/v1/tiles/12/2394/1385.png")!)
         _ = try await URLSession.shared.data(from: URL(string: server.base + "/v1/tiles/12/2394/1385.png")!)
+        // A burst of six at one write a second: file until the first refusal (a slow
+        // machine may earn another write or two on the way).
         var statuses: [Int] = []
-        for n in 0..<7 {
+        for n in 0..<30 where statuses.last != 429 {
             let (_, response) = try await URLSession.shared.data(for: CrashTests.request(server.base, "/v1/reports", method: "POST", token: token, body: CrashTests.report(n)))
             statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
         }
-        #expect(statuses == [201, 201, 201, 201, 201, 201, 429], "a burst of six at one write a second")
+        let filed = statuses.filter { $0 == 201 }.count
+        #expect(statuses.last == 429 && filed >= 6 && statuses.dropLast().allSatisfy { $0 == 201 })
 
         let (main, mainResponse) = try await URLSession.shared.data(from: URL(string: server.base + "/metrics")!)
         #expect((mainResponse as? HTTPURLResponse)?.statusCode == 404, "not beside the API when it has a port of its own: \(main.count)")
         let (page, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!)
         #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         let samples = try Self.parse(String(decoding: page, as: UTF8.self))
-        #expect(samples[#"http_requests_total{method="GET",route="/health",status="200"}"#] == 3)
-        #expect(samples[#"http_requests_total{method="POST",route="/v1/reports",status="201"}"#] == 6)
+        // `serve` was asked for /health until it answered: at least the three here.
+        #expect((samples[#"http_requests_total{method="GET",route="/health",status="200"}"#] ?? 0) >= 3)
+        #expect(samples[#"http_requests_total{method="POST",route="/v1/reports",status="201"}"#] == Double(filed))
         #expect(samples[#"http_requests_total{method="POST",route="/v1/reports",status="429"}"#] == 1)
-        #expect(samples[#"http_request_duration_seconds_count{method="POST",route="/v1/reports"}"#] == 7)
+        #expect(samples[#"http_request_duration_seconds_count{method="POST",route="/v1/reports"}"#] == Double(filed + 1))
         #expect(samples[#"rate_limit_refusals_total{kind="write"}"#] == 1 && samples[#"rate_limit_refusals_total{kind="login"}"#] == 0)
-        #expect((samples["writes_total{}"] ?? 0) >= 6 && (samples["group_commit_batch_size_count{}"] ?? 0) >= 1)
+        #expect((samples["writes_total{}"] ?? 0) >= Double(filed) && (samples["group_commit_batch_size_count{}"] ?? 0) >= 1)
         #expect(samples["group_commit_batch_size_count{}"] == samples["group_commit_transactions_total{}"])
-        #expect(samples["cluster_index_reports{}"] == 306)
+        #expect(samples["cluster_index_reports{}"] == Double(300 + filed))
         #expect(samples["tile_cache_misses_total{}"] == 1 && samples["tile_cache_hits_total{}"] == 1 && samples["tile_cache_tiles{}"] == 1)
         #expect(samples["change_stream_subscribers{}"] == 0 && samples["webhook_outbox_backlog{}"] == 0)
 
@@ -84,7 +88,7 @@ struct MetricsTests {
         #expect(requests.count >= 13)
         #expect(requests.allSatisfy { $0["request_id"] is String && $0["route"] is String && $0["status"] is Int && $0["duration_ms"] is Double })
         let filings = requests.filter { $0["route"] as? String == "/v1/reports" }
-        #expect(filings.count == 7 && filings.allSatisfy { $0["user_id"] as? Int != nil })
+        #expect(filings.count == filed + 1 && filings.allSatisfy { $0["user_id"] as? Int != nil })
         #expect(!lines.contains { $0.contains(token) || $0.contains(CLI.inspectorPassword) })
     }
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 @testable import Server
 import Synchronization
 import Testing
+import TestSupport
 
 /// Rate limits, and what browsers are told: CORS for writes, the map page's policy,
 /// `nosniff` on every answer.

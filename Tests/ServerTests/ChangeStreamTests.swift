@@ -7,6 +7,7 @@ import ReportModel
 import ReportStore
 @testable import Server
 import Testing
+import TestSupport
 
 /// `GET /v1/changes/stream` on a real socket: catch-up, live events, resuming with
 /// `Last-Event-ID`, the area filter and heartbeats.

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 @testable import Server
 import Testing
+import TestSupport
 
 /// What a hostile client sends over a real socket: each is refused with a 4xx or cut off,
 /// and the server goes on answering everyone else.

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# make soak: a bounded mixed load on a served database over loopback, then the figures.
+#
+# Generates SOAK_COUNT (200,000) Kyiv reports, serves them (loopback trusted as a proxy, so
+# that X-Forwarded-For spreads the load over 100 clients), and runs wrk for a warm-up
+# (SOAK_WARMUP, 60 s) and then SOAK_MINUTES (10) of the mix in scripts/soak/requests.py:
+# 90% reads (clusters, tiles, report pages, searches) and 10% writes (filings and
+# transitions) from 64 connections. Beside it, 4 connections read only z14 clusters for
+# their latency. For the first 10 s a client of its own files as fast as it can, to be
+# rate-limited on purpose. Goals: no error in the mix (the abuser's 429s aside), the
+# server's memory after the soak within 10% of its memory after the warm-up, and z14
+# clusters p99 ≤ 50 ms. Prints a Markdown section; exits non-zero when a goal is missed.
+#
+#   scripts/soak.sh BINARY   (SOAK_COUNT, SOAK_WARMUP, SOAK_MINUTES may be set)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:?usage: scripts/soak.sh BINARY}
+count=${SOAK_COUNT:-200000}
+warmup=${SOAK_WARMUP:-60}
+minutes=${SOAK_MINUTES:-10}
+command -v wrk >/dev/null || { echo "soak: wrk is not installed (apt-get install wrk)" >&2; exit 1; }
+work=.soak
+mkdir -p "$work"
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null || true; }
+trap cleanup EXIT
+
+data="$work/kyiv-$count.geojsonl"
+[ -f "$data" ] || "$bin" generate --count "$count" --seed 42 --distribution kyiv --out "$data" >/dev/null
+rm -f "$work"/soak.sqlite*
+"$bin" import "$data" --db "$work/soak.sqlite" >/dev/null 2>&1
+password="soak password $RANDOM$RANDOM"
+n=0
+for role in inspector supervisor; do
+    n=$((n + 1))
+    echo "$password" | "$bin" user add --name "Soak $role" --email "soak-$role@example.org" --phone "050 000 01 0$n" --role "$role" --db "$work/soak.sqlite" >/dev/null
+done
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$bin" serve --db "$work/soak.sqlite" --port "$port" --trusted-proxy 127.0.0.1 --no-webhook-dispatch >"$work/serve.log" 2>&1 &
+server=$!
+base="http://127.0.0.1:$port"
+for _ in $(seq 300); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.2; done
+token() {
+    curl -sf "$base/v1/auth/login" -H 'Content-Type: application/json' \
+        -d "{\"login\": \"soak-$1@example.org\", \"password\": \"$password\"}" | python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])'
+}
+inspector=$(token inspector)
+supervisor=$(token supervisor)
+curl -sf "$base/v1/reports?status=confirmed&limit=400" | python3 -c 'import json, sys; print("\n".join(str(f["id"]) for f in json.load(sys.stdin)["features"]))' >"$work/confirmed.txt"
+python3 scripts/soak/requests.py "$work/mix.lua" "$inspector" "$supervisor" "$work/confirmed.txt" 2
+python3 scripts/soak/requests.py "$work/warmup.lua" "$inspector" "$supervisor" "$work/confirmed.txt" 2 --no-moves
+python3 - "$work/probe.lua" <<'PY'
+import math, random, sys
+rng = random.Random(7)
+paths = []
+for _ in range(2000):
+    span_lon = 1280 / 256 * 360 / 2 ** 14
+    span_lat = span_lon * 800 / 1280 * math.cos(math.radians(50.45))
+    lon, lat = 30.5234 + rng.uniform(-3, 3) * span_lon / 2, 50.4501 + rng.uniform(-3, 3) * span_lat / 2
+    paths.append(f"/v1/clusters?bbox={lon - span_lon / 2:.6f},{lat - span_lat / 2:.6f},{lon + span_lon / 2:.6f},{lat + span_lat / 2:.6f}&zoom=14")
+with open(sys.argv[1], "w") as f:
+    f.write("local paths = {" + ",".join('"' + p + '"' for p in paths) + "}\nlocal i = 0\n")
+    f.write("request = function() i = i + 1; return wrk.format('GET', paths[(i % #paths) + 1]) end\n")
+PY
+cat >"$work/abuse.lua" <<LUA
+local body = [==[{"longitude": 30.52, "latitude": 50.45, "address": "вул. Зловмисна, 1", "city": "Київ", "district": "pecherskyi", "object_type": "lighting_pole", "balance_holder": "kyivmiskvitlo", "phones": ["0670000001"]}]==]
+request = function() return wrk.format("POST", "/v1/reports", {["Authorization"] = "Bearer $inspector", ["Content-Type"] = "application/json", ["X-Forwarded-For"] = "10.9.9.9"}, body) end
+LUA
+
+rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status"; }
+field() { sed -n "s|.*$1 *\([0-9.]*\).*|\1|p" "$2" | head -n 1; }
+ms() {  # wrk's latency (e.g. 12.3ms, 1.2s, 800us) in milliseconds
+    python3 -c 'import re, sys; v, u = re.match(r"([0-9.]+)(us|ms|s)", sys.argv[1]).groups(); print(round(float(v) * {"us": 0.001, "ms": 1, "s": 1000}[u], 2))' "$1"
+}
+non2xx() { sed -n 's/.*Non-2xx or 3xx responses: *\([0-9]*\).*/\1/p' "$1" | head -n 1; }
+socket_errors() { sed -n 's/.*Socket errors: connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\).*/\1 \2 \3 \4/p' "$1" | awk '{ print $1 + $2 + $3 + $4 }'; }
+
+echo "soak: warm-up, $warmup s" >&2
+wrk -t2 -c64 -d"${warmup}s" --latency -s "$work/warmup.lua" "$base" >"$work/warmup.txt"
+before=$(rss)
+echo "soak: $minutes min of the mix; resident memory after the warm-up: $((before / 1024)) MB" >&2
+seconds=$((minutes * 60))
+wrk -t2 -c64 -d"${seconds}s" --latency -s "$work/mix.lua" "$base" >"$work/mix.txt" &
+mix=$!
+wrk -t1 -c4 -d"${seconds}s" --latency -s "$work/probe.lua" "$base" >"$work/probe.txt" &
+probe=$!
+wrk -t1 -c4 -d10s -s "$work/abuse.lua" "$base" >"$work/abuse.txt"
+wait "$mix" "$probe"
+after=$(rss)
+
+mix_rate=$(field "Requests/sec:" "$work/mix.txt")
+mix_errors=$(( $(non2xx "$work/mix.txt" || echo 0) + 0 ))
+mix_socket=$(( $(socket_errors "$work/mix.txt" || echo 0) + 0 ))
+probe_rate=$(field "Requests/sec:" "$work/probe.txt")
+probe_p50=$(ms "$(awk '$1 == "50%" { print $2 }' "$work/probe.txt")")
+probe_p99=$(ms "$(awk '$1 == "99%" { print $2 }' "$work/probe.txt")")
+probe_errors=$(( $(non2xx "$work/probe.txt" || echo 0) + $(socket_errors "$work/probe.txt" || echo 0) + 0 ))
+abuse_refused=$(( $(non2xx "$work/abuse.txt" || echo 0) + 0 ))
+abuse_total=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/abuse.txt")
+limited=$(curl -sf "$base/metrics" | awk -F' ' '/^rate_limit_refusals_total\{kind="write"\}/ { print $2 }')
+growth=$(python3 -c "print(round(($after - $before) / $before * 100, 1))")
+
+cat <<MD
+### Soak: $minutes min of a mixed load (\`make soak\`, scripts/soak.sh)
+
+$count generated Kyiv reports; wrk over loopback, 2 threads and 64 connections running the mix of
+\`scripts/soak/requests.py\` (90% reads: z14 and z10 clusters, tiles, report pages, searches;
+10% writes: filings and transitions) from 100 clients named in \`X-Forwarded-For\`, after a
+$warmup s warm-up; beside it 4 connections reading z14 clusters only, and for the first 10 s a
+client filing as fast as it can. Server and wrk share the 2 cores.
+
+| what | measured | goal |
+|---|---|---|
+| the mix | $mix_rate requests/s, $mix_errors non-2xx/3xx answers, $mix_socket socket errors | 0 errors |
+| z14 clusters beside it | $probe_rate requests/s, p50 $probe_p50 ms, p99 $probe_p99 ms, $probe_errors errors | p99 ≤ 50 ms |
+| the abusive client | $abuse_refused of $abuse_total filings refused 429 (the server counted $limited) | refused, others unharmed |
+| resident memory | $((before / 1024)) MB after the warm-up, $((after / 1024)) MB after the soak ($growth%) | within 10% |
+MD
+
+ok=1
+[ "$mix_errors" -eq 0 ] && [ "$mix_socket" -eq 0 ] && [ "$probe_errors" -eq 0 ] || { echo "soak: errors in the mix" >&2; ok=0; }
+python3 -c "import sys; sys.exit(0 if $probe_p99 <= 50 else 1)" || { echo "soak: z14 clusters p99 $probe_p99 ms > 50 ms" >&2; ok=0; }
+python3 -c "import sys; sys.exit(0 if abs($growth) <= 10 else 1)" || { echo "soak: memory grew $growth%" >&2; ok=0; }
+[ "$abuse_refused" -gt 0 ] || { echo "soak: the abusive client was never refused" >&2; ok=0; }
+[ "$ok" = 1 ]
