@@ -32,7 +32,9 @@ public struct RateLimits: Sendable {
     /// own address.
     public var trustedProxies: Set<String> = []
     /// The most clients remembered; past it, those whose buckets have refilled are forgotten
-    /// (a full bucket is the same as none).
+    /// (a full bucket is the same as none), and if that frees less than a quarter, every
+    /// client is: memory and the sweep's work stay bounded even under a flood from more
+    /// addresses than this, at the price of fresh bursts for all.
     public var maxClients = 100_000
 
     public init() {}
@@ -92,6 +94,9 @@ final class RateLimiter: Sendable {
         self.clock = clock
     }
 
+    /// How many clients' buckets are kept (tests).
+    var remembered: Int { levels.withLock { $0.count } }
+
     /// Takes one call of `kind` from `client`'s bucket, or throws ``RateLimited`` saying
     /// how long until there is one.
     func take(_ kind: Endpoint.RateClass, client: String) throws(RateLimited) {
@@ -122,6 +127,8 @@ final class RateLimiter: Sendable {
             let bucket = limits.bucket(key.kind)
             return level.tokens + (now - level.at) * bucket.perSecond < bucket.burst
         }
+        // Sweeping again at the next call would cost a pass over all of them per call.
+        if levels.count > limits.maxClients * 3 / 4 { levels.removeAll(keepingCapacity: true) }
     }
 
     /// What a client is counted as: its IPv4 address, or the /64 network of its IPv6

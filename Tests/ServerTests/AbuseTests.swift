@@ -105,7 +105,17 @@ struct AbuseTests {
         #expect(throws: RateLimited.self) { try limiter.take(.write, client: "192.0.2.1") }
         now.withLock { $0 = 2.1 }
         try limiter.take(.write, client: "192.0.2.1")
-        #expect(RateLimiter.group("2001:db8:1:2:aaaa::1") == RateLimiter.group("2001:0db8:0001:0002:bbbb:cccc:dddd:eeee"))
+        // Past the most clients remembered: the refilled are forgotten, and a flood of
+        // clients all drained forgets every one rather than sweeping at each call.
+        var few = limits
+        few.maxClients = 8
+        let bounded = RateLimiter(few, clock: { now.withLock { $0 } })
+        for n in 0..<9 { try bounded.take(.write, client: "198.51.100.\(n)") }
+        #expect(bounded.remembered <= 8)
+        try bounded.take(.write, client: "198.51.100.0")
+        try bounded.take(.write, client: "198.51.100.0")
+        #expect(throws: RateLimited.self) { try bounded.take(.write, client: "198.51.100.0") }
+                #expect(RateLimiter.group("2001:db8:1:2:aaaa::1") == RateLimiter.group("2001:0db8:0001:0002:bbbb:cccc:dddd:eeee"))
         #expect(RateLimiter.group("2001:db8::1") == "2001:db8:0:0::/64" && RateLimiter.group("::1") == "0:0:0:0::/64")
         #expect(RateLimiter.group("2001:db8:1:2::") != RateLimiter.group("2001:db8:1:3::"))
         #expect(RateLimiter.forwardedClient("1.1.1.1, 10.0.0.2, 10.0.0.1", trusted: ["10.0.0.1", "10.0.0.2"]) == "1.1.1.1")
