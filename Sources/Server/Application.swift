@@ -132,7 +132,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
             metrics.gauge("change_stream_subscribers", hub.subscriberCount)
             metrics.total("change_stream_cut_off_total", hub.cutOff.load(ordering: .relaxed))
             let refused = limiter.refused.withLock { $0 }
-            for kind in [Endpoint.RateClass.login, .registration, .write] {
+            for kind in Endpoint.RateClass.allCases {
                 metrics.total("rate_limit_refusals_total", refused[kind] ?? 0, [("kind", kind.rawValue)])
             }
             if let backlog = try? webhooks.backlog() { metrics.gauge("webhook_outbox_backlog", backlog) }

@@ -43,7 +43,7 @@ struct Endpoint: Sendable {
 
     /// Which of a client's rate limits a call draws on (``RateLimits``): sign-ins and
     /// registrations their own, every other write the writes'; reads none.
-    enum RateClass: String, Sendable {
+    enum RateClass: String, Sendable, CaseIterable {
         case login, registration, write
         var plural: String {
             switch self {
