@@ -48,7 +48,7 @@ public enum GeoJSON {
         ByteOutput.append(#","phones":["#, to: &out)
         for (k, phone) in report.phones.enumerated() {
             if k > 0 { out.append(UInt8(ascii: ",")) }
-            ByteOutput.appendJSONString(phone, to: &out)
+            ByteOutput.appendJSONString(Phone.written(phone), to: &out)
         }
         ByteOutput.append(#"],"comment":"#, to: &out)
         appendOptional(report.comment, to: &out)
@@ -167,7 +167,7 @@ public enum CSV {
         out.append(comma)
         if let violator = report.violator { ByteOutput.appendCSVField(violator, to: &out) }
         out.append(comma)
-        ByteOutput.appendCSVField(report.phones.joined(separator: ";"), to: &out)
+        ByteOutput.appendCSVField(report.phones.map(Phone.written).joined(separator: ";"), to: &out)
         out.append(comma)
         if let comment = report.comment { ByteOutput.appendCSVField(comment, to: &out) }
         out.append(comma)

@@ -13,7 +13,8 @@ import Geometry
 /// | `80671234567`      | `380671234567` |
 /// | `671234567`        | `380671234567` |
 ///
-/// Other international numbers written with `+` and 8 to 15 digits keep their digits.
+/// Other international numbers written with `+` and 8 to 15 digits keep their digits, and
+/// are written out with their `+` again (``written(_:)``).
 /// Spaces, dashes, dots and parentheses are separators; anything else is an error.
 public enum Phone {
     /// The longest text accepted as one phone number.
@@ -50,6 +51,18 @@ public enum Phone {
         case 9 where !d.hasPrefix("0"): return "380" + d
         default: throw rejected(text, field)
         }
+    }
+
+    /// A normalized number as it is written out (answers, exports, links): a Ukrainian one as
+    /// its twelve digits, any other with its `+`. Either form normalizes back to the same
+    /// number, which the bare digits of an international number do not: `442079460958`
+    /// would be refused, and `123456789` read as the Ukrainian `380123456789`.
+    public static func written(_ normalized: String) -> String {
+        isUkrainian(normalized) ? normalized : "+" + normalized
+    }
+
+    private static func isUkrainian(_ digits: String) -> Bool {
+        digits.utf8.count == 12 && digits.hasPrefix("380")
     }
 
     /// Normalizes 1 to ``maxPerReport`` numbers, dropping repeats but keeping the order.

@@ -77,7 +77,7 @@ extension ReportService {
         for phone in phones {
             for holder in try store.holders(of: phone, limit: Self.phoneHolderLimit) where reference.isOpen(holder.status) {
                 var h = hint(holder.reportID, at: holder.coordinate)
-                h.sharedPhones.append(phone)
+                h.sharedPhones.append(Phone.written(phone))
                 hints[holder.reportID] = h
             }
         }

@@ -29,7 +29,7 @@ struct PhoneRoutes {
             let (reports, matched) = try service.reports(carrying: number, after: Int64(after), limit: limit)
             var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(reports.count)")]
             if reports.count == limit, let last = reports.last {
-                let next = "/v1/phones/\(number)/reports?limit=\(limit)&after=\(last.id)"
+                let next = "/v1/phones/\(Phone.written(number))/reports?limit=\(limit)&after=\(last.id)"
                 members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
             }
             return Responses.geoJSON(Responses.featureCollection(reports, members: members))

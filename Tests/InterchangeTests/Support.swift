@@ -33,7 +33,7 @@ func sampleReports(_ count: Int) -> [Report] {
             id: Int64(i + 1), coordinate: Coordinate(longitude: lon, latitude: lat), address: "\(words[i % words.count]) \(i)",
             city: i % 2 == 0 ? "Київ" : "Бровари", district: "district_\(i % 10)", objectType: "type_\(i % 5)",
             balanceHolder: "holder_\(i % 7)", violator: i % 3 == 0 ? nil : words[(i + 1) % words.count],
-            phones: Array(["380671234567", "380501234567", "380931112233"].prefix(1 + i % 3)),
+            phones: Array(["380671234567", "442079460958", "123456789"].prefix(1 + i % 3)),
             comment: i % 4 == 0 ? nil : words[(i + 2) % words.count] + "\r\n\u{7}end", status: ["new", "done"][i % 2],
             createdAt: created, updatedAt: created.addingTimeInterval(Double(i % 50) * 0.001 + 60)))
     }

@@ -32,6 +32,21 @@ struct PhoneTests {
         }
     }
 
+    @Test("a number written out normalizes back to itself, with its + only when it is not Ukrainian")
+    func writtenForm() throws {
+        #expect(Phone.written("380671234567") == "380671234567")
+        #expect(Phone.written("442079460958") == "+442079460958")
+        // Bare, these two would be refused or read as another number.
+        #expect(Phone.written("123456789") == "+123456789")
+        #expect(Phone.written("80671234567") == "+80671234567")
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let digits = String((0..<Int.random(in: 8...15, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+            guard let stored = try? Phone.normalize("+" + digits) else { continue }
+            #expect(try Phone.normalize(Phone.written(stored)) == stored, "\(stored)")
+        }
+    }
+
     @Test("a list drops repeats, keeps order, and holds 1 to 5 numbers")
     func list() throws {
         #expect(try Phone.normalizeList(["067 123 45 67", "0501112233", "+380671234567"]) == ["380671234567", "380501112233"])

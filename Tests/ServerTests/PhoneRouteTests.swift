@@ -122,6 +122,34 @@ struct PhoneRouteTests {
         }
     }
 
+    @Test("an international number is written with its +, in answers, hints, exports and links, and is reached by that form")
+    func internationalNumber() async throws {
+        let fixture = try Fixture()
+        try await fixture.test { client in
+            let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            var ids: [Int] = []
+            for _ in 0..<2 {
+                let filed = try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(phones: ["+44 20 7946 0958"]), token: inspector.token)
+                #expect(filed.status == .created)
+                #expect((filed.json["properties"] as? [String: Any])?["phones"] as? [String] == ["+442079460958"])
+                ids.append(try #require(filed.json["id"] as? Int))
+                if ids.count == 2 {
+                    let hints = try #require(filed.json["possible_duplicates"] as? [[String: Any]])
+                    #expect(hints.first { $0["id"] as? Int == ids[0] }?["shared_phones"] as? [String] == ["+442079460958"])
+                }
+            }
+            let record = try await client.get("/v1/phones/+442079460958")
+            #expect(record.status == .ok && record.json["number"] as? String == "442079460958")
+            #expect(try await client.get("/v1/phones/%2B442079460958").status == .ok)
+            let page = try await client.get("/v1/phones/+442079460958/reports?limit=1")
+            let next = (page.json["links"] as? [[String: Any]])?.first { $0["rel"] as? String == "next" }?["href"] as? String
+            #expect(next?.hasPrefix("/v1/phones/+442079460958/reports?") == true)
+            #expect(try await client.get(try #require(next)).features.compactMap { $0["id"] as? Int } == [ids[1]])
+            let csv = String(decoding: try await client.get("/v1/export?format=csv").body, as: UTF8.self)
+            #expect(csv.contains(",+442079460958,"))
+        }
+    }
+
     @Test("the blocklist: for integrations and supervisors, JSON or CSV, a strong ETag answered 304 until it changes, and its changes since a sequence number")
     func blocklist() async throws {
         let fixture = try Fixture()
