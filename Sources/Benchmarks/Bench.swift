@@ -44,6 +44,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only photo processing (and ImageMagick beside it).")
     var onlyPhotos = false
 
+    @Flag(help: "Measure only photo uploads over HTTP, on a copy of the database a previous run imported.")
+    var onlyUploads = false
+
     @Flag(help: "Measure only webhook dispatch (on a small database of its own).")
     var onlyWebhooks = false
 
@@ -82,6 +85,11 @@ struct Bench: AsyncParsableCommand {
         }
         if onlyStream {
             try await measureStream(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
+            return
+        }
+        if onlyUploads {
+            try await measureUploads(copy(ReportStore(path: "\(work)/bench.sqlite"), to: "\(work)/writes.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }

@@ -69,7 +69,7 @@ extension Bench {
         report.note(try tileFreshness(port: port, body: bodies[0][0], token: inspectors[0]))
         try measureFeed(ChangeFeed(store: store), &report)
         try await measureStream(service, accounts: accounts, &report)
-        try await measureUploads(store, port: port, supervisors: supervisors, &report)
+        try await measureUploads(store, &report)
         try await measureWebhooks(&report)
     }
 

@@ -68,19 +68,18 @@ static inline int cjpeg_size(const unsigned char *data, unsigned long size, int 
 }
 
 /* Decodes a JPEG to 8-bit RGB, scaled by 1/denominator in the DCT domain (1, 2, 4 or 8),
- * into a buffer of ours (*pixels, free() it). Returns 0, or 1 with `message` set. */
+ * into the caller's `pixels`, which holds width × height × 3 bytes: the scaled size the
+ * caller expects (refused if it is not). Returns 0, or 1 with `message` set. */
 static inline int cjpeg_decode(
     const unsigned char *data, unsigned long size, int denominator,
-    unsigned char **pixels, int *width, int *height, char *message)
+    unsigned char *pixels, int width, int height, char *message)
 {
     struct jpeg_decompress_struct cinfo;
     struct cjpeg_error error;
-    unsigned char *volatile buffer = NULL;
     cinfo.err = cjpeg_errors(&error, 1);
     if (setjmp(error.jump)) {
         strncpy(message, error.message, JMSG_LENGTH_MAX);
         jpeg_destroy_decompress(&cinfo);
-        free(buffer);
         return 1;
     }
     struct jpeg_progress_mgr progress = { .progress_monitor = cjpeg_progress };
@@ -94,29 +93,27 @@ static inline int cjpeg_decode(
     cinfo.scale_denom = (unsigned int)denominator;
     cinfo.dct_method = JDCT_ISLOW;
     jpeg_start_decompress(&cinfo);
-    size_t stride = (size_t)cinfo.output_width * 3;
-    buffer = malloc(stride * cinfo.output_height);
-    if (!buffer) {
-        strncpy(message, "out of memory", JMSG_LENGTH_MAX);
+    if ((int)cinfo.output_width != width || (int)cinfo.output_height != height || cinfo.output_components != 3) {
+        snprintf(message, JMSG_LENGTH_MAX, "decodes to %ux%u, not the %dx%d its header gives",
+                 cinfo.output_width, cinfo.output_height, width, height);
         jpeg_destroy_decompress(&cinfo);
         return 1;
     }
+    size_t stride = (size_t)width * 3;
     while (cinfo.output_scanline < cinfo.output_height) {
-        JSAMPROW row = buffer + stride * cinfo.output_scanline;
+        JSAMPROW row = pixels + stride * cinfo.output_scanline;
         jpeg_read_scanlines(&cinfo, &row, 1);
     }
     jpeg_finish_decompress(&cinfo);
-    *width = (int)cinfo.output_width;
-    *height = (int)cinfo.output_height;
-    *pixels = buffer;
     jpeg_destroy_decompress(&cinfo);
     return 0;
 }
 
-/* Encodes 8-bit RGB as a baseline JPEG at `quality`, with a JFIF header and no other
+/* Encodes 8-bit RGB as a baseline JPEG at `quality` (with Huffman tables made for the
+ * picture when `optimize`, else the standard ones), with a JFIF header and no other
  * marker, into a buffer of libjpeg's (*out, free() it). Returns 0, or 1 with `message`. */
 static inline int cjpeg_encode(
-    const unsigned char *pixels, int width, int height, int quality,
+    const unsigned char *pixels, int width, int height, int quality, int optimize,
     unsigned char **out, unsigned long *size, char *message)
 {
     struct jpeg_compress_struct cinfo;
@@ -141,7 +138,7 @@ static inline int cjpeg_encode(
     cinfo.in_color_space = JCS_RGB;
     jpeg_set_defaults(&cinfo);
     jpeg_set_quality(&cinfo, quality, TRUE);
-    cinfo.optimize_coding = TRUE;
+    cinfo.optimize_coding = optimize ? TRUE : FALSE;
     jpeg_start_compress(&cinfo, TRUE);
     size_t stride = (size_t)width * 3;
     while (cinfo.next_scanline < cinfo.image_height) {

@@ -28,6 +28,10 @@ public struct PhotoProcessor: Sendable {
     public static let quality = 85
     /// The most pixels an upload may declare (50 megapixels).
     public var maxPixels = 50_000_000
+    /// Whether the stored picture gets Huffman tables made for it: some 15% fewer bytes
+    /// for as much time again as the rest of its encoding, so not by default. The
+    /// thumbnail always gets them: it is small enough for them to cost nothing.
+    public var optimizedTables = false
 
     public init() {}
 
@@ -39,16 +43,16 @@ public struct PhotoProcessor: Sendable {
         var picture: RGBImage
         switch format {
         case .jpeg:
-            let (width, height) = try Codecs.jpegSize(data)
-            try allow(width, height)
+            let size = try Codecs.jpegSize(data)
+            try allow(size.width, size.height)
             facts = ExifFacts(jpeg: data)
-            picture = try Codecs.decodeJPEG(data, denominator: Self.denominator(longSide: max(width, height)))
+            picture = try Codecs.decodeJPEG(data, size: size, denominator: Self.denominator(longSide: max(size.width, size.height)))
         case .png:
             picture = try Codecs.decodePNG(data, allow: allow)
         }
         let stored = picture.oriented(facts.orientation).fitted(within: Self.longSide)
-        let image = try Codecs.encodeJPEG(stored, quality: Self.quality)
-        let thumbnail = try Codecs.encodeJPEG(stored.fitted(within: Self.thumbnailSide), quality: Self.quality)
+        let image = try Codecs.encodeJPEG(stored, quality: Self.quality, optimize: optimizedTables)
+        let thumbnail = try Codecs.encodeJPEG(stored.fitted(within: Self.thumbnailSide), quality: Self.quality, optimize: true)
         return ProcessedPhoto(
             image: image, width: stored.width, height: stored.height, thumbnail: thumbnail,
             sha256: SHA256.hash(data: image).map { String(format: "%02x", $0) }.joined(),

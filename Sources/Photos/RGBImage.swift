@@ -54,35 +54,41 @@ public struct RGBImage: Sendable, Hashable {
         let scale = Double(longSide) / Double(max(width, height))
         guard scale < 1 else { return self }
         let w = max(1, Int((Double(width) * scale).rounded())), h = max(1, Int((Double(height) * scale).rounded()))
-        let columns = Self.weights(from: width, to: w), rows = Self.weights(from: height, to: h)
-        // Columns first, into floats, then rows.
-        var across = [Float](repeating: 0, count: w * height * 3)
+        let rows = Shares(from: height, to: h), columns = Shares(from: width, to: w)
+        let rowLength = width * 3
+        // Rows first, whole input rows at a time: a contiguous loop the compiler vectorizes.
+        var down = [Float](repeating: 0, count: rowLength * h)
         pixels.withUnsafeBufferPointer { src in
-            across.withUnsafeMutableBufferPointer { dst in
-                for y in 0..<height {
-                    let row = y * width * 3
-                    for (x, spans) in columns.enumerated() {
-                        var r: Float = 0, g: Float = 0, b: Float = 0
-                        for (sx, weight) in spans {
-                            let s = row + sx * 3
-                            r += Float(src[s]) * weight
-                            g += Float(src[s + 1]) * weight
-                            b += Float(src[s + 2]) * weight
-                        }
-                        let d = (y * w + x) * 3
-                        (dst[d], dst[d + 1], dst[d + 2]) = (r, g, b)
+            down.withUnsafeMutableBufferPointer { dst in
+                for y in 0..<h {
+                    let out = dst.baseAddress! + y * rowLength
+                    for j in 0..<rows.span {
+                        let share = rows.shares[y * rows.span + j]
+                        guard share > 0 else { continue }
+                        let input = src.baseAddress! + (rows.first[y] + j) * rowLength
+                        for i in 0..<rowLength { out[i] += Float(input[i]) * share }
                     }
                 }
             }
         }
         var out = [UInt8](repeating: 0, count: w * h * 3)
-        across.withUnsafeBufferPointer { src in
+        down.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
-                for (y, spans) in rows.enumerated() {
-                    for x in 0..<(w * 3) {
-                        var v: Float = 0
-                        for (sy, weight) in spans { v += src[sy * w * 3 + x] * weight }
-                        dst[y * w * 3 + x] = UInt8(min(255, max(0, v.rounded())))
+                for y in 0..<h {
+                    for x in 0..<w {
+                        var r: Float = 0, g: Float = 0, b: Float = 0
+                        var s = y * rowLength + columns.first[x] * 3
+                        for j in 0..<columns.span {
+                            let share = columns.shares[x * columns.span + j]
+                            r += src[s] * share
+                            g += src[s + 1] * share
+                            b += src[s + 2] * share
+                            s += 3
+                        }
+                        let d = (y * w + x) * 3
+                        dst[d] = Self.byte(r)
+                        dst[d + 1] = Self.byte(g)
+                        dst[d + 2] = Self.byte(b)
                     }
                 }
             }
@@ -90,20 +96,33 @@ public struct RGBImage: Sendable, Hashable {
         return RGBImage(width: w, height: h, pixels: out)
     }
 
-    /// For each of `n` output positions, the input positions of the `m` it covers and the
-    /// share of each (summing to 1): output k spans [k·m/n, (k+1)·m/n) of the input.
-    static func weights(from m: Int, to n: Int) -> [[(Int, Float)]] {
-        let step = Double(m) / Double(n)
-        return (0..<n).map { k in
-            let start = Double(k) * step, end = min(Double(m), start + step)
-            var spans: [(Int, Float)] = []
-            var i = Int(start)
-            while Double(i) < end {
-                let covered = min(end, Double(i + 1)) - max(start, Double(i))
-                if covered > 0 { spans.append((i, Float(covered / step))) }
-                i += 1
+    private static func byte(_ v: Float) -> UInt8 { UInt8(min(255, max(0, v.rounded()))) }
+
+    /// How `n` output positions cover `m` input positions (output k spans [k·m/n, (k+1)·m/n)
+    /// of the input): for each, the first of `span` consecutive inputs and the share of
+    /// each (summing to 1; 0 for those it does not reach). Every output has the same span,
+    /// so the loops over it have no bounds to look up, and none reads past the input.
+    struct Shares {
+        let span: Int
+        var first: [Int]
+        var shares: [Float]
+
+        init(from m: Int, to n: Int) {
+            let step = Double(m) / Double(n)
+            span = min(m, Int(step.rounded(.up)) + 1)
+            first = [Int](repeating: 0, count: n)
+            shares = [Float](repeating: 0, count: n * span)
+            for k in 0..<n {
+                let start = Double(k) * step, end = min(Double(m), start + step)
+                let from = min(Int(start), m - span)
+                first[k] = from
+                var i = Int(start)
+                while Double(i) < end {
+                    let covered = min(end, Double(i + 1)) - max(start, Double(i))
+                    if covered > 0 { shares[k * span + i - from] += Float(covered / step) }
+                    i += 1
+                }
             }
-            return spans
         }
     }
 }

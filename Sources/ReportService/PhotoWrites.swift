@@ -9,8 +9,8 @@ import ReportStore
 /// supervisors at any time. The picture's files are in place before its row is
 /// committed (``PhotoFiles/store(_:)``), so a row never names a missing file.
 extension ReportService {
-    /// Processes the uploads (one at a time, off the cooperative pool: it is the costly
-    /// part), stores their files, then, checking `caller`'s rights again, adds them to the
+    /// Processes the uploads (one after another, in one of ``photoLanes``: it is the
+    /// costly part), stores their files, then, checking `caller`'s rights again, adds them to the
     /// report in one transaction with their changes: all of them or, when one is refused
     /// (``PhotosRejected``, ``PhotoLimitReached``), none. The same picture on the same
     /// report is the photo it already has. Returns each row with its processed photo
@@ -19,7 +19,7 @@ extension ReportService {
     public func addPhotos(
         _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
     ) async throws -> [(photo: PhotoRow, processed: ProcessedPhoto)] {
-        let processed = try await Blocking.run(on: Self.processing) { [store] () throws -> [ProcessedPhoto] in
+        let processed = try await photoLanes.run { [store] () throws -> [ProcessedPhoto] in
             var done: [ProcessedPhoto] = [], refused: [(Int, ImageRejected)] = []
             for (i, upload) in uploads.enumerated() {
                 do throws(ImageRejected) { done.append(try processor.process(upload)) } catch { refused.append((i, error)) }
@@ -93,8 +93,7 @@ public struct PhotosRejected: Error, Sendable {
 }
 
 extension ReportService {
-    /// Photos are decoded and encoded one at a time, on a queue of their own: a burst of
-    /// uploads waits its turn instead of taking every core from the reads (a 12-megapixel
-    /// photo is some 70 ms of one core).
-    static let processing = DispatchQueue(label: "posterwatch.photos")
+    /// Every core but one: a burst of uploads waits its turn rather than take every core
+    /// from the reads (a 12-megapixel photo is some 60 ms of one core).
+    public static var defaultPhotoWorkers: Int { max(1, ProcessInfo.processInfo.activeProcessorCount - 1) }
 }

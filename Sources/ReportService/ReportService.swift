@@ -45,10 +45,14 @@ public final class ReportService: Sendable {
     public let intake: IntakeSettings
     /// Idempotency keys whose first request is still running.
     let keysInFlight = Mutex<Set<String>>([])
+    /// Where uploaded photos are decoded and encoded, at most this many at once.
+    public let photoLanes: Lanes
 
-    /// Opens the service over `store`, building the index from every stored report.
-    public init(store: ReportStore, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil) throws {
+    /// Opens the service over `store`, building the index from every stored report. Photos
+    /// are processed `photoWorkers` at a time (by default ``defaultPhotoWorkers``).
+    public init(store: ReportStore, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) throws {
         self.store = store
+        photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
         statusCodes = store.reference.statuses.map(\.code)
         let (markers, tallied, lastChange) = try store.snapshot(ClusterEntry.init)
         let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers)

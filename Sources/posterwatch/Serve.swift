@@ -87,6 +87,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where photos are stored (default: photos/ beside the database).", valueName: "dir"))
     var photos: String?
 
+    @Option(help: ArgumentHelp("How many uploaded photos are decoded and encoded at once (default: one less than the cores, at least 1); the rest wait their turn.", valueName: "n"))
+    var photoWorkers: Int?
+
     @Option(help: ArgumentHelp("The text of GET /v1/about: what the service is for, its legal basis and contacts, in Ukrainian and English.", valueName: "path"))
     var about = "data/about.json"
 
@@ -156,7 +159,8 @@ struct Serve: AsyncParsableCommand {
         var intake = IntakeSettings(reference: reports.reference)
         if let area { intake.area = try BoundingBox(parsing: area) }
         intake.duplicateRadius = duplicateRadius
-        let service = try ReportService(store: reports, intake: intake)
+        if let photoWorkers, photoWorkers < 1 { throw ValidationError("--photo-workers must be at least 1") }
+        let service = try ReportService(store: reports, intake: intake, photoWorkers: photoWorkers)
         Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20

@@ -27,7 +27,7 @@ public enum TestImages {
         var out: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         var message = [CChar](repeating: 0, count: Int(JMSG_LENGTH_MAX))
-        let failed = rgb.withUnsafeBufferPointer { cjpeg_encode($0.baseAddress, Int32(width), Int32(height), 92, &out, &size, &message) }
+        let failed = rgb.withUnsafeBufferPointer { cjpeg_encode($0.baseAddress, Int32(width), Int32(height), 92, 1, &out, &size, &message) }
         precondition(failed == 0 && out != nil, "libjpeg could not encode the test picture")
         defer { free(out) }
         let encoded = Array(UnsafeBufferPointer(start: out, count: Int(size)))

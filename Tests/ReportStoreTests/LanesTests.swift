@@ -1,0 +1,50 @@
+import Dispatch
+import Foundation
+import ReportStore
+import Synchronization
+import Testing
+
+@Suite("Lanes: synchronous work, at most so many at once")
+struct LanesTests {
+    /// How many bodies ran at once, at most, out of `jobs` run through lanes of `width`;
+    /// each body holds its lane until `width` of them are in (or a while has passed), so
+    /// that the lanes are seen full.
+    static func mostAtOnce(width: Int, jobs: Int) async throws -> (most: Int, finished: Int) {
+        let lanes = Lanes(width: width)
+        let running = Atomic(0), most = Atomic(0), finished = Atomic(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<jobs {
+                group.addTask {
+                    try await lanes.run {
+                        let now = running.add(1, ordering: .relaxed).newValue
+                        _ = most.max(now, ordering: .relaxed)
+                        var waited = 0
+                        while running.load(ordering: .relaxed) < width, waited < 2_000 {
+                            usleep(1_000)
+                            waited += 1
+                        }
+                        running.subtract(1, ordering: .relaxed)
+                        finished.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return (most.load(ordering: .relaxed), finished.load(ordering: .relaxed))
+    }
+
+    @Test("never more than the width at once, the width reached, and every body run", arguments: [1, 2, 3])
+    func bounded(width: Int) async throws {
+        let (most, finished) = try await Self.mostAtOnce(width: width, jobs: 12)
+        #expect(most == width)
+        #expect(finished == 12)
+    }
+
+    @Test("a body's error reaches its caller and frees its lane")
+    func errors() async throws {
+        struct Failed: Error {}
+        let lanes = Lanes(width: 1)
+        await #expect(throws: Failed.self) { try await lanes.run { throw Failed() } }
+        #expect(try await lanes.run { 7 } == 7)
+    }
+}
