@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Geometry
 import ReportModel
 import Synchronization
@@ -92,6 +93,14 @@ public final class ReportStore: Sendable {
 
     /// SQLite's page cache per connection: 64 MiB (negative: in KiB).
     static let cacheSize = -65536
+
+    /// The memory SQLite has allocated in this process, page caches included (each
+    /// connection's bounded by ``cacheSize``); nil unless SQLite counts it
+    /// (`POSTERWATCH_SQLITE_MEMORY_STATS=1`, see ``SQLiteSettings``).
+    public static var sqliteHeapBytes: Int? {
+        _ = SQLiteSettings.applied
+        return SQLiteSettings.memoryStatistics ? Int(sqlite3_memory_used()) : nil
+    }
 
     /// How many reports the store holds (kept by the triggers: no scan).
     public func count() throws -> Int {

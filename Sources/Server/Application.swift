@@ -9,6 +9,7 @@ import Logging
 import Photos
 import ServiceLifecycle
 import ReportService
+import ReportStore
 import Tiles
 import Webhooks
 
@@ -129,6 +130,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
             metrics.total("tile_cache_hits_total", cache.hits)
             metrics.total("tile_cache_misses_total", cache.misses)
             metrics.gauge("cluster_index_reports", service.reportCount)
+            if let bytes = ReportStore.sqliteHeapBytes { metrics.gauge("sqlite_heap_bytes", bytes) }
             metrics.gauge("change_stream_subscribers", hub.subscriberCount)
             metrics.total("change_stream_cut_off_total", hub.cutOff.load(ordering: .relaxed))
             let refused = limiter.refused.withLock { $0 }
