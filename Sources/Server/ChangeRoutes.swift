@@ -50,9 +50,15 @@ extension ChangeRoutes {
                 next = page.next
             }
             try await writer.write(ByteBuffer(bytes: ChangeHub.opening))
-            // A stream never ends on its own: it must not hold the server's shutdown.
-            for await chunk in subscription.events.cancelOnGracefulShutdown() {
-                try await writer.write(chunk)
+            // A stream never ends on its own: it must not hold the server's shutdown, which
+            // ends its events. (Not `cancelOnGracefulShutdown()`: that merges two sequences,
+            // two more tasks per subscriber and a hop through them for every chunk.)
+            try await withGracefulShutdownHandler {
+                for await chunk in subscription.events {
+                    try await writer.write(chunk)
+                }
+            } onGracefulShutdown: {
+                hub.unsubscribe(subscription)
             }
             try await writer.finish(nil)
         }

@@ -8,7 +8,7 @@ import TestSupport
 /// `posterwatch serve` on SIGTERM, as systemd and `make run` stop it.
 @Suite("Graceful shutdown")
 struct ShutdownTests {
-    @Test("SIGTERM: a request in flight is still answered, new connections are refused, the process exits 0 with the log folded into the database")
+    @Test("SIGTERM: a request in flight is still answered, a change stream is ended, new connections are refused, the process exits 0 with the log folded into the database")
     func sigterm() async throws {
         let cli = try CLI()
         try cli.addInspector(db: "t.sqlite")
@@ -16,6 +16,11 @@ struct ShutdownTests {
         let token = try await CrashTests.signIn(server.base)
         let port = try #require(Int(server.base.split(separator: ":").last ?? ""))
 
+        // A change stream, which never ends on its own: the shutdown must end it (or it
+        // would outlast --shutdown-timeout, and the process exit 1).
+        let stream = try RawConnection(port: port)
+        stream.send("GET /v1/changes/stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(await stream.read(until: ": live").contains("200 OK"))
         // A filing whose body is half sent when the signal comes.
         let body = Array(CrashTests.report(7))
         let connection = try RawConnection(port: port)
@@ -27,6 +32,7 @@ struct ShutdownTests {
         connection.send(bytes: Array(body.dropFirst(20)))
         let answer = await connection.readToClose().text
         #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer.prefix(200))")
+        #expect(await stream.readToClose().closed)
         server.process.waitUntilExit()
         #expect(server.process.terminationStatus == 0 && server.process.terminationReason == .exit)
         let wal = (try? FileManager.default.attributesOfItem(atPath: cli.path("t.sqlite-wal"))[.size] as? Int) ?? 0
