@@ -9,28 +9,32 @@ struct LanesTests {
     /// How many bodies ran at once, at most, out of `jobs` run through lanes of `width`;
     /// each body holds its lane until `width` of them are in (or a while has passed), so
     /// that the lanes are seen full.
+    final class Counts: Sendable {
+        let running = Atomic(0), most = Atomic(0), finished = Atomic(0)
+    }
+
     static func mostAtOnce(width: Int, jobs: Int) async throws -> (most: Int, finished: Int) {
         let lanes = Lanes(width: width)
-        let running = Atomic(0), most = Atomic(0), finished = Atomic(0)
+        let counts = Counts()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<jobs {
                 group.addTask {
                     try await lanes.run {
-                        let now = running.add(1, ordering: .relaxed).newValue
-                        _ = most.max(now, ordering: .relaxed)
+                        let now = counts.running.add(1, ordering: .relaxed).newValue
+                        _ = counts.most.max(now, ordering: .relaxed)
                         var waited = 0
-                        while running.load(ordering: .relaxed) < width, waited < 2_000 {
+                        while counts.running.load(ordering: .relaxed) < width, waited < 2_000 {
                             usleep(1_000)
                             waited += 1
                         }
-                        running.subtract(1, ordering: .relaxed)
-                        finished.add(1, ordering: .relaxed)
+                        counts.running.subtract(1, ordering: .relaxed)
+                        counts.finished.add(1, ordering: .relaxed)
                     }
                 }
             }
             try await group.waitForAll()
         }
-        return (most.load(ordering: .relaxed), finished.load(ordering: .relaxed))
+        return (counts.most.load(ordering: .relaxed), counts.finished.load(ordering: .relaxed))
     }
 
     @Test("never more than the width at once, the width reached, and every body run", arguments: [1, 2, 3])
