@@ -247,7 +247,9 @@ public struct ReferenceData: Sendable, Hashable, Codable {
             for (i, text) in d.phones.enumerated() {
                 run { () throws(ValidationError) in normalized.append(try Phone.normalize(text, field: "phones[\(i)]")) }
             }
-            if normalized.count == d.phones.count { run { () throws(ValidationError) in d.phones = try Phone.normalizeList(normalized) } }
+            // The list's rules (repeats, 1 to 5) on the numbers in their written form: the
+            // bare digits of an international number would not normalize again.
+            if normalized.count == d.phones.count { run { () throws(ValidationError) in d.phones = try Phone.normalizeList(normalized.map(Phone.written)) } }
         } else {
             run { () throws(ValidationError) in d.phones = try Phone.normalizeList(d.phones) }
         }
