@@ -167,7 +167,7 @@ public enum CSV {
         out.append(comma)
         if let violator = report.violator { ByteOutput.appendCSVField(violator, to: &out) }
         out.append(comma)
-        ByteOutput.appendCSVField(report.phones.map(Phone.written).joined(separator: ";"), to: &out)
+        ByteOutput.appendCSVField(report.phones.lazy.map(Phone.written).joined(separator: ";"), to: &out)
         out.append(comma)
         if let comment = report.comment { ByteOutput.appendCSVField(comment, to: &out) }
         out.append(comma)

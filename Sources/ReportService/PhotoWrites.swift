@@ -1,5 +1,4 @@
 import Accounts
-import Dispatch
 import Foundation
 import Photos
 import ReportModel

@@ -40,12 +40,10 @@ public enum Blocking {
 /// the rest wait their turn, first come first served. Photo decoding runs this way, so that
 /// a burst of uploads cannot take every core from the reads.
 public final class Lanes: Sendable {
-    public let width: Int
     private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
     public init(width: Int) {
         precondition(width >= 1, "a lane at least")
-        self.width = width
         state = Mutex((free: width, waiting: []))
     }
 
