@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import ReportModel
 import ReportService
+import ReportStore
 import Synchronization
 
 /// `GET /v1/changes/stream` under load: subscribers of the whole city on sockets of this
@@ -38,7 +39,9 @@ struct StreamBench {
 
         let shared = Shared()
         let timed = self.timed
-        let reader = Task.detached { Self.readAll(sockets, timed: timed, shared) }
+        // The reader blocks in poll(2): on a thread of its own, not on one of the concurrency
+        // pool's (as many as cores: one of two here), which the server's subscribers need.
+        let reader = Task { try await Blocking.run { Self.readAll(sockets, timed: timed, shared) } }
         let drafts = Bench.drafts(rate * seconds, seed: 91, reference: service.reference)
         let started = DispatchTime.now().uptimeNanoseconds
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -59,7 +62,7 @@ struct StreamBench {
         }
         try await Task.sleep(for: .seconds(1))  // the last events on their way
         shared.reading.store(false, ordering: .relaxed)
-        let (latencies, events) = await reader.value
+        let (latencies, events) = try await reader.value
         return Result(latencies: Samples(milliseconds: latencies), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber)
     }
 
