@@ -54,7 +54,7 @@ token() {
 }
 inspector=$(token inspector)
 supervisor=$(token supervisor)
-curl -sf "$base/v1/reports?status=confirmed&limit=400" | python3 -c 'import json, sys; print("\n".join(str(f["id"]) for f in json.load(sys.stdin)["features"]))' >"$work/confirmed.txt"
+curl -sf "$base/v1/reports?status=confirmed&limit=2000" | python3 -c 'import json, sys; print("\n".join(str(f["id"]) for f in json.load(sys.stdin)["features"]))' >"$work/confirmed.txt"
 python3 scripts/soak/requests.py "$work/mix.lua" "$inspector" "$supervisor" "$work/confirmed.txt" 2
 python3 scripts/soak/requests.py "$work/warmup.lua" "$inspector" "$supervisor" "$work/confirmed.txt" 2 --no-moves
 python3 - "$work/probe.lua" <<'PY'
@@ -78,6 +78,7 @@ LUA
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status"; }
 anon() { awk '/RssAnon/ { print $2 }' "/proc/$server/status"; }
 sqlite_kb() { curl -sf "$base/metrics" | awk '/^sqlite_heap_bytes/ { print int($2 / 1024) }'; }
+reports() { curl -sf "$base/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)["reports"])'; }
 # Each of wrk's 64 connections waits this many ms before each request: 64 of them at
 # 1 / (delay + latency) each make about $rate a second.
 pace() { echo "delay = function() return $((64000 / rate)) end" >>"$1"; }
@@ -97,6 +98,7 @@ before=$(rss)
 before_anon=$(anon)
 before_sqlite=$(sqlite_kb)
 before_own=$((before_anon - before_sqlite))
+before_reports=$(reports)
 echo "soak: $minutes min of the mix; memory after the warm-up: $((before_own / 1024)) MB its own, $((before_sqlite / 1024)) MB SQLite's, $((before / 1024)) MB resident" >&2
 seconds=$((minutes * 60))
 ( for _ in $(seq $((seconds / 30))); do sleep 30; echo "$(anon) $(sqlite_kb) $(rss)"; done ) >"$work/memory.txt" 2>/dev/null &
@@ -112,6 +114,7 @@ after=$(rss)
 after_anon=$(anon)
 after_sqlite=$(sqlite_kb)
 after_own=$((after_anon - after_sqlite))
+after_reports=$(reports)
 timeline=$(awk '{ printf "%s%d/%d/%d", (NR > 1 ? ", " : ""), ($1 - $2) / 1024, $2 / 1024, $3 / 1024 }' "$work/memory.txt")
 
 mix_rate=$(field "Requests/sec:" "$work/mix.txt")
@@ -127,13 +130,14 @@ limited=$(curl -sf "$base/metrics" | awk -F' ' '/^rate_limit_refusals_total\{kin
 growth=$(python3 -c "print(round(($after_own - $before_own) / $before_own * 100, 1))")
 sqlite_growth=$(python3 -c "print(round(($after_sqlite - $before_sqlite) / $before_sqlite * 100, 1))")
 resident_growth=$(python3 -c "print(round(($after - $before) / $before * 100, 1))")
+reports_growth=$(python3 -c "print(round(($after_reports - $before_reports) / $before_reports * 100, 1))")
 
 cat <<MD
 ### Soak: $minutes min of a mixed load (\`make soak\`, scripts/soak.sh)
 
 $count generated Kyiv reports; wrk over loopback, 2 threads and 64 connections running the mix of
 \`scripts/soak/requests.py\` (90% reads: z14 and z10 clusters, tiles, report pages, searches;
-10% writes: filings and transitions) from 100 clients named in \`X-Forwarded-For\`, paced to
+10% writes: 3% filings and 7% transitions) from 100 clients named in \`X-Forwarded-For\`, paced to
 $rate requests/s, after a $warmup s warm-up at that pace; beside it 4 connections reading z14
 clusters only (some 100 a second), and for the first 10 s a client filing as fast as it can. Server and wrk share
 the 2 cores.
@@ -145,6 +149,7 @@ the 2 cores.
 | the abusive client | $abuse_refused of $abuse_total filings refused 429 (the server counted $limited) | refused, others unharmed |
 | the server's own memory (anonymous resident, less SQLite's) | $((before_own / 1024)) MB after the warm-up, $((after_own / 1024)) MB after the soak ($growth%) | within 10% |
 | SQLite's memory, its page caches (\`sqlite_heap_bytes\`) | $((before_sqlite / 1024)) MB after the warm-up, $((after_sqlite / 1024)) MB after the soak ($sqlite_growth%) | at most 64 MiB a connection |
+| reports held (the index and the tallies grow with them) | $before_reports after the warm-up, $after_reports after the soak ($reports_growth%) | |
 | its resident size, the mapped database included | $((before / 1024)) MB after the warm-up, $((after / 1024)) MB after the soak ($resident_growth%) | |
 
 Every 30 s, own/SQLite's/resident MB: $timeline.
