@@ -17,14 +17,25 @@ struct StreamBench {
     let rate = 1_000
     let seconds = 10
 
-    /// What the filers and the reader share: when each filing was submitted, and whether to go on reading.
+    /// When a filing was submitted, and when its 201 came back (its commit lies between).
+    struct Filed {
+        var submitted: UInt64
+        var answered: UInt64
+    }
+
+    /// What the filers and the reader share: when each filing was made, and whether to go on reading.
     final class Shared: Sendable {
-        let submitted = Mutex<[Int64: UInt64]>([:])
+        let filed = Mutex<[Int64: Filed]>([:])
         let reading = Atomic<Bool>(true)
     }
 
     struct Result {
+        /// From a filing's submission to its event: an upper bound of commit → event.
         var latencies: Samples
+        /// From a filing's answer to its event (0 for an event that came first): a lower bound.
+        var afterAnswer: Samples
+        /// From a filing's submission to its answer.
+        var filingTimes: Samples
         var filings: Int
         var eventsRead: Int
         var bytesPerSubscriber: Double
@@ -54,7 +65,8 @@ struct StreamBench {
                         if due > now { try await Task.sleep(for: .nanoseconds(Int(due - now))) }
                         let t0 = DispatchTime.now().uptimeNanoseconds
                         let id = try await service.file(drafts[k], by: filer).report.id
-                        shared.submitted.withLock { $0[id] = t0 }
+                        let t1 = DispatchTime.now().uptimeNanoseconds
+                        shared.filed.withLock { $0[id] = Filed(submitted: t0, answered: t1) }
                     }
                 }
             }
@@ -63,7 +75,10 @@ struct StreamBench {
         try await Task.sleep(for: .seconds(1))  // the last events on their way
         shared.reading.store(false, ordering: .relaxed)
         let (latencies, events) = try await reader.value
-        return Result(latencies: Samples(milliseconds: latencies), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber)
+        let filingTimes = shared.filed.withLock { $0.values.map { Double($0.answered - $0.submitted) / 1e6 } }
+        return Result(
+            latencies: Samples(milliseconds: latencies.map(\.fromSubmission)), afterAnswer: Samples(milliseconds: latencies.map(\.fromAnswer)),
+            filingTimes: Samples(milliseconds: filingTimes), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber)
     }
 
     /// A socket subscribed to the whole stream from now.
@@ -94,14 +109,17 @@ struct StreamBench {
         return true
     }
 
-    /// Drains every socket until told to stop; for the first `timed`, the time from each
-    /// filing's submission to its event, by the report id in the event's data.
-    static func readAll(_ sockets: [Int32], timed: Int, _ shared: Shared) -> ([Double], Int) {
+    /// An event's delay, in ms, from its filing's submission and from its filing's answer.
+    typealias Delay = (fromSubmission: Double, fromAnswer: Double)
+
+    /// Drains every socket until told to stop; for the first `timed`, the delay of each
+    /// event, found by the report id in the event's data.
+    static func readAll(_ sockets: [Int32], timed: Int, _ shared: Shared) -> ([Delay], Int) {
         var polls = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var tails = [[UInt8]](repeating: [], count: sockets.count)
         var pending: [(id: Int64, at: UInt64)] = []
-        var latencies: [Double] = []
+        var latencies: [Delay] = []
         var events = 0
         let marker = Array(#"data: {"seq":"#.utf8), idKey = Array(#""id":"#.utf8)
         while shared.reading.load(ordering: .relaxed) {
@@ -130,11 +148,12 @@ struct StreamBench {
         return (latencies, events)
     }
 
-    private static func settle(_ pending: inout [(id: Int64, at: UInt64)], _ latencies: inout [Double], _ shared: Shared) {
-        shared.submitted.withLock { times in
+    private static func settle(_ pending: inout [(id: Int64, at: UInt64)], _ latencies: inout [Delay], _ shared: Shared) {
+        func ms(_ from: UInt64, _ to: UInt64) -> Double { Double(to > from ? to - from : 0) / 1e6 }
+        shared.filed.withLock { filed in
             pending.removeAll { event in
-                guard let t0 = times[event.id] else { return false }  // answered after its event: settled later
-                latencies.append(Double(event.at > t0 ? event.at - t0 : 0) / 1e6)
+                guard let times = filed[event.id] else { return false }  // answered after its event: settled later
+                latencies.append((ms(times.submitted, event.at), ms(times.answered, event.at)))
                 return true
             }
         }
