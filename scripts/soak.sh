@@ -54,9 +54,12 @@ token() {
 }
 inspector=$(token inspector)
 supervisor=$(token supervisor)
-curl -sf "$base/v1/reports?status=confirmed&limit=2000" | python3 -c 'import json, sys; print("\n".join(str(f["id"]) for f in json.load(sys.stdin)["features"]))' >"$work/confirmed.txt"
-python3 scripts/soak/requests.py "$work/mix.lua" "$inspector" "$supervisor" "$work/confirmed.txt" 2
-python3 scripts/soak/requests.py "$work/warmup.lua" "$inspector" "$supervisor" "$work/confirmed.txt" 2 --no-moves
+# Confirmed reports to move, 2,000 for the soak and 2,000 others for the warm-up.
+curl -sf "$base/v1/reports?status=confirmed&limit=4000" | python3 -c 'import json, sys; print("\n".join(str(f["id"]) for f in json.load(sys.stdin)["features"]))' >"$work/confirmed.txt"
+head -n 2000 "$work/confirmed.txt" >"$work/mix-ids.txt"
+tail -n +2001 "$work/confirmed.txt" >"$work/warmup-ids.txt"
+python3 scripts/soak/requests.py "$work/mix.lua" "$inspector" "$supervisor" "$work/mix-ids.txt" 2
+python3 scripts/soak/requests.py "$work/warmup.lua" "$inspector" "$supervisor" "$work/warmup-ids.txt" 2
 python3 - "$work/probe.lua" <<'PY'
 import math, random, sys
 rng = random.Random(7)
@@ -79,6 +82,7 @@ rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status"; }
 anon() { awk '/RssAnon/ { print $2 }' "/proc/$server/status"; }
 sqlite_kb() { curl -sf "$base/metrics" | awk '/^sqlite_heap_bytes/ { print int($2 / 1024) }'; }
 reports() { curl -sf "$base/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)["reports"])'; }
+tiles_kb() { curl -sf "$base/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)["tile_cache"]["bytes"] // 1024)'; }
 # Each of wrk's 64 connections waits this many ms before each request: 64 of them at
 # 1 / (delay + latency) each make about $rate a second.
 pace() { echo "delay = function() return $((64000 / rate)) end" >>"$1"; }
@@ -101,7 +105,7 @@ before_own=$((before_anon - before_sqlite))
 before_reports=$(reports)
 echo "soak: $minutes min of the mix; memory after the warm-up: $((before_own / 1024)) MB its own, $((before_sqlite / 1024)) MB SQLite's, $((before / 1024)) MB resident" >&2
 seconds=$((minutes * 60))
-( for _ in $(seq $((seconds / 30))); do sleep 30; echo "$(anon) $(sqlite_kb) $(rss)"; done ) >"$work/memory.txt" 2>/dev/null &
+( for _ in $(seq $((seconds / 30))); do sleep 30; echo "$(anon) $(sqlite_kb) $(rss) $(tiles_kb)"; done ) >"$work/memory.txt" 2>/dev/null &
 sampler=$!
 wrk -t2 -c64 -d"${seconds}s" --latency -s "$work/mix.lua" "$base" >"$work/mix.txt" &
 mix=$!
@@ -115,7 +119,7 @@ after_anon=$(anon)
 after_sqlite=$(sqlite_kb)
 after_own=$((after_anon - after_sqlite))
 after_reports=$(reports)
-timeline=$(awk '{ printf "%s%d/%d/%d", (NR > 1 ? ", " : ""), ($1 - $2) / 1024, $2 / 1024, $3 / 1024 }' "$work/memory.txt")
+timeline=$(awk '{ printf "%s%d/%d/%d/%.1f", (NR > 1 ? ", " : ""), ($1 - $2) / 1024, $2 / 1024, $3 / 1024, $4 / 1024 }' "$work/memory.txt")
 
 mix_rate=$(field "Requests/sec:" "$work/mix.txt")
 mix_errors=$(( $(non2xx "$work/mix.txt" || echo 0) + 0 ))
@@ -152,7 +156,7 @@ the 2 cores.
 | reports held (the index and the tallies grow with them) | $before_reports after the warm-up, $after_reports after the soak ($reports_growth%) | |
 | its resident size, the mapped database included | $((before / 1024)) MB after the warm-up, $((after / 1024)) MB after the soak ($resident_growth%) | |
 
-Every 30 s, own/SQLite's/resident MB: $timeline.
+Every 30 s, own/SQLite's/resident MB and the tile cache's (part of its own): $timeline.
 MD
 
 ok=1
