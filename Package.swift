@@ -23,7 +23,7 @@
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
 //   TestSupport   what the test targets share: temporary directories and stores, seeded drafts, the random draws
 //   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CJPEG: libjpeg-turbo (photos); CZlib: gzip for the server;
-//                 CSQLiteConfig: SQLite's process-wide settings, which GRDB does not reach
+//                 CSQLiteConfig: SQLite's process-wide settings, which GRDB does not reach; CMalloc: glibc's allocator settings
 import PackageDescription
 
 let package = Package(
@@ -61,6 +61,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CSQLiteConfig", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMalloc"),
 
         .target(name: "Geometry"),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
@@ -116,8 +117,8 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "Backup", "ChangeFeed", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
-                "Webhooks", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Accounts", "Backup", "ChangeFeed", "CMalloc", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Tiles", "Webhooks", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(

@@ -153,6 +153,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        MallocSettings.apply()
         if logFormat == .json { LoggingSystem.bootstrap(JSONLogHandler.init) }
         let started = Date()
         let reports = try ReportStore(path: store.db)
