@@ -6,6 +6,8 @@
 #                schemathesis (scripts/api-fuzz.sh, a fixed seed, FUZZ_EXAMPLES per operation) and run
 #                the test suite
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
+#   make fuzz-api  the same schemathesis run, longer, on the release build: FUZZ_API_EXAMPLES per
+#                operation (default 500; a quarter of them for each role but the administrator's)
 #   make e2e     serve the sample data, open the map page in headless Chromium, check that tiles
 #                load and searching works, and save docs/map.png (not part of the tests)
 #   make fuzz    build the libFuzzer targets in Fuzz/ (parsers, import readers, photo decoding) and
@@ -25,6 +27,7 @@ TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
 # of webhook deliveries; prometheus-client parses GET /metrics.
 TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0 prometheus-client==0.26.0
 FUZZ_EXAMPLES ?= 50
+FUZZ_API_EXAMPLES ?= 500
 # make fuzz: seconds per libFuzzer target (the goal: no crash in 600), and which targets (all when empty).
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?=
@@ -39,7 +42,7 @@ BENCH_COUNT ?= 1000000
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: deps test-deps install build run test bench e2e fuzz soak sample clean
+.PHONY: deps test-deps pip-deps install build run test bench e2e fuzz fuzz-api soak sample clean
 
 # Installs only what is missing, so a prepared machine does not touch apt at all.
 deps:
@@ -68,14 +71,21 @@ run: build
 	$(BIN) stats --db $(DB)
 	$(BIN) serve --db $(DB) --host $(HOST) --port $(PORT)
 
-test: test-deps
+# The PyPI packages of TEST_PIP, each installed only when missing or of another version.
+pip-deps:
 	@for p in $(TEST_PIP); do \
 		python3 -m pip show "$${p%%==*}" 2>/dev/null | grep -qx "Version: $${p##*==}" \
 			|| python3 -m pip install -q --disable-pip-version-check "$$p"; \
 	done
+
+test: test-deps pip-deps
 	swift build --product posterwatch
 	scripts/api-fuzz.sh .build/debug/posterwatch $(FUZZ_EXAMPLES)
 	swift test
+
+fuzz-api: build pip-deps
+	@$(MAKE) --no-print-directory install PACKAGES="curl"
+	scripts/api-fuzz.sh $(BIN) $(FUZZ_API_EXAMPLES)
 
 bench: deps
 	@$(MAKE) --no-print-directory install PACKAGES="$(BENCH_APT_PACKAGES)"
