@@ -175,7 +175,7 @@ extension Bench {
             end
             request = function()
               i = i + 1
-              return requests[(i % #requests) + 1]
+              return requests[((i - 1) % #requests) + 1]
             end
             \(delay.map { "delay = function() return \($0) end" } ?? "")
 

@@ -111,6 +111,6 @@ init = function(args)
 end
 request = function()
   i = i + 1
-  return requests[(i % #requests) + 1]
+  return requests[((i - 1) % #requests) + 1]
 end
 """)
