@@ -81,8 +81,9 @@ LUA
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status"; }
 anon() { awk '/RssAnon/ { print $2 }' "/proc/$server/status"; }
 sqlite_kb() { curl -sf "$base/metrics" | awk '/^sqlite_heap_bytes/ { print int($2 / 1024) }'; }
-reports() { curl -sf "$base/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)["reports"])'; }
-tiles_kb() { curl -sf "$base/health" | python3 -c 'import json, sys; print(json.load(sys.stdin)["tile_cache"]["bytes"] // 1024)'; }
+health() { curl -sf "$base/health" | python3 -c "import json, sys; health = json.load(sys.stdin); print($1)"; }  # an expression of /health
+reports() { health 'health["reports"]'; }
+tiles_kb() { health 'health["tile_cache"]["bytes"] // 1024'; }
 # Each of wrk's 64 connections waits this many ms before each request: 64 of them at
 # 1 / (delay + latency) each make about $rate a second.
 pace() { echo "delay = function() return $((64000 / rate)) end" >>"$1"; }

@@ -3,10 +3,10 @@ pre-formatted requests in the soak's mix, so that wrk spends no Lua work per req
 
 90% reads: /v1/clusters at z14 (40%) and z10 (10%), tiles at z12-16 (15%), report pages
 (15%), phone searches (10%); 10% writes: filings (3%) and transitions (7%, confirmed <->
-removed, each report moved again only a whole list later). A report is moved several times
-in its life (verifying, confirmed, blocked, removed), so moves outnumber filings; and every
-filing grows what the server holds in memory (the cluster index, the tallies), which a
-soak of 9% filings (+15% reports in 10 minutes) mistook for a leak. Each request names one of 50
+removed: to removed in the first half of a list, back in the second). A report is moved
+several times in its life (verifying, confirmed, blocked, removed), so moves outnumber
+filings; and every filing grows what the server holds in memory (the cluster index, the
+tallies), which a mix of filings alone confounds with a leak. Each request names one of 50
 clients per thread in X-Forwarded-For (the server trusts loopback as its proxy), so the
 rate limits see 100 clients, as behind a real proxy.
 
