@@ -304,7 +304,12 @@ struct Report {
                   "|" + header.map { _ in "---" }.joined(separator: "|") + "|"]
         Console.error("… \(title)")
     }
-    mutating func row(_ cells: [String]) { lines.append("| " + cells.joined(separator: " | ") + " |") }
+    /// Adds a row, and shows it at once on standard error (a whole run takes minutes).
+    mutating func row(_ cells: [String]) {
+        let line = "| " + cells.joined(separator: " | ") + " |"
+        lines.append(line)
+        Console.error("  \(line)")
+    }
     mutating func note(_ text: String) { lines += ["", text] }
 
     func markdown(machine: String, dataset: String) -> String {

@@ -154,9 +154,13 @@ extension Bench {
             local threads = 0
             setup = function(thread)
               thread:set("list", threads % #lists + 1)
+              thread:set("first", threads == 0)
               threads = threads + 1
             end
+            -- wrk calls the first thread's request() once before the run, to look for
+            -- pipelining, and never sends what it returns: that thread starts a step back.
             init = function(args)
+              if first then i = -1 end
               local mine = lists[list or 1]
               for k = 0, math.max(#mine, #tokens) - 1 do
                 local headers = {}
@@ -175,7 +179,7 @@ extension Bench {
             end
             request = function()
               i = i + 1
-              return requests[((i - 1) % #requests) + 1]
+              return requests[(math.max(i - 1, 0) % #requests) + 1]
             end
             \(delay.map { "delay = function() return \($0) end" } ?? "")
 

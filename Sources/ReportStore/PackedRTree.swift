@@ -44,6 +44,13 @@ enum PackedRTree {
         var parentOf: [(node: Int64, parent: Int64)] = []
     }
 
+    /// How full a packed node is made. A full leaf splits at its first new entry, and
+    /// SQLite then rewrites the leaf of every entry it moves in `_rowid`: right after an
+    /// import of a million reports every filing split a node, 345 WAL pages a transaction
+    /// of 10 against 221 with leaves 70% full (the write section of BENCHMARKS.md). Box
+    /// queries read as fast either way.
+    static let fill = 0.7
+
     /// The node size, fixed when the table was created: the root's blob length.
     static func nodeSize(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT length(data) FROM report_rtree_node WHERE nodeno = 1") ?? 1228
@@ -60,11 +67,11 @@ enum PackedRTree {
         return entries
     }
 
-    /// Packs `entries` (reordering them) into nodes of `nodeSize` bytes, level by level from
-    /// the leaves up; each level's nodes become the next level's entries. Node numbers: the
-    /// root is 1, the others from 2 on in the order they are built.
+    /// Packs `entries` (reordering them) into nodes of `nodeSize` bytes, ``fill`` full, level
+    /// by level from the leaves up; each level's nodes become the next level's entries. Node
+    /// numbers: the root is 1, the others from 2 on in the order they are built.
     static func layout(_ entries: consuming [Entry], nodeSize: Int) -> Layout {
-        let capacity = (nodeSize - 4) / 24
+        let capacity = max(2, Int(Double((nodeSize - 4) / 24) * fill))
         var result = Layout()
         result.leafOf.reserveCapacity(entries.count)
         var level = entries

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Generator
 import Geometry
 import ReportModel
@@ -190,5 +191,32 @@ struct CellCoverTests {
                 #expect(low < ranges.count && ranges[low].contains(key), "\(c) in \(box)")
             }
         }
+    }
+}
+
+@Suite("The packed R*Tree")
+struct PackedRTreeTests {
+    /// Every report's leaf, by storage key.
+    static func leaves(_ store: ReportStore) throws -> [Int64: Int64] {
+        try store.pool.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT rowid, nodeno FROM report_rtree_rowid").map { ($0[0], $0[1]) })
+        }
+    }
+
+    @Test("an import leaves room in its nodes: reports filed after it split none, and none of the imported moves")
+    func roomAfterImport() throws {
+        let fixture = try TemporaryStore()
+        var rng = SplitMix64(state: 21)
+        try fixture.store.importDrafts(Drafts.positions(1_500, using: &rng).map { Drafts.make($0, using: &rng) })
+        let imported = try Self.leaves(fixture.store)
+        let nodes = try fixture.store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM report_rtree_node") ?? 0 }
+        // 51 entries fit a node; 35 are packed into one (70%).
+        #expect(nodes >= 1_500 / 35)
+        try fixture.store.insert(Drafts.positions(40, using: &rng).map { Drafts.make($0, using: &rng) })
+        let after = try Self.leaves(fixture.store)
+        #expect(after.count == 1_540)
+        #expect(imported.filter { after[$0.key] != $0.value }.count == 0, "imported reports moved to another leaf")
+        #expect(try fixture.store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM report_rtree_node") } == nodes)
+        #expect(try fixture.store.checkIndexes() == "ok")
     }
 }
