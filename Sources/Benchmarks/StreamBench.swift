@@ -8,7 +8,7 @@ import Synchronization
 
 /// `GET /v1/changes/stream` under load: subscribers of the whole city on sockets of this
 /// process, while filings are committed through the service at a steady rate; the time
-/// from a filing's submission (so its commit included) to its event on a subscriber's
+/// from a filing's commit (and from its submission) to its event on a subscriber's
 /// socket, and the memory each subscriber costs.
 struct StreamBench {
     let subscribers = 1_000
@@ -23,17 +23,21 @@ struct StreamBench {
         var answered: UInt64
     }
 
-    /// What the filers and the reader share: when each filing was made, and whether to go on reading.
+    /// What the filers and the reader share: when each filing was made and committed, and
+    /// whether to go on reading.
     final class Shared: Sendable {
         let filed = Mutex<[Int64: Filed]>([:])
+        /// Stamped by an observer of the service's commits, which runs after each commit
+        /// and before its writers are answered.
+        let committed = Mutex<[Int64: UInt64]>([:])
         let reading = Atomic<Bool>(true)
     }
 
     struct Result {
-        /// From a filing's submission to its event: an upper bound of commit → event.
+        /// From a filing's submission to its event (its time to commit included).
         var latencies: Samples
-        /// From a filing's answer to its event (0 for an event that came first): a lower bound.
-        var afterAnswer: Samples
+        /// From a filing's commit to its event.
+        var afterCommit: Samples
         /// From a filing's submission to its answer.
         var filingTimes: Samples
         var filings: Int
@@ -49,6 +53,10 @@ struct StreamBench {
         let perSubscriber = (residentMB() - before) * 1_048_576 / Double(subscribers)
 
         let shared = Shared()
+        service.onWrite { touched in
+            let now = DispatchTime.now().uptimeNanoseconds
+            shared.committed.withLock { for entry in touched { $0[entry.id] = now } }
+        }
         let timed = self.timed
         // The reader blocks in poll(2): on a thread of its own, not on one of the concurrency
         // pool's (as many as cores: one of two here), which the server's subscribers need.
@@ -77,7 +85,7 @@ struct StreamBench {
         let (latencies, events) = try await reader.value
         let filingTimes = shared.filed.withLock { $0.values.map { Double($0.answered - $0.submitted) / 1e6 } }
         return Result(
-            latencies: Samples(milliseconds: latencies.map(\.fromSubmission)), afterAnswer: Samples(milliseconds: latencies.map(\.fromAnswer)),
+            latencies: Samples(milliseconds: latencies.map(\.fromSubmission)), afterCommit: Samples(milliseconds: latencies.map(\.fromCommit)),
             filingTimes: Samples(milliseconds: filingTimes), filings: drafts.count, eventsRead: events, bytesPerSubscriber: perSubscriber)
     }
 
@@ -109,8 +117,8 @@ struct StreamBench {
         return true
     }
 
-    /// An event's delay, in ms, from its filing's submission and from its filing's answer.
-    typealias Delay = (fromSubmission: Double, fromAnswer: Double)
+    /// An event's delay, in ms, from its filing's submission and from its filing's commit.
+    typealias Delay = (fromSubmission: Double, fromCommit: Double)
 
     /// Drains every socket until told to stop; for the first `timed`, the delay of each
     /// event, found by the report id in the event's data.
@@ -150,10 +158,12 @@ struct StreamBench {
 
     private static func settle(_ pending: inout [(id: Int64, at: UInt64)], _ latencies: inout [Delay], _ shared: Shared) {
         func ms(_ from: UInt64, _ to: UInt64) -> Double { Double(to > from ? to - from : 0) / 1e6 }
+        let committed = shared.committed.withLock { $0 }
         shared.filed.withLock { filed in
             pending.removeAll { event in
-                guard let times = filed[event.id] else { return false }  // answered after its event: settled later
-                latencies.append((ms(times.submitted, event.at), ms(times.answered, event.at)))
+                // Answered after its event: settled later.
+                guard let times = filed[event.id], let commit = committed[event.id] else { return false }
+                latencies.append((ms(times.submitted, event.at), ms(commit, event.at)))
                 return true
             }
         }
