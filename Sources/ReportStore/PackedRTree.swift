@@ -45,10 +45,9 @@ enum PackedRTree {
     }
 
     /// How full a packed node is made. A full leaf splits at its first new entry, and
-    /// SQLite then rewrites the leaf of every entry it moves in `_rowid`: right after an
-    /// import of a million reports every filing split a node, 345 WAL pages a transaction
-    /// of 10 against 221 with leaves 70% full (the write section of BENCHMARKS.md). Box
-    /// queries read as fast either way.
+    /// SQLite then rewrites the `_rowid` row of every entry the split moves: with full
+    /// nodes, the filings after an import each split one and wrote half as many pages
+    /// again (the write section of BENCHMARKS.md). Box queries read as fast either way.
     static let fill = 0.7
 
     /// The node size, fixed when the table was created: the root's blob length.
