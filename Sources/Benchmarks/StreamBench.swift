@@ -23,14 +23,34 @@ struct StreamBench {
         var answered: UInt64
     }
 
+    /// When each report was committed: stamped by an observer of the service's commits,
+    /// which runs after each commit and before its writers are answered.
+    final class Commits: Sendable {
+        let stamps = Mutex<[Int64: UInt64]>([:])
+    }
+
+    /// One observer for every run on the service (``observe(_:)``); ids never repeat.
+    let commits = Commits()
+
+    /// Stamps the commits of `service` from now on; once per service, before the runs.
+    func observe(_ service: ReportService) {
+        let commits = self.commits
+        service.onWrite { touched in
+            let now = DispatchTime.now().uptimeNanoseconds
+            commits.stamps.withLock { for entry in touched { $0[entry.id] = now } }
+        }
+    }
+
     /// What the filers and the reader share: when each filing was made and committed, and
     /// whether to go on reading.
     final class Shared: Sendable {
         let filed = Mutex<[Int64: Filed]>([:])
-        /// Stamped by an observer of the service's commits, which runs after each commit
-        /// and before its writers are answered.
-        let committed = Mutex<[Int64: UInt64]>([:])
+        let commits: Commits
         let reading = Atomic<Bool>(true)
+
+        init(commits: Commits) {
+            self.commits = commits
+        }
     }
 
     struct Result {
@@ -45,6 +65,8 @@ struct StreamBench {
         var bytesPerSubscriber: Double
     }
 
+    /// Subscribes, files at ``rate`` for ``seconds`` through `service` (which ``observe(_:)``
+    /// already watches) and times the events.
     func run(_ service: ReportService, filer: Caller, port: Int) async throws -> Result {
         let before = residentMB()
         let sockets = try (0..<subscribers).map { _ in try Self.subscribe(port: port) }
@@ -52,11 +74,7 @@ struct StreamBench {
         for fd in sockets { _ = Self.read(fd, until: ": live") }
         let perSubscriber = (residentMB() - before) * 1_048_576 / Double(subscribers)
 
-        let shared = Shared()
-        service.onWrite { touched in
-            let now = DispatchTime.now().uptimeNanoseconds
-            shared.committed.withLock { for entry in touched { $0[entry.id] = now } }
-        }
+        let shared = Shared(commits: commits)
         let timed = self.timed
         // The reader blocks in poll(2): on a thread of its own, not on one of the concurrency
         // pool's (as many as cores: one of two here), which the server's subscribers need.
@@ -158,7 +176,7 @@ struct StreamBench {
 
     private static func settle(_ pending: inout [(id: Int64, at: UInt64)], _ latencies: inout [Delay], _ shared: Shared) {
         func ms(_ from: UInt64, _ to: UInt64) -> Double { Double(to > from ? to - from : 0) / 1e6 }
-        let committed = shared.committed.withLock { $0 }
+        let committed = shared.commits.stamps.withLock { $0 }
         shared.filed.withLock { filed in
             pending.removeAll { event in
                 // Answered after its event: settled later.

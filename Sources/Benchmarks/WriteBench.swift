@@ -91,6 +91,7 @@ extension Bench {
     func measureStream(_ service: ReportService, accounts: AccountService, _ report: inout Report) async throws {
         guard let filer = try accounts.accounts.account(login: "bench0@example.org")?.account.id else { throw CocoaError(.userCancelled) }
         let bench = StreamBench()
+        bench.observe(service)
         report.section(
             "The change stream: \(fmt(bench.subscribers)) subscribers of the whole city (`GET /v1/changes/stream`, sockets of this process) while \(fmt(bench.rate)) filings/s are committed through the service for \(bench.seconds) s; \(fmt(bench.timed)) subscribers timed, all read",
             header: [
