@@ -13,10 +13,16 @@ import Synchronization
 /// process's own commits ring it (``nudge()``), so their events leave at once; reads are
 /// kept ``batchWindow`` apart, because each one costs a socket write per subscriber.
 ///
-/// A subscriber's queue is bounded (``queueLimit`` chunks, a chunk being what one read of
-/// the table brought it): one that does not keep up is cut off (its stream ends) instead
-/// of holding back the reader, the writers or memory.
-/// Its client reconnects with `Last-Event-ID` and resumes where it stopped.
+/// A subscriber is a queue that a task reads, or a connection (``ChangeConnection``) that
+/// the hub writes to itself, on the connection's event loop: each read of the table then
+/// costs each event loop one job for all its subscribers, not each subscriber a task's
+/// wake and a hop to its loop.
+///
+/// What a subscriber has not taken is bounded: a queue holds ``queueLimit`` chunks (a
+/// chunk being what one read of the table brought it), a connection what it says it may
+/// (``ChangeConnection/send(_:)``). One that does not keep up is cut off (its stream ends)
+/// instead of holding back the reader, the writers or memory. Its client reconnects with
+/// `Last-Event-ID` and resumes where it stopped.
 public final class ChangeHub: Sendable {
     /// One event's bytes, as SSE wants them on the wire.
     public typealias Event = [UInt8]
@@ -26,9 +32,10 @@ public final class ChangeHub: Sendable {
     public typealias Chunk = ByteBuffer
 
     /// A subscriber's place: live events come after `cursor`; the subscriber reads the
-    /// feed up to it itself (``events(after:until:staff:box:)``).
+    /// feed up to it itself (``catchUp(after:until:staff:box:)``).
     public struct Subscription: Sendable {
         public let cursor: Int64
+        /// Its chunks, or for a subscriber with a connection none; ends with the subscription.
         public let events: AsyncStream<Chunk>
         let id: Int
     }
@@ -39,7 +46,11 @@ public final class ChangeHub: Sendable {
         let after: Int64
         let staff: Bool
         let box: BoundingBox?
+        /// Its chunks, unless it has a connection; finished when it ends, either way.
         let continuation: AsyncStream<Chunk>.Continuation
+        let connection: (any ChangeConnection)?
+        /// A connection's chunks until it opens (``open(_:)``), after its catch-up.
+        var held: [Chunk]?
     }
 
     struct State {
@@ -77,15 +88,18 @@ public final class ChangeHub: Sendable {
     }
 
     /// Adds a subscriber that has the changes up to `since`; its events stop when it
-    /// ends (``unsubscribe(_:)``) or when it falls ``queueLimit`` chunks behind.
-    public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?) throws -> Subscription {
+    /// ends (``unsubscribe(_:)``) or when it falls behind. Its chunks come in its
+    /// subscription's `events`; or, given a `connection`, are written to it, from when
+    /// it opens (``open(_:)``), and `events` only ends.
+    public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?, connection: (any ChangeConnection)? = nil) throws -> Subscription {
         let (events, continuation) = AsyncStream<Chunk>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
         let (subscription, bell) = try state.withLock { state in
             // Idle, the hub has not followed the table: catch up first (a quick read).
             if !state.reading { state.cursor = max(state.cursor, try feed.store.lastChange()) }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(after: since, staff: staff, box: box, continuation: continuation)
+            state.subscribers[id] = Subscriber(
+                after: since, staff: staff, box: box, continuation: continuation, connection: connection, held: connection == nil ? nil : [])
             var bell: AsyncStream<Void>?
             if !state.reading {
                 let (stream, ringer) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -100,9 +114,60 @@ public final class ChangeHub: Sendable {
         return subscription
     }
 
+    /// Starts writing to a subscriber's connection: what the hub held for it, then its
+    /// live chunks. Called once its catch-up is written, so that they follow it.
+    public func open(_ subscription: Subscription) {
+        state.withLock { state in
+            guard let subscriber = state.subscribers[subscription.id], let connection = subscriber.connection,
+                  let held = subscriber.held else { return }
+            state.subscribers[subscription.id]?.held = nil
+            // Under the lock, as each read's writes are: a connection's chunks reach its
+            // loop in the order the reads made them.
+            var writes = Writes()
+            for chunk in held { writes.add(chunk, to: subscription.id, connection) }
+            writes.start(for: self)
+        }
+    }
+
     public func unsubscribe(_ subscription: Subscription) {
         let gone = state.withLock { $0.subscribers.removeValue(forKey: subscription.id) }
         gone?.continuation.finish()
+    }
+
+    /// Ends a subscriber that fell behind; its connection, if any, is closed at once, since
+    /// what it has not sent waits behind a client that does not read.
+    private func cut(_ id: Int) {
+        guard let subscriber = state.withLock({ $0.subscribers.removeValue(forKey: id) }) else { return }
+        cut(subscriber)
+    }
+
+    private func cut(_ subscriber: Subscriber) {
+        subscriber.continuation.finish()
+        subscriber.connection?.cutOff()
+        cutOff.add(1, ordering: .relaxed)
+    }
+
+    /// The chunks of one read (or of an opening) for connections, gathered by event loop:
+    /// one job on each loop writes them all.
+    struct Writes {
+        private var byLoop: [ObjectIdentifier: (loop: any EventLoop, sends: [(id: Int, connection: any ChangeConnection, chunk: Chunk)])] = [:]
+
+        mutating func add(_ chunk: Chunk, to id: Int, _ connection: any ChangeConnection) {
+            let loop = connection.eventLoop
+            byLoop[ObjectIdentifier(loop), default: (loop, [])].sends.append((id, connection, chunk))
+        }
+
+        func start(for hub: ChangeHub) {
+            for (loop, sends) in byLoop.values {
+                loop.execute {
+                    var cut: Set<Int> = []
+                    for send in sends where !cut.contains(send.id) && !send.connection.send(send.chunk) {
+                        cut.insert(send.id)
+                        hub.cut(send.id)
+                    }
+                }
+            }
+        }
     }
 
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
@@ -217,6 +282,7 @@ public final class ChangeHub: Sendable {
         }
         let behind = state.withLock { state in
             var behind: [Subscriber] = []
+            var writes = Writes()
             for (id, subscriber) in state.subscribers {
                 guard let form = forms[subscriber.staff] else {
                     // Joined during the read, of a kind it did not render: cut off
@@ -229,18 +295,28 @@ public final class ChangeHub: Sendable {
                 }
                 // One chunk a read: a write to the socket for all of them, not one each.
                 guard let chunk = form.chunk(after: subscriber.after, box: subscriber.box, beat: beat) else { continue }
-                if case .dropped = subscriber.continuation.yield(chunk) {
+                let taken: Bool
+                if let held = subscriber.held {  // a connection not open yet
+                    taken = held.count < queueLimit
+                    if taken { state.subscribers[id]?.held?.append(chunk) }
+                } else if let connection = subscriber.connection {
+                    writes.add(chunk, to: id, connection)
+                    taken = true  // or cut off by its loop
+                } else if case .dropped = subscriber.continuation.yield(chunk) {
+                    taken = false
+                } else {
+                    taken = true
+                }
+                if !taken {
                     state.subscribers[id] = nil
                     behind.append(subscriber)
                 }
             }
             state.cursor = max(state.cursor, page.entries.last?.seq ?? cursor)
+            writes.start(for: self)
             return behind
         }
         // Outside the lock: ending a stream runs its termination handler.
-        for subscriber in behind {
-            subscriber.continuation.finish()
-            cutOff.add(1, ordering: .relaxed)
-        }
+        for subscriber in behind { cut(subscriber) }
     }
 }

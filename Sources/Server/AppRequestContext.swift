@@ -10,6 +10,8 @@ public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: AccountService.Identity?
     private let remoteAddress: SocketAddress?
+    /// The request's connection, which the change stream writes to itself (``ChangeStreamConnection``).
+    let channel: any Channel
     /// The client a trusted proxy forwards (``ClientMiddleware``).
     var forwardedClient: String?
     /// What the middleware outside learn of the request once it is answered.
@@ -20,6 +22,7 @@ public struct AppRequestContext: RequestContext {
     public init(source: Source) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// What an inner middleware found out, for the outer ones (the access log) to read after

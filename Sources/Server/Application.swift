@@ -110,7 +110,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     let hub = ChangeHub(
         feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
         batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
-    ChangeRoutes(hub: hub).register(on: router)
+    ChangeRoutes(hub: hub, unsentLimit: configuration.changes.unsentLimit).register(on: router)
     if configuration.changes.ringOnCommit { service.onWrite { _ in hub.nudge() } }
     NotificationRoutes(store: service.store).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
@@ -249,8 +249,12 @@ public struct ChangeStreamSettings: Sendable {
     public var ringOnCommit = false
     /// A comment line this often keeps quiet streams open through proxies.
     public var heartbeatInterval: Duration = .seconds(15)
-    /// A subscriber this many reads of the table behind (each brings it one chunk) is disconnected.
+    /// A subscriber this many reads of the table behind (each brings it one chunk) before
+    /// its catch-up is written is disconnected.
     public var queueLimit = 1_024
+    /// A subscriber whose connection holds more bytes than this that its client has not
+    /// taken, beyond the kernel's buffers, is disconnected.
+    public var unsentLimit = 1 << 20
     /// How often the cluster index and the tile cache catch up with other processes' writes.
     public var followInterval: Duration = .milliseconds(250)
 

@@ -11,6 +11,8 @@ import ServiceLifecycle
 /// Server-Sent Events, as they happen.
 struct ChangeRoutes {
     let hub: ChangeHub
+    /// The bytes a subscriber's connection may hold unsent before it is cut off.
+    let unsentLimit: Int
     var feed: ChangeFeed { hub.feed }
 
     func register(on router: Router<AppRequestContext>) {
@@ -40,7 +42,10 @@ extension ChangeRoutes {
         let since = try Self.lastEventID(request) ?? query.integer("since", in: 0...Int(Int64.max)).map(Int64.init) ?? feed.store.lastChange()
         _ = try feed.page(since: since, limit: 1, staff: false)  // a 410 now, not an empty stream
         let hub = self.hub
-        let subscription = try hub.subscribe(after: since, staff: staff, box: box)
+        let connection = ChangeStreamConnection(channel: context.channel, limit: unsentLimit)
+        let subscription = try hub.subscribe(after: since, staff: staff, box: box, connection: connection)
+        // The client gone: the hub writes no more to it, and the response below ends.
+        context.channel.closeFuture.whenComplete { _ in hub.unsubscribe(subscription) }
         let body = ResponseBody { writer in
             defer { hub.unsubscribe(subscription) }
             var next: Int64? = since
@@ -50,13 +55,11 @@ extension ChangeRoutes {
                 next = page.next
             }
             try await writer.write(ByteBuffer(bytes: ChangeHub.opening))
-            // A stream never ends on its own: it must not hold the server's shutdown, which
-            // ends its events. (Not `cancelOnGracefulShutdown()`: that merges two sequences,
-            // two more tasks per subscriber and a hop through them for every chunk.)
-            try await withGracefulShutdownHandler {
-                for await chunk in subscription.events {
-                    try await writer.write(chunk)
-                }
+            hub.open(subscription)
+            // The hub writes the live events; the response waits for the subscription to
+            // end. A stream never ends on its own: it must not hold the server's shutdown.
+            await withGracefulShutdownHandler {
+                for await _ in subscription.events {}
             } onGracefulShutdown: {
                 hub.unsubscribe(subscription)
             }

@@ -1,5 +1,6 @@
 import ChangeFeed
 import Foundation
+import Generator
 import HTTPTypes
 import HummingbirdTesting
 import ReportModel
@@ -10,7 +11,7 @@ import Testing
 import TestSupport
 
 /// `GET /v1/changes/stream` on a real socket: catch-up, live events, resuming with
-/// `Last-Event-ID`, the area filter and heartbeats.
+/// `Last-Event-ID`, the area filter, heartbeats, and a client that stops reading.
 @Suite("The change stream (Server-Sent Events)")
 struct ChangeStreamTests {
     static func open(_ port: Int, _ target: String, lastEventID: Int? = nil) -> RawConnection? {
@@ -66,6 +67,45 @@ struct ChangeStreamTests {
             #expect(head(of: await gone.read(until: "}")).status == "HTTP/1.1 410 Gone")
             let bad = try #require(Self.open(port, "/v1/changes/stream", lastEventID: -3))
             #expect(head(of: await bad.read(until: "}")).status == "HTTP/1.1 400 Bad Request")
+        }
+    }
+
+    @Test("a client that stops reading is cut off once its connection holds what it may unsent, while filing goes on; it resumes with Last-Event-ID and misses nothing")
+    func slowClient() async throws {
+        let fixture = try Fixture()
+        var configuration = ServerConfiguration()
+        // Cut off soon once the kernel's buffers (some MB on loopback) are full.
+        configuration.changes.unsentLimit = 16 * 1_024
+        let since = try fixture.service.store.lastChange()
+        try await fixture.live(configuration: configuration) { port, client in
+            let slow = try RawConnection(port: port, receiveBuffer: 4_096)
+            slow.send("GET /v1/changes/stream?since=\(since) HTTP/1.1\r\nHost: test\r\n\r\n")
+            _ = await slow.read(until: ": live")
+            func cutOff() async throws -> Int {
+                let metrics = String(decoding: try await client.send(.get, "/metrics").body, as: UTF8.self)
+                let line = metrics.split(separator: "\n").first { $0.hasPrefix("change_stream_cut_off_total ") }
+                return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+            }
+            var rng = SplitMix64(state: 12)
+            var filed = 0
+            while try await cutOff() == 0, filed < 20_000 {
+                for _ in 0..<100 {
+                    _ = try await fixture.service.file(Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng), by: Caller(accountID: nil, role: .inspector))
+                }
+                filed += 100
+            }
+            try #require(try await cutOff() == 1)
+            let last = Int(try fixture.service.store.lastChange())
+            #expect(last == Int(since) + filed, "every filing went through")
+
+            let (text, closed) = await slow.readToClose()
+            #expect(closed, "the connection was closed")
+            // The last event may have come in part: resume after the one before it.
+            let complete = Self.ids(text).dropLast()
+            let resumeAfter = try #require(complete.last)
+            #expect(Array(complete) == Array(Int(since) + 1...resumeAfter) && resumeAfter < last, "in order, then cut off")
+            let resumed = try #require(Self.open(port, "/v1/changes/stream", lastEventID: resumeAfter))
+            #expect(Self.ids(await resumed.read(until: ": live")) == Array(resumeAfter + 1...last))
         }
     }
 }

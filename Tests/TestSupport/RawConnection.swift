@@ -10,8 +10,13 @@ import Glibc
 public final class RawConnection: @unchecked Sendable {
     private let fd: Int32
 
-    public init(port: Int) throws {
+    /// A connection to the server on `port`; `receiveBuffer`: the kernel's receive buffer
+    /// for it, in bytes (a small one makes a client that reads slowly fall behind soon).
+    public init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
