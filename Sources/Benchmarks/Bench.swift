@@ -41,6 +41,9 @@ struct Bench: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "How the change stream bench reads: 0 for the poll alone, N for commits ringing the hub with reads N ms apart.")
     var streamWindows = [0, 5, 20]
 
+    @Option(parsing: .upToNextOption, help: "How many subscribers the change stream bench opens, each count a row (the goal is judged at 1000).")
+    var streamSubscribers = [StreamBench.goalSubscribers]
+
     @Flag(help: "Measure only photo processing (and ImageMagick beside it).")
     var onlyPhotos = false
 

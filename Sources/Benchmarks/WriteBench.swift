@@ -87,41 +87,45 @@ extension Bench {
 
     /// Subscribers of the change stream while filings are committed at a steady rate: with
     /// the poll alone (0), and with commits ringing the hub and its reads kept at least
-    /// each of `streamWindows` ms apart; a server of its own for each, on the same service.
+    /// each of `streamWindows` ms apart; a server of its own for each, on the same service;
+    /// for each count of `streamSubscribers`.
     func measureStream(_ service: ReportService, accounts: AccountService, _ report: inout Report) async throws {
         guard let filer = try accounts.accounts.account(login: "bench0@example.org")?.account.id else { throw CocoaError(.userCancelled) }
         let bench = StreamBench()
         bench.observe(service)
         report.section(
-            "The change stream: \(fmt(bench.subscribers)) subscribers of the whole city (`GET /v1/changes/stream`, sockets of this process) while \(fmt(bench.rate)) filings/s are committed through the service for \(bench.seconds) s; \(fmt(bench.timed)) subscribers timed, all read",
+            "The change stream: subscribers of the whole city (`GET /v1/changes/stream`, sockets of this process) while \(fmt(bench.rate)) filings/s are committed through the service for \(bench.seconds) s; up to 100 subscribers timed, all read",
             header: [
-                "how the hub reads the table", "filing submitted → its event on a socket, p50 / p99 (ms)", "filing committed → its event, p50 / p99 (ms)",
+                "subscribers", "how the hub reads the table", "filing submitted → its event on a socket, p50 / p99 (ms)", "filing committed → its event, p50 / p99 (ms)",
                 "filing submitted → answered, p50 / p99 (ms)", "events timed", "memory per idle subscriber (bytes; the bench's sockets included)",
             ])
         let defaults = ChangeStreamSettings()
         var goal: (p99: Double, met: Bool)?
-        for window in streamWindows.map(Duration.milliseconds) {
-            let (port, server) = try await startServer(service, accounts: accounts) {
-                $0.changes.batchWindow = window
-                $0.changes.ringOnCommit = window > .zero
-                $0.webhooks = nil
-            }
-            defer { server.cancel() }
-            let result = try await bench.run(service, filer: Caller(accountID: filer, role: .inspector), port: port)
-            let isDefault = defaults.ringOnCommit ? window == defaults.batchWindow : window == .zero
-            let label = (window == .zero ? "no ring: the 20 ms poll alone" : "a commit rings; reads \(window.components.attoseconds / 1_000_000_000_000_000 + window.components.seconds * 1_000) ms apart at least")
-                + (isDefault ? " (the default)" : "")
-            report.row([
-                label, "\(f2(result.latencies.p50)) / \(f2(result.latencies.p99))", "\(f2(result.afterCommit.p50)) / \(f2(result.afterCommit.p99))",
-                "\(f2(result.filingTimes.p50)) / \(f2(result.filingTimes.p99))", fmt(result.eventsRead), fmt(Int(result.bytesPerSubscriber)),
-            ])
-            if isDefault {
-                goal = (result.afterCommit.p99, result.afterCommit.p99 <= 50 && result.eventsRead >= bench.timed * result.filings * 99 / 100)
+        for subscribers in streamSubscribers {
+            for window in streamWindows.map(Duration.milliseconds) {
+                let (port, server) = try await startServer(service, accounts: accounts) {
+                    $0.changes.batchWindow = window
+                    $0.changes.ringOnCommit = window > .zero
+                    $0.webhooks = nil
+                }
+                defer { server.cancel() }
+                let result = try await bench.run(service, filer: Caller(accountID: filer, role: .inspector), port: port, subscribers: subscribers)
+                let isDefault = defaults.ringOnCommit ? window == defaults.batchWindow : window == .zero
+                let label = (window == .zero ? "no ring: the 20 ms poll alone" : "a commit rings; reads \(window.components.attoseconds / 1_000_000_000_000_000 + window.components.seconds * 1_000) ms apart at least")
+                    + (isDefault ? " (the default)" : "")
+                report.row([
+                    fmt(subscribers), label, "\(f2(result.latencies.p50)) / \(f2(result.latencies.p99))", "\(f2(result.afterCommit.p50)) / \(f2(result.afterCommit.p99))",
+                    "\(f2(result.filingTimes.p50)) / \(f2(result.filingTimes.p99))", fmt(result.eventsRead), fmt(Int(result.bytesPerSubscriber)),
+                ])
+                if isDefault, subscribers == StreamBench.goalSubscribers {
+                    let timed = StreamBench.timed(of: subscribers)
+                    goal = (result.afterCommit.p99, result.afterCommit.p99 <= 50 && result.eventsRead >= timed * result.filings * 99 / 100)
+                }
             }
         }
         if let goal {
             report.goal(
-                "change stream, \(fmt(bench.subscribers)) subscribers, \(fmt(bench.rate)) writes/s: commit to event p99 ≤ 50 ms", "\(f2(goal.p99)) ms", goal.met)
+                "change stream, \(fmt(StreamBench.goalSubscribers)) subscribers, \(fmt(bench.rate)) writes/s: commit to event p99 ≤ 50 ms", "\(f2(goal.p99)) ms", goal.met)
         }
     }
 
@@ -151,6 +155,10 @@ extension Bench {
     func copy(_ source: ReportStore, to path: String) throws -> ReportStore {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try source.pool.backup(to: try DatabaseQueue(path: path))
+        // On disk before the runs: the kernel writing the copy back would fall within them.
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try file.synchronize()
+        try file.close()
         return try ReportStore(path: path)
     }
 
