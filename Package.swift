@@ -126,8 +126,8 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Accounts", "ChangeFeed", "CJPEG", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server", "Tiles",
-                "Webhooks", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                "Accounts", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Tiles", "Webhooks", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

@@ -69,11 +69,11 @@ struct StreamBench {
     /// Subscribes, files at ``rate`` for ``seconds`` through `service` (which ``observe(_:)``
     /// already watches) and times the events.
     func run(_ service: ReportService, filer: Caller, port: Int, subscribers: Int) async throws -> Result {
-        let before = residentMB()
+        let before = heapInUse()
         let sockets = try (0..<subscribers).map { _ in try Self.subscribe(port: port) }
         defer { for fd in sockets { close(fd) } }
         for fd in sockets { _ = Self.read(fd, until: ": live") }
-        let perSubscriber = (residentMB() - before) * 1_048_576 / Double(subscribers)
+        let perSubscriber = Double(heapInUse() - before) / Double(subscribers)
 
         let shared = Shared(commits: commits)
         let timed = Self.timed(of: subscribers)

@@ -97,7 +97,7 @@ extension Bench {
             "The change stream: subscribers of the whole city (`GET /v1/changes/stream`, sockets of this process) while \(fmt(bench.rate)) filings/s are committed through the service for \(bench.seconds) s; up to 100 subscribers timed, all read",
             header: [
                 "subscribers", "how the hub reads the table", "filing submitted → its event on a socket, p50 / p99 (ms)", "filing committed → its event, p50 / p99 (ms)",
-                "filing submitted → answered, p50 / p99 (ms)", "events timed", "memory per idle subscriber (bytes; the bench's sockets included)",
+                "filing submitted → answered, p50 / p99 (ms)", "events timed", "heap per idle subscriber (bytes malloc handed out, the server's and the bench's)",
             ])
         let defaults = ChangeStreamSettings()
         var goal: (p99: Double, met: Bool)?
