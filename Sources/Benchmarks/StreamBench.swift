@@ -141,7 +141,7 @@ struct StreamBench {
 
     /// Drains every socket until told to stop; for the first `timed`, the delay of each
     /// event, found by the report id in the event's data. Its buffers are allocated once
-    /// and read through pointers: it stands for 1,000 clients on other machines, so it
+    /// and read through pointers: it stands for clients on other machines, so it
     /// should take as little of this one's cores from the server as it can.
     static func readAll(_ sockets: [Int32], timed: Int, _ shared: Shared) -> ([Delay], Int) {
         let polls = UnsafeMutableBufferPointer<pollfd>.allocate(capacity: sockets.count)
