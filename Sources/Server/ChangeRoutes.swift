@@ -43,11 +43,12 @@ extension ChangeRoutes {
         _ = try feed.page(since: since, limit: 1, staff: false)  // a 410 now, not an empty stream
         let hub = self.hub
         let connection = ChangeStreamConnection(channel: context.channel, limit: unsentLimit)
-        let subscription = try hub.subscribe(after: since, staff: staff, box: box, connection: connection)
-        // The client gone: the hub writes no more to it, and the response below ends.
-        context.channel.closeFuture.whenComplete { _ in hub.unsubscribe(subscription) }
+        // Subscribed when the body is written: a HEAD's never is.
         let body = ResponseBody { writer in
+            let subscription = try hub.subscribe(after: since, staff: staff, box: box, connection: connection)
             defer { hub.unsubscribe(subscription) }
+            // The client gone: the hub writes no more to it, and this response ends.
+            connection.channel.closeFuture.whenComplete { _ in hub.unsubscribe(subscription) }
             var next: Int64? = since
             while let after = next {
                 let page = try await Blocking.run { try hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box) }
@@ -62,6 +63,8 @@ extension ChangeRoutes {
                 for await _ in subscription.events {}
             } onGracefulShutdown: {
                 hub.unsubscribe(subscription)
+                // Its end would wait behind what a client that does not read has not taken.
+                if !connection.channel.isWritable { connection.cutOff() }
             }
             try await writer.finish(nil)
         }

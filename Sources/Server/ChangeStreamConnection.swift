@@ -7,22 +7,26 @@ import NIOHTTPTypes
 /// and catch-up go through Hummingbird's writer first (``ChangeHub/open(_:)`` follows them).
 ///
 /// A connection may hold `limit` bytes that the client has not taken, beyond what the
-/// kernel's buffers hold: past that it is not writable, and the hub cuts it off. The
-/// chunks are shared by all subscribers, so the bytes held are mostly references to them.
+/// kernel's buffers hold; a chunk that finds more is not written, and the hub cuts the
+/// subscriber off. The chunks are shared by all subscribers without a box, so the bytes
+/// held are mostly references to them.
 final class ChangeStreamConnection: ChangeConnection {
     let channel: any Channel
+    let limit: Int
 
     init(channel: any Channel, limit: Int) {
         self.channel = channel
-        // Its own bound, not the default 64 KiB: a chunk is a read's worth of events.
-        channel.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: limit / 2, high: limit)).whenFailure { _ in }
+        self.limit = limit
     }
 
     var eventLoop: any EventLoop { channel.eventLoop }
 
+    /// Counted in bytes, not by the channel's writability: that comes back only below the
+    /// low water mark, so a client still draining its catch-up would be cut off.
     func send(_ chunk: ByteBuffer) -> Bool {
         guard channel.isActive else { return true }  // gone: its response ends the subscription
-        guard channel.isWritable else { return false }
+        let unsent = (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        guard unsent <= limit else { return false }
         channel.writeAndFlush(HTTPResponsePart.body(chunk), promise: nil)
         return true
     }
