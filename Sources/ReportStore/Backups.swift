@@ -55,9 +55,17 @@ extension ReportStore {
 extension ReportStore {
     /// The last call before the process ends: stops the background checkpoints, copies
     /// every committed page from the write-ahead log into the database file and empties
-    /// the log, so that the file alone holds everything.
-    public func shutDown() throws {
+    /// the log, so that the file alone holds everything. False if a reader still in a
+    /// transaction kept the log for two seconds: what it holds is safe there all the same.
+    @discardableResult
+    public func shutDown() throws -> Bool {
         checkpointer.withLock { $0?.stop() }
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        for _ in 0..<100 {
+            // Its first column: whether a reader kept it from emptying the log.
+            let busy = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") ?? 1 }
+            if busy == 0 { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
     }
 }

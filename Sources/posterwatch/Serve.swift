@@ -212,7 +212,10 @@ struct Serve: AsyncParsableCommand {
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: group).run()
-        try reports.shutDown()
-        Console.error("stopped: every request answered, the database checkpointed")
+        if try reports.shutDown() {
+            Console.error("stopped: every request answered, the database checkpointed")
+        } else {
+            Console.error("stopped: every request answered; a reader kept the write-ahead log, which holds what the database file lacks")
+        }
     }
 }
