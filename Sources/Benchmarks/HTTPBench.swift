@@ -239,13 +239,13 @@ func curl(_ url: String) throws -> (status: Int32, bytes: Int) {
     return (process.terminationStatus, Int(text) ?? 0)
 }
 
-/// This process's resident memory (VmRSS) in MB.
 /// The bytes malloc has handed out and not had back, in every arena: unlike the resident
 /// size, not moved by what the allocator keeps cached.
 func heapInUse() -> Int {
     Int(mallinfo2().uordblks)
 }
 
+/// This process's resident memory (VmRSS) in MB.
 func residentMB() -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),

@@ -188,13 +188,16 @@ struct StreamBench {
 
     private static func settle(_ pending: inout [(id: Int64, at: UInt64)], _ latencies: inout [Delay], _ shared: Shared) {
         func ms(_ from: UInt64, _ to: UInt64) -> Double { Double(to > from ? to - from : 0) / 1e6 }
-        let committed = shared.commits.stamps.withLock { $0 }
+        // Looked up under the lock, not copied out: a copy held here would make the next
+        // commit's stamp copy the whole table, on the writer's thread.
         shared.filed.withLock { filed in
-            pending.removeAll { event in
-                // Answered after its event: settled later.
-                guard let times = filed[event.id], let commit = committed[event.id] else { return false }
-                latencies.append((ms(times.submitted, event.at), ms(commit, event.at)))
-                return true
+            shared.commits.stamps.withLock { committed in
+                pending.removeAll { event in
+                    // Answered after its event: settled later.
+                    guard let times = filed[event.id], let commit = committed[event.id] else { return false }
+                    latencies.append((ms(times.submitted, event.at), ms(commit, event.at)))
+                    return true
+                }
             }
         }
     }

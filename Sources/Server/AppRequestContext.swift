@@ -9,6 +9,7 @@ import Synchronization
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: AccountService.Identity?
+    /// Kept, not read from ``channel`` when wanted: a closed channel forgets its peer.
     private let remoteAddress: SocketAddress?
     /// The request's connection, which the change stream writes to itself (``ChangeStreamConnection``).
     let channel: any Channel
