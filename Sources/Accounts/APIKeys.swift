@@ -49,11 +49,12 @@ public struct APIKeyStore: Sendable {
         try pool.read { db in try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM api_key ORDER BY id").map(Self.key) }
     }
 
-    /// Revokes a key; an unknown id is an ``AccountNotFound`` of that id.
+    /// Revokes a key, with an account event; an unknown id is an ``APIKeyNotFound``.
     public func revoke(id: Int64, now: Date = Date()) throws {
         try pool.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM api_key WHERE id = ?", arguments: [id]) == true else { throw APIKeyNotFound(id: id) }
-            try db.execute(sql: "UPDATE api_key SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?", arguments: [AccountStore.ms(now), id])
+            try db.execute(sql: "UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [AccountStore.ms(now), id])
+            if db.changesCount == 1 { try AccountEventLog.record(.apiKeyRevoked(id: id), db, now: now) }
         }
     }
 

@@ -8,9 +8,17 @@ import Synchronization
 /// administration, and who an access token speaks for.
 ///
 /// Passwords are hashed and checked on a Dispatch thread (bcrypt takes about a quarter of
-/// a second at cost 12), never on the threads that serve requests. Ended sessions and
-/// disabled accounts are kept in memory (loaded at start, kept by every change made
-/// here), so their access tokens stop at the next request rather than when they expire.
+/// a second at cost 12), never on the threads that serve requests.
+///
+/// Whatever ends or narrows an account's power (a logout, an ended session, a detected
+/// refresh-token reuse, a disabled account, a role change, a revoked API key) is written
+/// with an account event (``AccountEventLog``) in the same transaction. This process
+/// applies the events to what it keeps in memory (``Revocations``) before the write's
+/// answer; every process on the database applies them when it next follows the log
+/// (``followAccountEvents()``, every quarter of a second in `serve`). So an access token is
+/// refused, or its role narrowed, at the next request here and within a poll elsewhere,
+/// without a database read per request; and a long-lived answer that holds a
+/// ``CredentialWatch`` is ended at the same moment.
 public final class AccountService: Sendable {
     public let accounts: AccountStore
     public let sessions: SessionStore
@@ -18,20 +26,21 @@ public final class AccountService: Sendable {
     let tokens: AccessTokens
     let passwords: Passwords
     let throttle: LoginThrottle
-    private let revoked: Mutex<Revoked>
+    let registrations: RegistrationThrottle
+    private let revoked: Mutex<Revocations>
+    /// Held while the account events are read and applied, so they apply in their order.
+    private let following = Mutex(())
+    private let watches = Mutex(CredentialWatches())
     /// Access tokens already verified, with what they say and when they expire. A client
     /// presents the same token for its 15 minutes, and checking the signature each time
     /// would cost more than the rest of a small request. Keyed by the whole token, its
     /// signature included, so only a token verified before can hit; emptied when full.
     private let verified = Mutex<[String: (identity: Identity, expires: Date)]>([:])
     static let verifiedLimit = 50_000
-    /// Accounts as last read or written here, so `GET /v1/me` costs no database read.
+    /// Accounts as last read or written, so `GET /v1/me` costs no database read.
     private let known = Mutex(KnownAccounts())
-
-    struct Revoked {
-        var sessions: Set<String>
-        var accounts: Set<Int64>
-    }
+    /// The most account events one read applies.
+    static let followBatch = 1_000
 
     /// What a valid credential speaks for: an account's session, or an API key (whose
     /// role is `integration`; it has no account and no session).
@@ -40,6 +49,8 @@ public final class AccountService: Sendable {
         public var role: Role
         public var sessionID: String
         public var apiKeyID: Int64? = nil
+        /// When the access token expires (nil for an API key).
+        public var expiresAt: Date? = nil
     }
 
     /// Tokens as OAuth 2.0 answers them (RFC 6749 §5.1).
@@ -54,47 +65,66 @@ public final class AccountService: Sendable {
         }
     }
 
-    public init(store: ReportStore, passwords: Passwords = Passwords(), throttle: LoginThrottle = LoginThrottle()) async throws {
+    public init(
+        store: ReportStore, passwords: Passwords = Passwords(), throttle: LoginThrottle = LoginThrottle(),
+        registrations: RegistrationThrottle = RegistrationThrottle()
+    ) async throws {
         accounts = AccountStore(store)
         sessions = SessionStore(accounts)
         apiKeys = APIKeyStore(accounts)
         tokens = try await AccessTokens(accounts)
         self.passwords = passwords
         self.throttle = throttle
-        revoked = Mutex(Revoked(sessions: Set(try sessions.recentlyEnded()), accounts: Set(try accounts.disabledIDs())))
+        self.registrations = registrations
+        revoked = Mutex(try await accounts.pool.read { db in try Revocations.load(db) })
     }
 
     /// A new inspector's account, signed in.
-    public func register(name: String, email: String, phone: String, password: String) async throws -> (account: Account, tokens: TokenPair) {
-        try await register(try AccountDraft(name: name, email: email, phone: phone, password: password))
+    public func register(name: String, email: String, phone: String, password: String, client: String = "") async throws -> (account: Account, tokens: TokenPair) {
+        try await register(try AccountDraft(name: name, email: email, phone: phone, password: password), client: client)
     }
 
     /// A new account from a checked draft, signed in; only inspectors register themselves.
-    public func register(_ draft: AccountDraft) async throws -> (account: Account, tokens: TokenPair) {
+    /// An email already registered is refused by name (a person needs to know to sign in
+    /// instead), within ``RegistrationThrottle``'s limits; a phone is never refused for
+    /// being in use, so a registration cannot test whether a number is an inspector's.
+    public func register(_ draft: AccountDraft, client: String = "") async throws -> (account: Account, tokens: TokenPair) {
         guard draft.role == .inspector else { throw Forbidden(reason: "a registration makes an inspector; administrators appoint the other roles") }
+        let email = AccountDraft.key(email: draft.email)
+        if let wait = registrations.wait(email: email, client: client) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
+        registrations.attempted(email: email)
         let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
-        let account = try accounts.create(draft, passwordHash: hash)
+        let account: Account
+        do {
+            account = try accounts.create(draft, passwordHash: hash)
+        } catch let taken as EmailTaken {
+            registrations.toldTaken(client: client)
+            throw ValidationErrors([ValidationError(field: "email", taken.description)])
+        }
         return (account, try await signIn(account))
     }
 
-    /// Signs in by email or phone. A wrong login and a wrong password are the same
-    /// ``Unauthorized`` and take the same time; `client` (the peer address) and the
-    /// account are each throttled (``TooManyAttempts``).
+    /// Signs in by email. A wrong login, a wrong password and a disabled account are the
+    /// same ``Unauthorized``, take the same time and count the same; failures are
+    /// throttled per login and client address and per address (``LoginThrottle``:
+    /// ``TooManyAttempts``).
     public func login(_ login: String, password: String, client: String) async throws -> TokenPair {
         let found = try accounts.account(login: login)
-        let keys = ["login:" + (found.map { String($0.account.id) } ?? AccountDraft.key(email: login)), "client:" + client]
-        if let wait = throttle.wait(keys) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
+        let key = found.map { String($0.account.id) } ?? AccountDraft.key(email: login)
+        if let wait = throttle.wait(login: key, client: client) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(password, hash: found?.passwordHash) }
-        guard valid, let account = found?.account else {
-            throttle.failed(keys)
-            throw Unauthorized(reason: "the login or the password is wrong")
+        guard valid, let account = found?.account, !account.disabled else {
+            throttle.failed(login: key, client: client)
+            throw Unauthorized(reason: Self.refusedLogin)
         }
-        throttle.succeeded([keys[0]])
-        guard !account.disabled else { throw Forbidden(reason: "this account is disabled") }
+        throttle.succeeded(login: key, client: client)
         try accounts.recordLogin(id: account.id)
         known.withLock { $0.forget(account.id) }
         return try await signIn(account)
     }
+
+    /// The one answer to a login that does not sign in.
+    static let refusedLogin = "the email or the password is wrong, or the account is disabled"
 
     /// A new pair for a refresh token, which is used up. A token used up before ends its
     /// session (someone else holds it).
@@ -107,8 +137,8 @@ public final class AccountService: Sendable {
             }
             let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
             return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: next)
-        case .reused(let id):
-            revoked.withLock { _ = $0.sessions.insert(id) }
+        case .reused:
+            try followAccountEvents()
             throw Unauthorized(reason: "the refresh token was already used; the session is ended, sign in again")
         case .unknown:
             throw Unauthorized(reason: "the refresh token is not valid")
@@ -116,7 +146,8 @@ public final class AccountService: Sendable {
     }
 
     /// Who a bearer token speaks for: a valid access token of an open session of an
-    /// enabled account. Anything else is ``Unauthorized``.
+    /// enabled account, with no higher role than the account has now. Anything else is
+    /// ``Unauthorized``.
     public func authenticate(_ token: String) async throws -> Identity {
         if token.hasPrefix(APIKeyStore.prefix) {
             guard let key = try apiKeys.key(secret: token) else { throw Unauthorized(reason: "the API key is not valid or was revoked") }
@@ -130,21 +161,26 @@ public final class AccountService: Sendable {
             guard let claims = try? await tokens.verify(token), let id = Int64(claims.sub.value), let role = Role(rawValue: claims.role) else {
                 throw Unauthorized(reason: "the access token is not valid or has expired")
             }
-            identity = Identity(accountID: id, role: role, sessionID: claims.sid)
+            identity = Identity(accountID: id, role: role, sessionID: claims.sid, expiresAt: claims.exp.value)
             verified.withLock { cache in
                 if cache.count >= Self.verifiedLimit { cache.removeAll(keepingCapacity: true) }
                 cache[token] = (identity, claims.exp.value)
             }
         }
-        let isRevoked = revoked.withLock { $0.sessions.contains(identity.sessionID) || $0.accounts.contains(identity.accountID) }
-        guard !isRevoked else { throw Unauthorized(reason: "the session has ended") }
-        return identity
+        guard let admitted = revoked.withLock({ $0.admit(identity) }) else { throw Unauthorized(reason: "the session has ended") }
+        return admitted
+    }
+
+    /// Whether `identity` still grants `role`.
+    private func grants(_ identity: Identity, _ role: Role) -> Bool {
+        guard let admitted = revoked.withLock({ $0.admit(identity) }) else { return false }
+        return admitted.role.includes(role) && (admitted.expiresAt.map { $0 > Date() } ?? true)
     }
 
     /// Ends the caller's session (logout), or another of its own sessions.
     public func endSession(_ id: String, of identity: Identity) throws {
         guard try sessions.end(id, accountID: identity.accountID) else { throw SessionNotFound(id: id) }
-        revoked.withLock { _ = $0.sessions.insert(id) }
+        try followAccountEvents()
     }
 
     /// Changes the caller's password, given the old one, and ends every other session.
@@ -155,22 +191,15 @@ public final class AccountService: Sendable {
         guard valid else { throw ValidationErrors([ValidationError(field: "old_password", "is not the current password")]) }
         let hash = await Self.offloaded { [passwords] in passwords.hash(new) }
         try accounts.setPasswordHash(id: identity.accountID, hash)
-        let ended = try sessions.endAll(accountID: identity.accountID, except: identity.sessionID)
-        revoked.withLock { $0.sessions.formUnion(ended) }
+        try sessions.endAll(accountID: identity.accountID, except: identity.sessionID)
+        try followAccountEvents()
     }
 
     /// Disables or enables an account; disabling ends its sessions and stops its tokens.
     public func setDisabled(_ id: Int64, _ disabled: Bool) throws -> Account {
-        let account = try changed(accounts.update(id: id, disabled: disabled))
-        if disabled {
-            let ended = try sessions.endAll(accountID: id)
-            revoked.withLock {
-                $0.accounts.insert(id)
-                $0.sessions.formUnion(ended)
-            }
-        } else {
-            revoked.withLock { _ = $0.accounts.remove(id) }
-        }
+        let account = try accounts.update(id: id, disabled: disabled)
+        if disabled { try sessions.endAll(accountID: id) }
+        try followAccountEvents()
         return account
     }
 
@@ -188,7 +217,9 @@ public final class AccountService: Sendable {
 
     /// Changes the caller's name.
     public func rename(_ identity: Identity, to name: String) throws -> Account {
-        try changed(accounts.update(id: identity.accountID, name: name))
+        let account = try accounts.update(id: identity.accountID, name: name)
+        try followAccountEvents()
+        return account
     }
 
     /// An administrator changes another account's role or state. Administrators do not
@@ -198,15 +229,86 @@ public final class AccountService: Sendable {
         guard id != admin.accountID else {
             throw ValidationErrors([ValidationError(field: "id", "administrators do not change their own role or state; another administrator can")])
         }
-        var account = try changed(accounts.update(id: id, role: role))
+        var account = try accounts.update(id: id, role: role)
         if let disabled { account = try setDisabled(id, disabled) }
+        try followAccountEvents()
         return account
     }
 
-    /// Keeps the memory of accounts in step with a write made here.
-    private func changed(_ account: Account) -> Account {
-        known.withLock { $0.forget(account.id) }
-        return account
+    // MARK: Following the account events
+
+    /// Applies the account events written since the last one applied, by any process:
+    /// this process's own writes call it before they answer, and `serve` calls it every
+    /// quarter of a second. A process that was away so long that events it never read
+    /// were pruned reloads what the tables say.
+    public func followAccountEvents() throws {
+        try following.withLock { _ in
+            while true {
+                let from = revoked.withLock { $0.seq }
+                let batch = try accounts.pool.read { db in try AccountEventLog.events(after: from, limit: Self.followBatch, db) }
+                guard let first = batch.first else { break }
+                if first.seq != from + 1 {
+                    let fresh = try accounts.pool.read { db in try Revocations.load(db) }
+                    revoked.withLock { $0 = fresh }
+                    known.withLock { $0.forgetAll() }
+                    break
+                }
+                revoked.withLock { state in
+                    for (seq, at, event) in batch {
+                        state.apply(event, at: at)
+                        state.seq = seq
+                    }
+                    state.forgetOld()
+                }
+                known.withLock { known in
+                    for case (_, _, .accountChanged(let id, _, _)) in batch { known.forget(id) }
+                }
+                if batch.count < Self.followBatch { break }
+            }
+        }
+        endWatches { !grants($0.identity, $0.role) }
+    }
+
+    /// Follows the account events every `interval` until cancelled.
+    public func followAccountEvents(every interval: Duration) async {
+        while !Task.isCancelled {
+            _ = try? await Blocking.run { [self] in try followAccountEvents() }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// Holds `identity`'s power to act as `role` for a long-lived answer: `onEnd` is called
+    /// once, as soon as it no longer grants it (at once when it already does not), and at
+    /// the latest when its access token expires. ``unwatch(_:)`` when the answer ends.
+    public func watch(_ identity: Identity, while role: Role, onEnd: @escaping @Sendable () -> Void) -> CredentialWatch {
+        let watch = watches.withLock { watches in
+            let watch = CredentialWatch(identity: identity, role: role, id: watches.next, onEnd: onEnd)
+            watches.next += 1
+            watches.all[watch.id] = watch
+            return watch
+        }
+        if let expires = identity.expiresAt {
+            let id = watch.id
+            DispatchQueue.global().asyncAfter(wallDeadline: .now() + max(0, expires.timeIntervalSinceNow)) { [weak self] in
+                self?.endWatches { $0.id == id }
+            }
+        }
+        endWatches { $0.id == watch.id && !grants($0.identity, $0.role) }
+        return watch
+    }
+
+    public func unwatch(_ watch: CredentialWatch) {
+        _ = watches.withLock { $0.all.removeValue(forKey: watch.id) }
+    }
+
+    /// Ends (and forgets) the watches that `ending` picks.
+    private func endWatches(_ ending: (CredentialWatch) -> Bool) {
+        let ended = watches.withLock { watches in
+            let picked = watches.all.values.filter(ending)
+            for watch in picked { watches.all[watch.id] = nil }
+            return picked
+        }
+        for watch in ended { watch.end() }
     }
 
     private func signIn(_ account: Account) async throws -> TokenPair {
@@ -223,7 +325,7 @@ public final class AccountService: Sendable {
     }
 }
 
-/// Accounts kept in memory. Every write here bumps `generation`, and a read that began
+/// Accounts kept in memory. Every write here, and every account event followed, bumps `generation`, and a read that began
 /// before a write does not store what it read, so memory never holds an older row than
 /// the database. Emptied when full.
 struct KnownAccounts {
@@ -240,6 +342,11 @@ struct KnownAccounts {
     mutating func forget(_ id: Int64) {
         generation &+= 1
         accounts[id] = nil
+    }
+
+    mutating func forgetAll() {
+        generation &+= 1
+        accounts.removeAll()
     }
 }
 
@@ -263,8 +370,8 @@ public struct Forbidden: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { reason }
 }
 
-/// Too many failed logins for the account or the client (HTTP 429).
+/// Too many failed logins, or registrations, from the client (HTTP 429).
 public struct TooManyAttempts: Error, Sendable, Hashable, CustomStringConvertible {
     public var retryAfter: Int
-    public var description: String { "too many failed logins; try again in \(retryAfter) s" }
+    public var description: String { "too many attempts; try again in \(retryAfter) s" }
 }

@@ -11,18 +11,13 @@ public struct AccountStore: Sendable {
 
     public init(_ store: ReportStore) { pool = store.pool }
 
-    /// Adds an account. An email or phone already registered is a ``ValidationErrors`` on
-    /// that field.
+    /// Adds an account. An email already registered (in any case) is an ``EmailTaken``;
+    /// a phone may be on several accounts.
     public func create(_ draft: AccountDraft, passwordHash: String, now: Date = Date()) throws -> Account {
         try pool.write { db in
-            var taken: [ValidationError] = []
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE email_key = ?", arguments: [AccountDraft.key(email: draft.email)]) == true {
-                taken.append(ValidationError(field: "email", "is already registered"))
+                throw EmailTaken()
             }
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE phone = ?", arguments: [draft.phone]) == true {
-                taken.append(ValidationError(field: "phone", "is already registered"))
-            }
-            guard taken.isEmpty else { throw ValidationErrors(taken) }
             try db.execute(
                 sql: """
                     INSERT INTO account (name, email, email_key, phone, password_hash, role, created_at)
@@ -38,14 +33,12 @@ public struct AccountStore: Sendable {
         try pool.unsafeRead { db in try Self.fetch(db, id: id) }
     }
 
-    /// The account a login names (its email in any case, or its phone in any written form)
-    /// and its password hash; nil when there is none.
+    /// The account a login names (its email, in any case) and its password hash; nil when
+    /// there is none. A phone is no login: several accounts may give one number.
     public func account(login: String) throws -> (account: Account, passwordHash: String)? {
-        let phone = try? Phone.normalize(login, field: "login")
-        return try pool.read { db in
+        try pool.read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT \(Self.columns), password_hash FROM account WHERE email_key = ? OR phone = ?",
-                arguments: [AccountDraft.key(email: login), phone])
+                db, sql: "SELECT \(Self.columns), password_hash FROM account WHERE email_key = ?", arguments: [AccountDraft.key(email: login)])
             return row.map { (Self.account($0), $0["password_hash"]) }
         }
     }
@@ -61,7 +54,7 @@ public struct AccountStore: Sendable {
     }
 
     /// Changes an account's role, its name or whether it is disabled; the account as it is
-    /// now. An unknown id is an ``AccountNotFound``.
+    /// now, written as an account event too. An unknown id is an ``AccountNotFound``.
     public func update(id: Int64, role: Role? = nil, name given: String? = nil, disabled: Bool? = nil) throws -> Account {
         let name: String?
         do {
@@ -73,6 +66,7 @@ public struct AccountStore: Sendable {
                 sql: "UPDATE account SET role = coalesce(?, role), name = coalesce(?, name), disabled = coalesce(?, disabled) WHERE id = ?",
                 arguments: [role?.rawValue, name, disabled, id])
             guard let account = try Self.fetch(db, id: id) else { throw AccountNotFound(id: id) }
+            try AccountEventLog.record(.accountChanged(id: id, role: account.role, disabled: account.disabled), db)
             return account
         }
     }
@@ -80,11 +74,6 @@ public struct AccountStore: Sendable {
     /// An account's password hash, or nil when there is no such account.
     public func passwordHash(id: Int64) throws -> String? {
         try pool.read { db in try String.fetchOne(db, sql: "SELECT password_hash FROM account WHERE id = ?", arguments: [id]) }
-    }
-
-    /// The ids of the disabled accounts.
-    public func disabledIDs() throws -> [Int64] {
-        try pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM account WHERE disabled") }
     }
 
     /// Replaces an account's password hash.
@@ -113,6 +102,11 @@ public struct AccountStore: Sendable {
 
     static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
     static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+}
+
+/// The email of a new account is already registered.
+public struct EmailTaken: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String { "is already registered" }
 }
 
 /// No account has this id.

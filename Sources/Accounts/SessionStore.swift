@@ -79,7 +79,7 @@ public struct SessionStore: Sendable {
                 return (.rotated(session), next)
             }
             if let id = try String.fetchOne(db, sql: "SELECT session_id FROM session_rotated WHERE refresh_hash = ?", arguments: [presented]) {
-                try db.execute(sql: "UPDATE session SET ended_at = coalesce(ended_at, ?) WHERE id = ?", arguments: [AccountStore.ms(now), id])
+                try Self.end(db, sessions: "id = ?", [id], now: now)
                 return (.reused(sessionID: id), nil)
             }
             return (.unknown, nil)
@@ -90,24 +90,23 @@ public struct SessionStore: Sendable {
     /// there was one to end.
     @discardableResult
     public func end(_ id: String, accountID: Int64, now: Date = Date()) throws -> Bool {
-        try pool.write { db in
-            try db.execute(
-                sql: "UPDATE session SET ended_at = ? WHERE id = ? AND account_id = ? AND ended_at IS NULL",
-                arguments: [AccountStore.ms(now), id, accountID])
-            return db.changesCount == 1
-        }
+        try pool.write { db in try Self.end(db, sessions: "id = ? AND account_id = ?", [id, accountID], now: now) == 1 }
     }
 
-    /// Ends every session of the account but `kept`; the ids ended.
-    public func endAll(accountID: Int64, except kept: String? = nil, now: Date = Date()) throws -> [String] {
-        try pool.write { db in
-            let ids = try String.fetchAll(
-                db, sql: "SELECT id FROM session WHERE account_id = ? AND ended_at IS NULL AND id IS NOT ?", arguments: [accountID, kept])
-            try db.execute(
-                sql: "UPDATE session SET ended_at = ? WHERE account_id = ? AND ended_at IS NULL AND id IS NOT ?",
-                arguments: [AccountStore.ms(now), accountID, kept])
-            return ids
+    /// Ends every session of the account but `kept`; how many.
+    @discardableResult
+    public func endAll(accountID: Int64, except kept: String? = nil, now: Date = Date()) throws -> Int {
+        try pool.write { db in try Self.end(db, sessions: "account_id = ? AND id IS NOT ?", [accountID, kept], now: now) }
+    }
+
+    /// Ends the open sessions that `condition` picks, each with an account event; how many.
+    private static func end(_ db: Database, sessions condition: String, _ arguments: StatementArguments, now: Date) throws -> Int {
+        let ended = try Row.fetchAll(db, sql: "SELECT id, account_id FROM session WHERE ended_at IS NULL AND \(condition)", arguments: arguments)
+        for row in ended {
+            try db.execute(sql: "UPDATE session SET ended_at = ? WHERE id = ?", arguments: [AccountStore.ms(now), row["id"] as String])
+            try AccountEventLog.record(.sessionEnded(sessionID: row["id"], accountID: row["account_id"]), db, now: now)
         }
+        return ended.count
     }
 
     /// The account's sessions that are still open, newest first.
@@ -117,15 +116,6 @@ public struct SessionStore: Sendable {
                 db, sql: "SELECT \(Self.columns) FROM session WHERE account_id = ? AND ended_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id",
                 arguments: [accountID, AccountStore.ms(now)]
             ).map(Self.session)
-        }
-    }
-
-    /// Sessions ended less than an access token's life ago: tokens issued for them may
-    /// still be presented, and must be refused (the server loads these at start).
-    public func recentlyEnded(now: Date = Date()) throws -> [String] {
-        try pool.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT id FROM session WHERE ended_at >= ?", arguments: [AccountStore.ms(now.addingTimeInterval(-AccessTokens.lifetime))])
         }
     }
 

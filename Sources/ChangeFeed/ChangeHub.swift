@@ -134,6 +134,14 @@ public final class ChangeHub: Sendable {
         gone?.continuation.finish()
     }
 
+    /// Ends a subscription and closes its connection, if any, at once: nothing more is
+    /// written to it (its caller may no longer see what it was given).
+    public func close(_ subscription: Subscription) {
+        guard let gone = state.withLock({ $0.subscribers.removeValue(forKey: subscription.id) }) else { return }
+        gone.continuation.finish()
+        gone.connection?.cutOff()
+    }
+
     /// Ends a subscriber that fell behind; its connection, if any, is closed at once, since
     /// what it has not sent waits behind a client that does not read.
     private func cut(_ id: Int) {

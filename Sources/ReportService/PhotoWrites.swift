@@ -69,14 +69,11 @@ extension ReportService {
         }
     }
 
-    /// The filer while the report is open; supervisors at any time, hidden reports too
-    /// (so that an offending photo can go without the report being shown again).
+    /// The filer while the report is open; supervisors at any time. A hidden report's
+    /// photos wait, as its fields do, until it is unhidden (``ReportHidden`` to staff).
     private func checkPhotoRights(_ id: Int64, _ caller: Caller, _ t: WriteTransaction) throws {
-        if caller.isStaff {
-            guard try t.report(id) != nil || t.hidden(id) != nil else { throw ReportNotFound(id: id) }
-            return
-        }
         let report = try current(id, t, ifMatch: nil, for: caller)
+        if caller.isStaff { return }
         guard let account = caller.author.accountID, try t.filer(of: id) == account else {
             throw Forbidden(reason: "only the filer or a supervisor may change the photos of report \(id)")
         }

@@ -390,6 +390,45 @@ enum Schema {
                 """)
         }
 
+        // What ends or narrows an account's power (a session ended, an account changed or
+        // disabled, an API key revoked) as numbered events, written in the transaction of
+        // the change itself: every process serving the database follows them
+        // (`AccountService`), so a logout or a demotion holds everywhere within a poll.
+        // AUTOINCREMENT: a number is never given twice, even after the newest rows are
+        // pruned. And an account's phone is no longer unique (the table is rebuilt without
+        // that constraint): registration must not tell a stranger whether a number belongs
+        // to an inspector, so sign-in is by email only.
+        migrator.registerMigration("v8: account events; an account's phone no longer unique") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_rebuilt (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+                    email TEXT NOT NULL CHECK (length(email) BETWEEN 3 AND 254),
+                    email_key TEXT NOT NULL UNIQUE,
+                    phone TEXT NOT NULL,
+                    password_hash TEXT NOT NULL,
+                    role TEXT NOT NULL CHECK (role IN ('inspector', 'supervisor', 'admin')),
+                    disabled BOOLEAN NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL,
+                    last_login_at INTEGER
+                );
+                INSERT INTO account_rebuilt SELECT id, name, email, email_key, phone, password_hash, role, disabled, created_at, last_login_at FROM account;
+                DROP TABLE account;
+                ALTER TABLE account_rebuilt RENAME TO account;
+                CREATE TABLE account_event (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    at INTEGER NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('session_ended', 'account_changed', 'api_key_revoked')),
+                    account_id INTEGER,
+                    session_id TEXT,
+                    role TEXT,
+                    disabled BOOLEAN,
+                    api_key_id INTEGER
+                );
+                CREATE INDEX account_event_at ON account_event(at);
+                """)
+        }
+
         return migrator
     }
 

@@ -8,8 +8,8 @@ extension Endpoint {
         answerDescription: "OAuth 2.0 tokens: a 15-minute access token and a refresh token.", answerSchema: "TokenPair",
         method: .post, requestBody: "Registration", success: .created)
     static let login = Endpoint(
-        path: "/v1/auth/login", summary: "Sign in by email or phone (in any written form) and password.", parameters: [], answers: ["application/json"],
-        answerDescription: "OAuth 2.0 tokens. A wrong login and a wrong password are the same 401; after 5 failures for an account or a client within 15 minutes, a 429 with `Retry-After`.",
+        path: "/v1/auth/login", summary: "Sign in by email and password.", parameters: [], answers: ["application/json"],
+        answerDescription: "OAuth 2.0 tokens. A wrong login, a wrong password and a disabled account are the same 401; after 5 failures of one login from one client address, or 20 from one address at any logins, within 15 minutes, that pair or address gets a 429 with `Retry-After` (the owner elsewhere is not held back).",
         answerSchema: "TokenPair", method: .post, requestBody: "Login")
     static let refresh = Endpoint(
         path: "/v1/auth/refresh", summary: "Trade a refresh token for a new pair; the old one is used up (presenting it again ends the session).",

@@ -13,7 +13,7 @@ struct AccountRoutes {
     let accounts: AccountService
 
     func register(on router: Router<AppRequestContext>) {
-        router.handlePublic(.register) { request, _, _ in
+        router.handlePublic(.register) { request, _, context in
             var body = try await JSONBody.read(request, allowed: ["name", "email", "phone", "password"])
             let (name, email, phone, password) = (body.string("name"), body.string("email"), body.string("phone"), body.string("password"))
             var draft: AccountDraft?
@@ -21,7 +21,7 @@ struct AccountRoutes {
                 draft = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "")
             }
             try body.finish()
-            let (_, tokens) = try await accounts.register(draft!)
+            let (_, tokens) = try await accounts.register(draft!, client: context.client)
             var response = try Responses.private(tokens, status: .created)
             response.headers[.location] = "/v1/me"
             return response

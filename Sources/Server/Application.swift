@@ -55,6 +55,9 @@ public struct ServerConfiguration: Sendable {
     public var metricsOnMainPort = true
     /// The text of `/v1/about` (`serve` reads `data/about.json`); nil: none.
     public var about: AboutText?
+    /// How often the account events of other processes on the database (logouts, disabled
+    /// accounts, role changes) are followed: what they end holds here within this much.
+    public var accountFollowInterval: Duration = .milliseconds(250)
     /// How webhooks are sent; nil: this process sends none (another on the database may).
     public var webhooks: WebhookSettings? = WebhookSettings()
 
@@ -110,7 +113,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     let hub = ChangeHub(
         feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
         batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
-    ChangeRoutes(hub: hub, unsentLimit: configuration.changes.unsentLimit).register(on: router)
+    ChangeRoutes(hub: hub, accounts: accounts, unsentLimit: configuration.changes.unsentLimit).register(on: router)
     if configuration.changes.ringOnCommit { service.onWrite { _ in hub.nudge() } }
     NotificationRoutes(store: service.store).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
@@ -177,6 +180,7 @@ public func makeApplication(
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
         logger: logger)
     app.addServices(ChangeFollowing(service: service, interval: configuration.changes.followInterval))
+    app.addServices(AccountFollowing(accounts: accounts, interval: configuration.accountFollowInterval))
     if let settings = configuration.webhooks {
         let dispatcher = WebhookDispatcher(store: service.store, settings: settings, logger: logger)
         service.onWrite { _ in dispatcher.nudge() }
@@ -259,6 +263,17 @@ public struct ChangeStreamSettings: Sendable {
     public var followInterval: Duration = .milliseconds(250)
 
     public init() {}
+}
+
+/// Applies the account events that other processes write (``AccountService/followAccountEvents()``)
+/// until the server shuts down.
+struct AccountFollowing: Service {
+    let accounts: AccountService
+    let interval: Duration
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await accounts.followAccountEvents(every: interval) }
+    }
 }
 
 /// Keeps the cluster index and the tile cache in step with the writes other processes

@@ -1,3 +1,4 @@
+import Accounts
 import ChangeFeed
 import Foundation
 import Geometry
@@ -11,6 +12,8 @@ import ServiceLifecycle
 /// Server-Sent Events, as they happen.
 struct ChangeRoutes {
     let hub: ChangeHub
+    /// Whose staff streams end when their credential no longer grants them.
+    let accounts: AccountService
     /// The bytes a subscriber's connection may hold unsent before it is cut off.
     let unsentLimit: Int
     var feed: ChangeFeed { hub.feed }
@@ -35,13 +38,16 @@ extension ChangeRoutes {
     /// page, then live events until the client goes, or falls so far behind that the hub
     /// cuts it off (it reconnects with `Last-Event-ID`). A subscriber whose answer is never
     /// written (its client gone at once) is cut off in the same way once its queue fills.
+    /// A staff stream is closed the moment its caller's credential stops granting staff
+    /// events (``CredentialWatch``): a logout, a disabled or demoted account, an expired
+    /// token. The client reconnects and is then served as what it is now.
     private func stream(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let query = try QueryParameters(request, endpoint: .changesStream)
         let box = try query.bbox()
         let staff = context.caller?.isStaff == true
         let since = try Self.lastEventID(request) ?? query.integer("since", in: 0...Int(Int64.max)).map(Int64.init) ?? feed.store.lastChange()
         _ = try feed.page(since: since, limit: 1, staff: false)  // a 410 now, not an empty stream
-        let hub = self.hub
+        let (hub, accounts, identity) = (self.hub, self.accounts, context.identity)
         let connection = ChangeStreamConnection(channel: context.channel, limit: unsentLimit)
         // Subscribed when the body is written: a HEAD's never is.
         let body = ResponseBody { writer in
@@ -49,8 +55,10 @@ extension ChangeRoutes {
             defer { hub.unsubscribe(subscription) }
             // The client gone: the hub writes no more to it, and this response ends.
             connection.channel.closeFuture.whenComplete { _ in hub.unsubscribe(subscription) }
+            let watch = staff ? identity.map { accounts.watch($0, while: .supervisor) { hub.close(subscription) } } : nil
+            defer { watch.map(accounts.unwatch) }
             var next: Int64? = since
-            while let after = next {
+            while let after = next, watch?.isEnded != true {
                 let page = try await Blocking.run { try hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box) }
                 if !page.events.isEmpty { try await writer.write(ByteBuffer(bytes: page.events.joined())) }
                 next = page.next

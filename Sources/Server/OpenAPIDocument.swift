@@ -310,18 +310,18 @@ enum OpenAPI {
         return .object(members)
     }
 
-    /// The request bodies. Rules that depend on what is stored (an email or phone already
+    /// The request bodies. Rules that depend on what is stored (an email already
     /// registered, the current password, one's own account) and the list of common
     /// passwords are in the descriptions, not in the schemas: they are 422s all the same.
     static let bodies: [(String, JSONValue)] = [
         ("Registration", body([
             ("name", personName),
-            ("email", ["type": "string", "format": "email", "maxLength": 254, "description": "An email address; one not registered yet (compared without case)."]),
-            ("phone", ["type": "string", "format": "phone", "description": "A phone number in any written form, as on reports; one not registered yet."]),
+            ("email", ["type": "string", "format": "email", "maxLength": 254, "description": "An email address, the account's login; one not registered yet (compared without case). One address is told an email is taken at most 3 times an hour, and one email is named by at most 3 registrations an hour; then 429."]),
+            ("phone", ["type": "string", "format": "phone", "description": "A phone number in any written form, as on reports: contact only, never a login, and never refused for being on another account."]),
             ("password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "10 to 128 characters, not among the most common passwords."]),
         ])),
         ("Login", body([
-            ("login", ["type": "string", "description": "The email, or the phone in any written form (`067 123 45 67`)."]), ("password", string),
+            ("login", ["type": "string", "description": "The account's email (in any case)."]), ("password", string),
         ])),
         ("Refresh", body([("refresh_token", string)])),
         ("MePatch", body([("name", personName)])),

@@ -18,7 +18,7 @@ struct UserCommand: ParsableCommand {
 
         @Option(help: "The person's name (1 to 100 characters).") var name: String
         @Option(help: "The email address, unique without regard to case.") var email: String
-        @Option(help: "The phone number in any written form, unique.") var phone: String
+        @Option(help: "The phone number in any written form (contact only: sign-in is by email).") var phone: String
         @Option(help: "inspector, supervisor or admin.") var role: Role = .inspector
         @OptionGroup var store: StoreOptions
 
@@ -28,8 +28,11 @@ struct UserCommand: ParsableCommand {
             }
             let draft = try AccountDraft(name: name, email: email, phone: phone, password: password, role: role)
             let accounts = AccountStore(try ReportStore(path: store.db))
-            let account = try accounts.create(draft, passwordHash: Passwords().hash(draft.password))
-            print(account.id)
+            do {
+                print(try accounts.create(draft, passwordHash: Passwords().hash(draft.password)).id)
+            } catch is EmailTaken {
+                throw ValidationError("The email \(draft.email) is already registered.")
+            }
         }
     }
 

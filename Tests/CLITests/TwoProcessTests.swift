@@ -6,7 +6,8 @@ import Testing
 import TestSupport
 
 /// Several processes on one database: what one writes, a running server shows without a
-/// restart (its index and tiles follow the changes table).
+/// restart (its index and tiles follow the changes table); what one ends or narrows of an
+/// account's power, every other refuses within a second (it follows the account events).
 @Suite("Two processes, one database", .serialized)
 struct TwoProcessTests {
     /// The reports `/health` and the world's clusters at zoom 0 count on `base`.
@@ -39,5 +40,88 @@ struct TwoProcessTests {
         _ = try await WebhookTests.file(second.base, token: token, from: 7, count: 1)
         try await CLI.eventually { (try? await Self.counts(server.base)) ?? (0, 0) == (301, 301) }
         #expect(try await Self.counts(server.base) == (301, 301), "the first server shows the second's filing")
+    }
+
+    /// One HTTP call to `base`: its status and JSON body.
+    static func call(_ base: String, _ path: String, method: String = "GET", token: String? = nil, json: [String: Any]? = nil) async throws
+        -> (status: Int, json: [String: Any])
+    {
+        let body = try json.map { try JSONSerialization.data(withJSONObject: $0) }
+        let (data, response) = try await URLSession.shared.data(for: CrashTests.request(base, path, method: method, token: token, body: body))
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
+    }
+
+    /// Signs `email` in on `base`: its access and refresh tokens.
+    static func signIn(_ base: String, _ email: String) async throws -> (access: String, refresh: String) {
+        let answer = try await call(base, "/v1/auth/login", method: "POST", json: ["login": email, "password": CLI.inspectorPassword])
+        return (try #require(answer.json["access_token"] as? String), try #require(answer.json["refresh_token"] as? String))
+    }
+
+    /// A second's wait: what one server ended, the other must refuse by then.
+    static func aSecond() async throws { try await Task.sleep(for: .seconds(1)) }
+
+    @Test("a logout, a refresh reuse, a role change and a disabled account on one server are refused by the other within 1 s; so is a change made by the CLI; a staff stream on the other ends")
+    func revocationAcrossServers() async throws {
+        let cli = try CLI()
+        var ids: [String: Int] = [:]
+        for (name, role) in [("admin", "admin"), ("boss", "admin"), ("super", "supervisor"), ("i1", "inspector"), ("i2", "inspector"), ("i3", "inspector")] {
+            let added = try cli.run(
+                ["user", "add", "--name", name, "--email", "\(name)@example.org", "--phone", "067 000 00 01", "--role", role, "--db", "r.sqlite"],
+                input: CLI.inspectorPassword + "\n")
+            #expect(added.status == 0, "\(added.stderr)")
+            ids[name] = Int(added.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let one = try await cli.serve(db: "r.sqlite")
+        defer { one.process.terminate() }
+        let two = try await cli.serve(db: "r.sqlite")
+        defer { two.process.terminate() }
+        let admin = try await Self.signIn(one.base, "admin@example.org").access
+
+        // Logout on one.
+        let i1 = try await Self.signIn(one.base, "i1@example.org")
+        #expect(try await Self.call(two.base, "/v1/me", token: i1.access).status == 200)
+        #expect(try await Self.call(one.base, "/v1/auth/logout", method: "POST", token: i1.access).status == 204)
+        try await Self.aSecond()
+        #expect(try await Self.call(two.base, "/v1/me", token: i1.access).status == 401)
+        let filing = try await URLSession.shared.data(for: CrashTests.request(two.base, "/v1/reports", method: "POST", token: i1.access, body: CrashTests.report(1)))
+        #expect((filing.1 as? HTTPURLResponse)?.statusCode == 401)
+        #expect(try await Self.counts(one.base).health == 0, "the refused filing wrote nothing")
+
+        // A refresh token used twice: the second use on one ends the session the first use on two renewed.
+        let i2 = try await Self.signIn(one.base, "i2@example.org")
+        let renewed = try await Self.call(two.base, "/v1/auth/refresh", method: "POST", json: ["refresh_token": i2.refresh])
+        let renewedAccess = try #require(renewed.json["access_token"] as? String)
+        #expect(try await Self.call(one.base, "/v1/auth/refresh", method: "POST", json: ["refresh_token": i2.refresh]).status == 401)
+        try await Self.aSecond()
+        #expect(try await Self.call(two.base, "/v1/me", token: renewedAccess).status == 401)
+
+        // A demotion on one: the old administrator's token on two may no longer administer.
+        let boss = try await Self.signIn(two.base, "boss@example.org").access
+        #expect(try await Self.call(two.base, "/v1/users", token: boss).status == 200)
+        #expect(try await Self.call(one.base, "/v1/users/\(ids["boss"]!)", method: "PATCH", token: admin, json: ["role": "inspector"]).status == 200)
+        try await Self.aSecond()
+        #expect(try await Self.call(two.base, "/v1/users", token: boss).status == 403)
+        #expect(try await Self.call(two.base, "/v1/users/\(ids["i3"]!)", method: "PATCH", token: boss, json: ["role": "supervisor"]).status == 403)
+
+        // Disabling on one.
+        let i3 = try await Self.signIn(two.base, "i3@example.org").access
+        #expect(try await Self.call(one.base, "/v1/users/\(ids["i3"]!)", method: "PATCH", token: admin, json: ["disabled": true]).status == 200)
+        try await Self.aSecond()
+        #expect(try await Self.call(two.base, "/v1/me", token: i3).status == 401)
+
+        // A staff stream on two, and the supervisor disabled by `posterwatch user disable`, a third process.
+        let supervisor = try await Self.signIn(one.base, "super@example.org").access
+        let port = try #require(Int(two.base.split(separator: ":").last ?? ""))
+        let stream = try RawConnection(port: port)
+        stream.send("GET /v1/changes/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(supervisor)\r\n\r\n")
+        #expect(await stream.read(until: ": live").contains(": live"))
+        #expect(try cli.run("user", "disable", "\(ids["super"]!)", "--db", "r.sqlite").status == 0)
+        try await Self.aSecond()
+        #expect(try await Self.call(two.base, "/v1/me", token: supervisor).status == 401)
+        try cli.addInspector(db: "r.sqlite")
+        _ = try await WebhookTests.file(one.base, token: try await CrashTests.signIn(one.base), from: 2, count: 1)
+        let rest = await stream.readToClose()
+        #expect(rest.closed, "the stream was closed")
+        #expect(!rest.text.contains("id: "), "no staff event after the account was disabled")
     }
 }

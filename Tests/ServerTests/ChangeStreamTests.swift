@@ -70,6 +70,48 @@ struct ChangeStreamTests {
         }
     }
 
+    @Test("a staff stream ends when its session is logged out, its account demoted below staff or disabled: no staff event after; a public stream and another staff one go on")
+    func staffStreamEnds() async throws {
+        let fixture = try Fixture()
+        try await fixture.live { port, client in
+            let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let admin = try await ReportRouteTests.account(fixture, client, .admin, 2)
+            let (loggedOut, demoted, disabled, kept) = (
+                try await ReportRouteTests.account(fixture, client, .supervisor, 3), try await ReportRouteTests.account(fixture, client, .supervisor, 4),
+                try await ReportRouteTests.account(fixture, client, .supervisor, 5), try await ReportRouteTests.account(fixture, client, .supervisor, 6)
+            )
+            func open(_ token: String?) async throws -> RawConnection {
+                let connection = try RawConnection(port: port)
+                let authorization = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+                connection.send("GET /v1/changes/stream HTTP/1.1\r\nHost: test\r\n\(authorization)\r\n")
+                #expect(await connection.read(until: ": live").contains("200 OK"))
+                return connection
+            }
+            func file() async throws -> Int {
+                let answer = try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: inspector.token)
+                return try #require(answer.json["id"] as? Int)
+            }
+            let streams = (
+                loggedOut: try await open(loggedOut.token), demoted: try await open(demoted.token), disabled: try await open(disabled.token),
+                kept: try await open(kept.token), public: try await open(nil)
+            )
+            #expect(try await client.send(.post, "/v1/auth/logout", token: loggedOut.token).status == .noContent)
+            #expect(try await client.send(.patch, "/v1/users/\(demoted.id)", json: ["role": "inspector"], token: admin.token).status == .ok)
+            #expect(try await client.send(.patch, "/v1/users/\(disabled.id)", json: ["disabled": true], token: admin.token).status == .ok)
+            _ = try await file()
+            let seq = try fixture.service.store.lastChange()
+            let staffEvent = await streams.kept.read(until: "id: \(seq)\n")
+            #expect(staffEvent.contains("\"filer_id\""), "the staff form names the filer")
+            let publicEvent = await streams.public.read(until: "id: \(seq)\n")
+            #expect(publicEvent.contains("id: \(seq)\n") && !publicEvent.contains("filer_id"))
+            for (name, stream) in [("logged out", streams.loggedOut), ("demoted", streams.demoted), ("disabled", streams.disabled)] {
+                let rest = await stream.readToClose()
+                #expect(rest.closed, "\(name): the stream was closed")
+                #expect(!rest.text.contains("id: "), "\(name): no event after its power ended")
+            }
+        }
+    }
+
     @Test("a client that stops reading is cut off once its connection holds what it may unsent, while filing goes on; it resumes with Last-Event-ID and misses nothing; a HEAD subscribes nobody")
     func slowClient() async throws {
         let fixture = try Fixture()

@@ -36,6 +36,17 @@ struct PhotoRouteTests {
         }
     }
 
+    /// The photo rows, the report versions and the number of changes: what a photo write changes.
+    static func photoState(_ fixture: Fixture) throws -> String {
+        try fixture.service.store.pool.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT (SELECT group_concat(id || ':' || report_id, ',') FROM report_photo) || ' '
+                    || (SELECT coalesce(sum(updated_at), 0) FROM report) || ' ' || (SELECT coalesce(sum(updated_at), 0) FROM report_hidden) || ' '
+                    || (SELECT count(*) FROM report_change)
+                """) ?? ""
+        }
+    }
+
     @Test("upload, list on the report, serve without metadata (immutable, ETag, ranges), the same picture once, at most 5, hidden reports to staff only, removal")
     func lifecycle() async throws {
         let fixture = try Fixture()
@@ -89,10 +100,17 @@ struct PhotoRouteTests {
             #expect(try await client.get(url).status == .notFound)
             let staff = try await client.get(url, headers: [.authorization: "Bearer " + supervisor.token])
             #expect(staff.status == .ok && staff.headers[.cacheControl] == "private, no-store")
-            // A supervisor removes an offending photo without showing the report again; to its filer it is gone.
+            // A hidden report's photos wait, as its fields do: to its filer it is gone, to staff a 409; nothing is written.
+            let before = try Self.photoState(fixture)
             #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(last)", token: filer.token).status == .notFound)
-            #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(last)", token: supervisor.token).status == .noContent)
+            #expect(try await Self.upload(client, id, TestImages.jpeg(width: 90, height: 80), token: filer.token).status == .notFound)
+            let removal = try await client.send(.delete, "/v1/reports/\(id)/photos/\(last)", token: supervisor.token)
+            #expect(removal.status == .conflict && removal.error?["message"] as? String == "report \(id) is hidden; unhide it first")
+            let addition = try await Self.upload(client, id, TestImages.jpeg(width: 91, height: 80), token: supervisor.token)
+            #expect(addition.status == .conflict, "\(addition.bodyText)")
+            #expect(try Self.photoState(fixture) == before, "the refusals wrote nothing")
             #expect(try await client.send(.post, "/v1/reports/\(id)/unhide", json: [:], token: supervisor.token).status == .ok)
+            #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(last)", token: supervisor.token).status == .noContent)
 
             #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(photoID)", token: filer.token).status == .noContent)
             #expect(try await client.send(.delete, "/v1/reports/\(id)/photos/\(photoID)", token: filer.token).status == .notFound)
