@@ -36,7 +36,7 @@ extension Endpoint {
         answerSchema: "Report", method: .patch, access: .role(.inspector), requestBody: "ReportPatch")
     static let transition = Endpoint(
         path: "/v1/reports/{id}/transitions",
-        summary: "Move a report to another status by the transition table (README): a step the status does not allow is a 409 naming the allowed ones, a role the step does not name a 403, a missing note or a bad `duplicate_of` a 422. `If-Match` is honoured when given.",
+        summary: "Move a report to another status by the transition table (docs/api.md): a step the status does not allow is a 409 naming the allowed ones, a role the step does not name a 403, a missing note or a bad `duplicate_of` a 422. `If-Match` is honoured when given.",
         parameters: [reportID], answers: ["application/geo+json"], answerDescription: "The report as it is now.",
         answerSchema: "Report", method: .post, access: .role(.inspector), requestBody: "Transition")
     static let hideReport = Endpoint(
