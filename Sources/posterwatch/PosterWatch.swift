@@ -15,22 +15,67 @@ struct PosterWatch: AsyncParsableCommand {
             BackupCommand.self, RestoreCommand.self])
 }
 
-/// The database option every store command shares.
+/// The database option every store command shares: `--database URL` or, as before,
+/// `--db PATH` (an SQLite file).
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The SQLite database; created from data/reference when absent.", valueName: "path"))
-    var db = "var/posterwatch.sqlite"
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp("Where the data lives: sqlite:///path/to/file.sqlite (created from data/reference when absent).", valueName: "url"))
+    var url: String?
+
+    @Option(name: .customLong("db"), help: ArgumentHelp("The SQLite database file, as --database sqlite:///path does.", valueName: "path"))
+    var path: String?
+
+    func validate() throws { _ = try DatabaseLocation.sqlitePath(url: url, path: path) }
+
+    /// The SQLite file named (``validate()`` has refused anything else).
+    var db: String { (try? DatabaseLocation.sqlitePath(url: url, path: path)) ?? DatabaseLocation.defaultPath }
+}
+
+/// What `--database` and `--db` name.
+enum DatabaseLocation {
+    static let defaultPath = "var/posterwatch.sqlite"
+
+    /// The SQLite file of `--database` (`sqlite:///absolute/path`, `sqlite:relative/path`)
+    /// or `--db`. A `postgres://` URL is refused naming what is missing. The URL itself is
+    /// never repeated in an error: it may hold a password.
+    static func sqlitePath(url: String?, path: String?) throws -> String {
+        switch (url, path) {
+        case (nil, nil): return defaultPath
+        case (nil, let path?): return path
+        case (_?, _?): throw ValidationError("Give --database or --db, not both.")
+        case (let url?, nil):
+            let scheme = url.prefix { $0 != ":" }.lowercased()
+            switch scheme {
+            case "sqlite":
+                var rest = url.dropFirst("sqlite:".count)
+                if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+                guard let file = String(rest).removingPercentEncoding, !file.isEmpty, !file.hasSuffix("/") else {
+                    throw ValidationError("--database: an SQLite URL names a file, as sqlite:///var/lib/posterwatch/posterwatch.sqlite.")
+                }
+                return file
+            case "postgres", "postgresql":
+                throw ValidationError(
+                    "--database: PostgreSQL is not available in this release: the PostgreSQL store (postgres-nio, with PostGIS) is not built yet. "
+                        + "Use sqlite:///path/to/file.sqlite or --db PATH.")
+            default:
+                throw ValidationError("--database must be sqlite:///path/to/file.sqlite (postgres:// comes with the PostgreSQL store); its scheme \"\(scheme.prefix(20))\" is not one of them.")
+            }
+        }
+    }
 }
 
 /// The database option of commands that only read, or copy, a database: one that does
 /// not exist is an error, not a new empty database (an operator reading an empty
 /// blocklist or backing up nothing would take it for the real one).
 struct ExistingStoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The SQLite database (it must exist).", valueName: "path"))
-    var db = "var/posterwatch.sqlite"
+    @OptionGroup var location: StoreOptions
+
+    var db: String { location.db }
 
     func validate() throws {
         guard FileManager.default.fileExists(atPath: db) else {
-            throw ValidationError("--db: \(db) does not exist (posterwatch import or serve creates a database)")
+            throw ValidationError("\(location.url == nil ? "--db" : "--database"): \(db) does not exist (posterwatch import or serve creates a database)")
         }
     }
 

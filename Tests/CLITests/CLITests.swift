@@ -344,6 +344,32 @@ struct CLITests {
     }
 }
 
+@Suite("posterwatch --database")
+struct DatabaseOptionTests {
+    @Test("--database sqlite:///path names the same file as --db; postgres:// is refused naming what is missing, never repeating its password; both at once, or another scheme, are refused")
+    func databaseURL() throws {
+        let cli = try CLI()
+        try cli.addInspector(db: "t.sqlite")
+        let absolute = cli.path("t.sqlite")
+        for url in ["sqlite://" + absolute, "sqlite:t.sqlite", "sqlite://" + absolute.replacingOccurrences(of: "t.sqlite", with: "%74.sqlite")] {
+            let listed = try cli.run("user", "list", "--database", url)
+            #expect(listed.status == 0 && listed.stdout.contains(CLI.inspectorEmail), "\(url): \(listed.stderr)")
+        }
+        let stats = try cli.run("blocklist", "--database", "sqlite://" + absolute)
+        #expect(stats.status == 0, "\(stats.stderr)")
+        let postgres = try cli.run("serve", "--database", "postgres://posterwatch:s3cr3t-pw@127.0.0.1:5432/city")
+        #expect(postgres.status != 0 && postgres.stderr.contains("PostgreSQL is not available in this release") && postgres.stderr.contains("postgres-nio"))
+        #expect(!postgres.stderr.contains("s3cr3t-pw") && !postgres.stderr.contains("127.0.0.1"), "\(postgres.stderr)")
+        let both = try cli.run("stats", "--database", "sqlite:t.sqlite", "--db", "t.sqlite")
+        #expect(both.status != 0 && both.stderr.contains("not both"))
+        let other = try cli.run("stats", "--database", "mysql://root:pw@host/db")
+        #expect(other.status != 0 && other.stderr.contains("\"mysql\"") && !other.stderr.contains("pw@"))
+        let missing = try cli.run("blocklist", "--database", "sqlite:nowhere.sqlite")
+        #expect(missing.status != 0 && missing.stderr.contains("--database: nowhere.sqlite does not exist"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.path("nowhere.sqlite")))
+    }
+}
+
 @Suite("posterwatch blocklist")
 struct BlocklistCLITests {
     @Test("prints the blocked numbers with their report counts, as JSON or CSV; a bad format is refused")
