@@ -90,34 +90,35 @@ public final class AccountService: Sendable {
     /// being in use, so a registration cannot test whether a number is an inspector's.
     public func register(_ draft: AccountDraft, client: String = "") async throws -> (account: Account, tokens: TokenPair) {
         guard draft.role == .inspector else { throw Forbidden(reason: "a registration makes an inspector; administrators appoint the other roles") }
-        let email = AccountDraft.key(email: draft.email)
-        if let wait = registrations.wait(email: email, client: client) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
-        registrations.attempted(email: email)
+        let now = Date()
+        if let wait = registrations.attempt(email: AccountDraft.key(email: draft.email), client: client, now: now) {
+            throw TooManyAttempts(retryAfter: Int(wait.rounded(.up)))
+        }
+        var taken = false
+        defer { if !taken { registrations.emailWasFree(client: client, at: now) } }
         let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
         let account: Account
         do {
             account = try accounts.create(draft, passwordHash: hash)
-        } catch let taken as EmailTaken {
-            registrations.toldTaken(client: client)
-            throw ValidationErrors([ValidationError(field: "email", taken.description)])
+        } catch let error as EmailTaken {
+            taken = true
+            throw ValidationErrors([ValidationError(field: "email", error.description)])
         }
         return (account, try await signIn(account))
     }
 
     /// Signs in by email. A wrong login, a wrong password and a disabled account are the
     /// same ``Unauthorized``, take the same time and count the same; failures are
-    /// throttled per login and client address and per address (``LoginThrottle``:
-    /// ``TooManyAttempts``).
+    /// throttled per login and client and per client (``LoginThrottle``:
+    /// ``TooManyAttempts``). `client` is the caller's address as the rate limits count it.
     public func login(_ login: String, password: String, client: String) async throws -> TokenPair {
         let found = try accounts.account(login: login)
         let key = found.map { String($0.account.id) } ?? AccountDraft.key(email: login)
-        if let wait = throttle.wait(login: key, client: client) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
+        let now = Date()
+        if let wait = throttle.attempt(login: key, client: client, now: now) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(password, hash: found?.passwordHash) }
-        guard valid, let account = found?.account, !account.disabled else {
-            throttle.failed(login: key, client: client)
-            throw Unauthorized(reason: Self.refusedLogin)
-        }
-        throttle.succeeded(login: key, client: client)
+        guard valid, let account = found?.account, !account.disabled else { throw Unauthorized(reason: Self.refusedLogin) }
+        throttle.succeeded(login: key, client: client, at: now)
         try accounts.recordLogin(id: account.id)
         known.withLock { $0.forget(account.id) }
         return try await signIn(account)
@@ -190,17 +191,15 @@ public final class AccountService: Sendable {
         let valid = await Self.offloaded { [passwords] in passwords.verify(old, hash: current) }
         guard valid else { throw ValidationErrors([ValidationError(field: "old_password", "is not the current password")]) }
         let hash = await Self.offloaded { [passwords] in passwords.hash(new) }
+        defer { try? followAccountEvents() }
         try accounts.setPasswordHash(id: identity.accountID, hash)
         try sessions.endAll(accountID: identity.accountID, except: identity.sessionID)
-        try followAccountEvents()
     }
 
     /// Disables or enables an account; disabling ends its sessions and stops its tokens.
     public func setDisabled(_ id: Int64, _ disabled: Bool) throws -> Account {
-        let account = try accounts.update(id: id, disabled: disabled)
-        if disabled { try sessions.endAll(accountID: id) }
-        try followAccountEvents()
-        return account
+        defer { try? followAccountEvents() }
+        return try accounts.update(id: id, disabled: disabled)
     }
 
     /// The caller's account: from memory when this service has read or written it before,
@@ -229,10 +228,8 @@ public final class AccountService: Sendable {
         guard id != admin.accountID else {
             throw ValidationErrors([ValidationError(field: "id", "administrators do not change their own role or state; another administrator can")])
         }
-        var account = try accounts.update(id: id, role: role)
-        if let disabled { account = try setDisabled(id, disabled) }
-        try followAccountEvents()
-        return account
+        defer { try? followAccountEvents() }
+        return try accounts.update(id: id, role: role, disabled: disabled)
     }
 
     // MARK: Following the account events

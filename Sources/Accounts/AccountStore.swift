@@ -54,7 +54,9 @@ public struct AccountStore: Sendable {
     }
 
     /// Changes an account's role, its name or whether it is disabled; the account as it is
-    /// now, written as an account event too. An unknown id is an ``AccountNotFound``.
+    /// now, written as an account event too. Disabling ends its sessions in the same
+    /// transaction (so enabling it again brings none back). An unknown id is an
+    /// ``AccountNotFound``.
     public func update(id: Int64, role: Role? = nil, name given: String? = nil, disabled: Bool? = nil) throws -> Account {
         let name: String?
         do {
@@ -67,6 +69,7 @@ public struct AccountStore: Sendable {
                 arguments: [role?.rawValue, name, disabled, id])
             guard let account = try Self.fetch(db, id: id) else { throw AccountNotFound(id: id) }
             try AccountEventLog.record(.accountChanged(id: id, role: account.role, disabled: account.disabled), db)
+            if disabled == true { try SessionStore.end(db, sessions: "account_id = ?", [id]) }
             return account
         }
     }

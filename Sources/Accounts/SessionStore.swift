@@ -100,7 +100,8 @@ public struct SessionStore: Sendable {
     }
 
     /// Ends the open sessions that `condition` picks, each with an account event; how many.
-    private static func end(_ db: Database, sessions condition: String, _ arguments: StatementArguments, now: Date) throws -> Int {
+    @discardableResult
+    static func end(_ db: Database, sessions condition: String, _ arguments: StatementArguments, now: Date = Date()) throws -> Int {
         let ended = try Row.fetchAll(db, sql: "SELECT id, account_id FROM session WHERE ended_at IS NULL AND \(condition)", arguments: arguments)
         for row in ended {
             try db.execute(sql: "UPDATE session SET ended_at = ? WHERE id = ?", arguments: [AccountStore.ms(now), row["id"] as String])

@@ -75,10 +75,17 @@ public final class ChangeHub: Sendable {
     /// Subscribers cut off for falling behind (tests, metrics).
     public let cutOff = Atomic<Int>(0)
 
+    /// Called after each read that found changes, before any staff subscriber is handed
+    /// them: the server brings the account events up to date here, which closes the
+    /// subscriptions of credentials that no longer grant staff events. What the read found
+    /// was committed after any revocation the call can see, so none of it reaches one.
+    let beforeStaffDelivery: (@Sendable () -> Void)?
+
     public init(
         feed: ChangeFeed, pollInterval: Duration = .milliseconds(20), batchWindow: Duration = .milliseconds(5),
-        heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024
+        heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024, beforeStaffDelivery: (@Sendable () -> Void)? = nil
     ) {
+        self.beforeStaffDelivery = beforeStaffDelivery
         self.feed = feed
         self.pollInterval = pollInterval
         self.batchWindow = batchWindow
@@ -284,6 +291,7 @@ public final class ChangeHub: Sendable {
     /// when any staff listens, the public form derived from it.
     private func deliver(after cursor: Int64, kinds: Set<Bool>, beat: Bool) throws {
         let page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
+        if kinds.contains(true), !page.entries.isEmpty { beforeStaffDelivery?() }
         var forms: [Bool: Read] = [:]
         for staff in kinds {
             forms[staff] = try Read(page.entries.map { staff ? $0 : $0.publicForm }, beat: beat)

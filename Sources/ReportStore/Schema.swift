@@ -426,6 +426,8 @@ enum Schema {
                     api_key_id INTEGER
                 );
                 CREATE INDEX account_event_at ON account_event(at);
+                -- A process that starts, or reloads, reads the sessions ended of late.
+                CREATE INDEX session_ended ON session(ended_at) WHERE ended_at IS NOT NULL;
                 """)
         }
 

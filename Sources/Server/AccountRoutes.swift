@@ -21,7 +21,7 @@ struct AccountRoutes {
                 draft = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "")
             }
             try body.finish()
-            let (_, tokens) = try await accounts.register(draft!, client: context.client)
+            let (_, tokens) = try await accounts.register(draft!, client: context.clientGroup)
             var response = try Responses.private(tokens, status: .created)
             response.headers[.location] = "/v1/me"
             return response
@@ -30,7 +30,7 @@ struct AccountRoutes {
             var body = try await JSONBody.read(request, allowed: ["login", "password"])
             let (login, password) = (body.string("login"), body.string("password"))
             try body.finish()
-            return try Responses.private(try await accounts.login(login!, password: password!, client: context.client))
+            return try Responses.private(try await accounts.login(login!, password: password!, client: context.clientGroup))
         }
         router.handlePublic(.refresh) { request, _, _ in
             var body = try await JSONBody.read(request, allowed: ["refresh_token"])

@@ -43,6 +43,10 @@ public struct AppRequestContext: RequestContext {
     /// a trusted proxy forwards for it.
     public var client: String { forwardedClient ?? peer }
 
+    /// The client as the rate limits count it (an IPv6 address's /64), for the account
+    /// service's counts of failed logins and registrations.
+    var clientGroup: String { RateLimiter.group(client) }
+
     /// Takes a call of the endpoint's kind from the client's rate limit.
     func drawRateLimit(_ endpoint: Endpoint) throws {
         if let kind = endpoint.rateClass { try limiter?.take(kind, client: client) }

@@ -112,7 +112,8 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ExportRoutes(service: service).register(on: router)
     let hub = ChangeHub(
         feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
-        batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit)
+        batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit,
+        beforeStaffDelivery: { try? accounts.followAccountEvents() })
     ChangeRoutes(hub: hub, accounts: accounts, unsentLimit: configuration.changes.unsentLimit).register(on: router)
     if configuration.changes.ringOnCommit { service.onWrite { _ in hub.nudge() } }
     NotificationRoutes(store: service.store).register(on: router)

@@ -44,10 +44,11 @@ struct Endpoint: Sendable {
     /// Which of a client's rate limits a call draws on (``RateLimits``): sign-ins and
     /// registrations their own, every other write the writes'; reads none.
     enum RateClass: String, Sendable, CaseIterable {
-        case login, registration, write
+        case login, refresh, registration, write
         var plural: String {
             switch self {
             case .login: "sign-ins"
+            case .refresh: "token refreshes"
             case .registration: "registrations"
             case .write: "writes"
             }
@@ -56,7 +57,8 @@ struct Endpoint: Sendable {
 
     var rateClass: RateClass? {
         switch path {
-        case "/v1/auth/login", "/v1/auth/refresh": .login
+        case "/v1/auth/login": .login
+        case "/v1/auth/refresh": .refresh
         case "/v1/auth/register": .registration
         default: method == .get ? nil : .write
         }

@@ -18,9 +18,13 @@ public struct RateLimits: Sendable {
         public static let unlimited = Bucket(burst: .infinity, perSecond: .infinity)
     }
 
-    /// Sign-ins and token refreshes: 20 at once, then one every 3 s (failed passwords are
-    /// also throttled per account, by the account service).
+    /// Sign-ins: 20 at once, then one every 3 s (failed passwords are also throttled per
+    /// login and address, by the account service).
     public var logins = Bucket(burst: 20, perSecond: 1.0 / 3)
+    /// Token refreshes, apart from sign-ins, so that someone failing sign-ins from an address
+    /// its owner shares (a NAT) does not stop the owner's refreshes: 60 at once, then 2 a
+    /// second (a client refreshes every 15 minutes).
+    public var refreshes = Bucket(burst: 60, perSecond: 2)
     /// New accounts: 10 at once, then one a minute (a class of residents signing up from
     /// one school's address is the largest crowd expected).
     public var registrations = Bucket(burst: 10, perSecond: 1.0 / 60)
@@ -43,6 +47,7 @@ public struct RateLimits: Sendable {
     public static var none: RateLimits {
         var limits = RateLimits()
         limits.logins = .unlimited
+        limits.refreshes = .unlimited
         limits.registrations = .unlimited
         limits.writes = .unlimited
         return limits
@@ -59,6 +64,7 @@ public struct RateLimits: Sendable {
     func bucket(_ kind: Endpoint.RateClass) -> Bucket {
         switch kind {
         case .login: logins
+        case .refresh: refreshes
         case .registration: registrations
         case .write: writes
         }

@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Writes a second one client may make, after a burst of six seconds' worth (0: no limit).", valueName: "count"))
     var writeRate = 50
 
-    @Option(help: ArgumentHelp("Sign-ins and token refreshes a minute one client may make, after a burst of as many (0: no limit).", valueName: "count"))
+    @Option(help: ArgumentHelp("Sign-ins a minute one client may make, after a burst of as many (0: no limit; token refreshes have a limit of their own).", valueName: "count"))
     var loginRate = 20
 
     @Option(help: ArgumentHelp("Registrations an hour one client may make, after a burst of a sixth as many (0: no limit).", valueName: "count"))

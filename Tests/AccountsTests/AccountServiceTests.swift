@@ -71,7 +71,7 @@ struct AccountServiceTests {
         }
         // The window passes.
         let throttle = RegistrationThrottle(perEmail: 1, perClientTaken: 1, window: 60)
-        throttle.attempted(email: "e")
+        #expect(throttle.attempt(email: "e", client: "c") == nil)
         #expect(throttle.wait(email: "e", client: "c") != nil && throttle.wait(email: "e", client: "c", now: Date().addingTimeInterval(61)) == nil)
     }
 
@@ -118,10 +118,45 @@ struct AccountServiceTests {
         // The window passes.
         let throttle = LoginThrottle(perAccountAndClient: 2, perClient: 10, window: 60)
         let later = Date().addingTimeInterval(61)
-        throttle.failed(login: "k", client: "c")
-        throttle.failed(login: "k", client: "c")
+        #expect(throttle.attempt(login: "k", client: "c") == nil && throttle.attempt(login: "k", client: "c") == nil)
         #expect(throttle.wait(login: "k", client: "c") != nil && throttle.wait(login: "k", client: "c", now: later) == nil)
         #expect(throttle.wait(login: "k", client: "other") == nil)
+        // A success forgets the login's failures from that client, and takes back its own count only.
+        let started = Date()
+        #expect(throttle.attempt(login: "j", client: "d", now: started) == nil)
+        throttle.succeeded(login: "j", client: "d", at: started)
+        for _ in 0..<9 { _ = throttle.attempt(login: "x\(UUID())", client: "d") }
+        #expect(throttle.attempt(login: "j", client: "d") == nil, "9 counted for the address, not 10")
+        #expect(throttle.attempt(login: "j", client: "d") != nil)
+    }
+
+    @Test("guesses sent in parallel cannot outrun the count: of 15 at once for one login from one address, at most 5 are checked; of 10 registrations at once naming taken emails, at most 3 are told")
+    func parallelAttempts() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        for n in 1...10 { _ = try await Self.register(service, n) }
+        let answers = await withTaskGroup(of: String.self) { group in
+            for i in 0..<15 {
+                group.addTask {
+                    do { _ = try await service.login("i2@example.org", password: "wrong \(i)", client: "parallel"); return "signed in" }
+                    catch is TooManyAttempts { return "429" } catch { return "401" }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(answers.filter { $0 == "401" }.count == 5 && answers.filter { $0 == "429" }.count == 10, "\(answers)")
+        let registrations = await withTaskGroup(of: String.self) { group in
+            for n in 1...10 {
+                group.addTask {
+                    do {
+                        _ = try await service.register(name: "З", email: "i\(n)@example.org", phone: "067 000 00 00", password: Self.password, client: "enumerator")
+                        return "created"
+                    } catch is TooManyAttempts { return "429" } catch { return "422" }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(registrations.filter { $0 == "422" }.count == 3 && registrations.filter { $0 == "429" }.count == 7, "\(registrations)")
     }
 
     @Test("a refresh rotates the pair; presenting a used refresh token ends the session and its access tokens")

@@ -109,19 +109,42 @@ struct TwoProcessTests {
         try await Self.aSecond()
         #expect(try await Self.call(two.base, "/v1/me", token: i3).status == 401)
 
-        // A staff stream on two, and the supervisor disabled by `posterwatch user disable`, a third process.
-        let supervisor = try await Self.signIn(one.base, "super@example.org").access
+        // A staff stream on two while reports are filed through one without pause; the
+        // supervisor disabled by `posterwatch user disable`, a third process. No change
+        // committed after the disable reaches the stream, however soon after it comes.
+        let supervisor = try await Self.signIn(one.base, "super@example.org")
         let port = try #require(Int(two.base.split(separator: ":").last ?? ""))
         let stream = try RawConnection(port: port)
-        stream.send("GET /v1/changes/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(supervisor)\r\n\r\n")
+        stream.send("GET /v1/changes/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(supervisor.access)\r\n\r\n")
         #expect(await stream.read(until: ": live").contains(": live"))
-        #expect(try cli.run("user", "disable", "\(ids["super"]!)", "--db", "r.sqlite").status == 0)
-        try await Self.aSecond()
-        #expect(try await Self.call(two.base, "/v1/me", token: supervisor).status == 401)
         try cli.addInspector(db: "r.sqlite")
-        _ = try await WebhookTests.file(one.base, token: try await CrashTests.signIn(one.base), from: 2, count: 1)
+        let filer = try await CrashTests.signIn(one.base)
+        let filings = Task {
+            var n = 10
+            while !Task.isCancelled {
+                _ = try? await URLSession.shared.data(for: CrashTests.request(one.base, "/v1/reports", method: "POST", token: filer, body: CrashTests.report(n)))
+                n += 1
+            }
+            return n - 10
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try cli.run("user", "disable", "\(ids["super"]!)", "--db", "r.sqlite").status == 0)
+        let lastBefore = try #require(try await Self.call(one.base, "/v1/changes?since=0&limit=1000").json["last_seq"] as? Int)
+        try await Self.aSecond()
+        filings.cancel()
+        #expect(await filings.value > 10, "filings went on around the disable")
+        #expect(try await Self.call(two.base, "/v1/me", token: supervisor.access).status == 401)
         let rest = await stream.readToClose()
         #expect(rest.closed, "the stream was closed")
-        #expect(!rest.text.contains("id: "), "no staff event after the account was disabled")
+        let delivered = EventStream.ids(rest.text)
+        #expect(!delivered.isEmpty, "events came before the disable (else this proves little)")
+        #expect(delivered.allSatisfy { $0 <= lastBefore }, "no event committed after the disable: \(delivered.filter { $0 > lastBefore })")
+
+        // Enabling again brings no session back: the disable ended them.
+        #expect(try cli.run("user", "enable", "\(ids["super"]!)", "--db", "r.sqlite").status == 0)
+        try await Self.aSecond()
+        #expect(try await Self.call(two.base, "/v1/me", token: supervisor.access).status == 401)
+        #expect(try await Self.call(two.base, "/v1/auth/refresh", method: "POST", json: ["refresh_token": supervisor.refresh]).status == 401)
+        #expect(try await Self.signIn(two.base, "super@example.org").access.isEmpty == false)
     }
 }

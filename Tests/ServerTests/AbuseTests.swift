@@ -91,6 +91,35 @@ struct AbuseTests {
         }
     }
 
+    @Test("failed sign-ins are counted per IPv6 /64, not per address: a fresh address per guess gains nothing; a neighbour's failed sign-ins do not stop the owner's token refreshes")
+    func ipv6Guesses() async throws {
+        let fixture = try Fixture()
+        var configuration = ServerConfiguration()
+        configuration.rateLimits = RateLimits.none
+        configuration.rateLimits.trustedProxies = ["127.0.0.1"]
+        configuration.rateLimits.logins = .init(burst: 8, perSecond: 1.0 / 3_600)
+        try await fixture.live(configuration: configuration) { _, client in
+            _ = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let login = ["login": "inspector1@example.org", "password": "not the password"]
+            for n in 1...5 {
+                let answer = try await client.send(.post, "/v1/auth/login", json: login, headers: [.xForwardedFor: "2001:db8:5:6::\(n)"])
+                #expect(answer.status == .unauthorized)
+            }
+            let fresh = try await client.send(.post, "/v1/auth/login", json: login, headers: [.xForwardedFor: "2001:db8:5:6:ffff::99"])
+            #expect(fresh.status == .tooManyRequests, "the same /64 is the same client")
+            let otherNetwork = try await client.send(.post, "/v1/auth/login", json: login, headers: [.xForwardedFor: "2001:db8:5:7::1"])
+            #expect(otherNetwork.status == .unauthorized)
+            // The login bucket of the owner's address is drained by a neighbour; refreshes have their own.
+            let refreshToken = try #require(try await client.send(
+                .post, "/v1/auth/login", json: ["login": "inspector1@example.org", "password": AccountRouteTests.password],
+                headers: [.xForwardedFor: "192.0.2.50"]).json["refresh_token"] as? String)
+            for _ in 0..<8 { _ = try await client.send(.post, "/v1/auth/login", json: ["login": "x@example.org", "password": "wrong"], headers: [.xForwardedFor: "192.0.2.50"]) }
+            #expect(try await client.send(.post, "/v1/auth/login", json: login, headers: [.xForwardedFor: "192.0.2.50"]).status == .tooManyRequests)
+            let refreshed = try await client.send(.post, "/v1/auth/refresh", json: ["refresh_token": refreshToken], headers: [.xForwardedFor: "192.0.2.50"])
+            #expect(refreshed.status == .ok)
+        }
+    }
+
     @Test("buckets refill at their rate; an IPv6 client is its /64; X-Forwarded-For is read right to left")
     func limiter() throws {
         let now = Mutex(0.0)

@@ -21,14 +21,7 @@ struct ChangeStreamTests {
         return connection
     }
 
-    /// The `id:` lines of events in a stream's text, in order.
-    static func ids(_ text: String) -> [Int] {
-        // By bytes: "\r\n" (before a chunk's size) is one Character, which "\n" does not split.
-        text.utf8.split(separator: UInt8(ascii: "\n")).compactMap { line in
-            let line = String(decoding: line, as: UTF8.self)
-            return line.hasPrefix("id: ") ? Int(line.dropFirst(4)) : nil
-        }
-    }
+    static func ids(_ text: String) -> [Int] { EventStream.ids(text) }
 
     @Test("a subscriber gets what it lacks, then each change live; Last-Event-ID resumes exactly after it; bbox keeps its area; heartbeats come")
     func stream() async throws {
