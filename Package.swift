@@ -4,7 +4,9 @@
 //
 // The targets read bottom-up, each a single job:
 //   Geometry      coordinates, bounding boxes (antimeridian aware), Web Mercator and tile math
-//   ReportModel   the report, its validation, phone-number normalization, reference data
+//   Offloading    synchronous work moved off Swift's cooperative pool, and lanes that bound how much runs at once
+//   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
+//                 roles; phone-number normalization, reference data
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
@@ -66,6 +68,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
 
         .target(name: "Geometry"),
+        .target(name: "Offloading"),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
         .target(
             name: "ReportStore",
@@ -78,12 +81,12 @@ let package = Package(
         .target(
             name: "ReportService",
             dependencies: [
-                "Accounts", "Clustering", "Geometry", "Tally", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto"),
+                "Clustering", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "Accounts",
             dependencies: [
-                "ReportModel", "ReportStore",
+                "Offloading", "ReportModel", "ReportStore",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -95,7 +98,7 @@ let package = Package(
         .target(
             name: "Webhooks",
             dependencies: [
-                "ChangeFeed", "Geometry", "Interchange", "ReportModel", "ReportStore",
+                "ChangeFeed", "Geometry", "Interchange", "Offloading", "ReportModel", "ReportStore",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -106,7 +109,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
+                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Offloading", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
                 "Photos", "Tiles", "Webhooks", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -126,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Accounts", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Accounts", "Offloading", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 "Tiles", "Webhooks", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -137,6 +140,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
+        .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "ReportStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,6 +1,7 @@
 import Foundation
-import GRDB
 import Geometry
+import GRDB
+import ReportModel
 
 /// A machine client's credential (an operator's blocklist sync, a push gateway).
 public struct APIKey: Sendable, Hashable, Codable {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import JWTKit
+import ReportModel
 
 /// What an access token says: who (`sub`, the account id), with which role, in which
 /// session (`sid`), for whom (`aud`), from whom (`iss`), issued and expiring when, and its

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReportModel
 
 /// Something that ends or narrows a credential's power. Each is a numbered row of
 /// `account_event`, written in the transaction of the change itself, so that every

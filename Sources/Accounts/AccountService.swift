@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Geometry
+import Offloading
+import ReportModel
 import ReportStore
 import Synchronization
 
@@ -351,20 +353,6 @@ struct KnownAccounts {
 public struct SessionNotFound: Error, Sendable, Hashable, CustomStringConvertible {
     public var id: String
     public var description: String { "the caller has no open session \"\(id.prefix(40))\"" }
-}
-
-/// A missing, malformed, expired or revoked credential (HTTP 401).
-public struct Unauthorized: Error, Sendable, Hashable, CustomStringConvertible {
-    public var reason: String
-    public init(reason: String) { self.reason = reason }
-    public var description: String { reason }
-}
-
-/// A credential that is valid but may not do this (HTTP 403).
-public struct Forbidden: Error, Sendable, Hashable, CustomStringConvertible {
-    public var reason: String
-    public init(reason: String) { self.reason = reason }
-    public var description: String { reason }
 }
 
 /// Too many failed logins, or registrations, from the client (HTTP 429).

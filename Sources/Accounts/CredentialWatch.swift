@@ -1,3 +1,4 @@
+import ReportModel
 import Synchronization
 
 /// A long-lived answer's hold on its caller's power (a change stream's staff events). It

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReportModel
 
 /// What this process knows of credentials whose power has ended or narrowed, kept in step
 /// with the account events (``AccountEventLog``) of every process on the database:

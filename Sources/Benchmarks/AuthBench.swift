@@ -1,6 +1,7 @@
 import Accounts
 import Dispatch
 import Foundation
+import ReportModel
 import ReportStore
 
 /// The auth section of `make bench`: what checking an access token costs each request,

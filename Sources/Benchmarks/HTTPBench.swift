@@ -4,6 +4,7 @@ import Foundation
 import Generator
 import Geometry
 import Interchange
+import ReportModel
 import ReportService
 import ReportStore
 import Server

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Offloading
 import ReportModel
 import ReportService
 import ReportStore

@@ -1,7 +1,8 @@
 import Clustering
 import Foundation
-import Tally
+import Offloading
 import ReportStore
+import Tally
 
 /// Other processes write to the database too: `posterwatch import`, the CLI, a second
 /// server. The service follows the changes table, so its index and observers (the tile

@@ -1,5 +1,5 @@
-import Accounts
 import Foundation
+import Offloading
 import Photos
 import ReportModel
 import ReportStore

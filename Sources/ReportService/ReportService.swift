@@ -1,10 +1,11 @@
 import Clustering
 import Foundation
 import Geometry
-import Tally
+import Offloading
 import ReportModel
 import ReportStore
 import Synchronization
+import Tally
 
 /// The reports as the service answers for them: the SQLite store and the cluster index,
 /// kept in step.

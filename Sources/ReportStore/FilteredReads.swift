@@ -1,26 +1,7 @@
 import Foundation
-import GRDB
 import Geometry
+import GRDB
 import ReportModel
-
-/// Which reports a listing or an export takes: an area, statuses and creation times.
-public struct ReportFilter: Sendable, Hashable {
-    /// The area (edges included; may cross the antimeridian); nil: everywhere.
-    public var box: BoundingBox?
-    /// Status codes; nil: any status.
-    public var statuses: [String]?
-    /// Creation times in ms since 1970, ends included; nil: any time.
-    public var created: ClosedRange<Int64>?
-
-    public init(box: BoundingBox? = nil, statuses: [String]? = nil, created: ClosedRange<Int64>? = nil) {
-        self.box = box
-        self.statuses = statuses
-        self.created = created
-    }
-
-    /// Whether only the area narrows it (the box paths of `BoxQueries.swift` answer those).
-    public var isBoxOnly: Bool { statuses == nil && created == nil }
-}
 
 /// Reports by a ``ReportFilter``, in id order, read with the filter in SQL (bound
 /// parameters only) along the id index: a scan of the table from the cursor, cheap per

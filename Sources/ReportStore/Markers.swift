@@ -1,6 +1,6 @@
+import Geometry
 import GRDB
 import GRDBSQLite
-import Geometry
 import ReportModel
 
 extension ReportStore {
@@ -58,17 +58,6 @@ extension Report {
 
     /// Creation time in milliseconds since 1970, as stored.
     public var createdMilliseconds: Int64 { ReportRow.milliseconds(createdAt) }
-}
-
-/// A report as the tally keeps it: its numbers, its district, object type and status
-/// (their positions in the reference data's lists) and its creation time.
-public struct TallyMarker: Sendable, Hashable {
-    public var id: Int64
-    public var phones: [String]
-    public var district: Int
-    public var objectType: Int
-    public var status: Int
-    public var createdAt: Int64
 }
 
 extension ReportStore {

@@ -1,17 +1,6 @@
 import Foundation
 import GRDB
-
-/// A status change of a report someone filed, as their notification.
-public struct StatusNotification: Sendable, Hashable {
-    /// The history row's number: the notification's id, and the cursor of read marks.
-    public var seq: Int64
-    public var reportID: Int64
-    public var at: Date
-    public var fromStatus: String?
-    public var toStatus: String?
-    public var note: String?
-    public var read: Bool
-}
+import ReportModel
 
 extension ReportStore {
     /// The history rows that are notifications of `?1`'s (an account): the status changes

@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
 import Geometry
+import GRDB
 import ReportModel
 
 /// The reports of each whole phone number: `report_phone`, kept by triggers on `report`
@@ -36,13 +36,6 @@ enum ReportPhones {
         INSERT OR IGNORE INTO report_phone
         SELECT j.value, r.id, r.longitude, r.latitude, r.status FROM report r, json_each(\(array("r.phones"))) j ORDER BY 1, 2
         """
-}
-
-/// A report that carries a phone number: where it is and its status.
-public struct PhoneHolder: Sendable, Hashable {
-    public var reportID: Int64
-    public var coordinate: Coordinate
-    public var status: String
 }
 
 extension ReportStore {

@@ -1,25 +1,7 @@
 import Foundation
-import GRDB
 import Geometry
+import GRDB
 import ReportModel
-
-/// Report counts by status, district and object type, in reference-data order (codes
-/// with no reports are listed with 0).
-public struct StoreStatistics: Sendable, Hashable {
-    public struct Count: Sendable, Hashable {
-        public var code: String
-        public var count: Int
-    }
-
-    public var total: Int
-    public var byStatus: [Count]
-    public var byDistrict: [Count]
-    public var byObjectType: [Count]
-    /// The smallest box around every report, nil when there are none.
-    public var extent: BoundingBox?
-    /// The creation times of the oldest and the newest report.
-    public var created: ClosedRange<Date>?
-}
 
 extension ReportStore {
     /// Counts of the stored reports; see ``StoreStatistics``.

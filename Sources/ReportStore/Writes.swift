@@ -1,33 +1,8 @@
 import Foundation
+import Geometry
 import GRDB
 import GRDBSQLite
-import Geometry
 import ReportModel
-
-/// A report that does not exist.
-public struct ReportNotFound: Error, Sendable, CustomStringConvertible {
-    public var id: Int64
-    public init(id: Int64) { self.id = id }
-    public var description: String { "report \(id) does not exist" }
-}
-
-/// Records that broke a rule; nothing of their batch was written.
-public struct RecordsRejected: Error, Sendable, CustomStringConvertible {
-    /// The first ``ImportOptions/maxReportedIssues`` issues, in input order.
-    public var issues: [RecordIssue]
-    /// How many records were invalid in all.
-    public var issueCount: Int
-
-    public init(issues: [RecordIssue], issueCount: Int) {
-        self.issues = issues
-        self.issueCount = issueCount
-    }
-
-    public var description: String {
-        let first = issues.first.map { " First: \($0)." } ?? ""
-        return "\(issueCount) invalid record(s); nothing was written.\(first)"
-    }
-}
 
 extension ReportStore {
     // MARK: Single writes

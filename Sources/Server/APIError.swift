@@ -7,6 +7,7 @@ import HTTPTypes
 import Hummingbird
 import Interchange
 import Photos
+import ReportModel
 import ReportService
 import ReportStore
 import Webhooks

@@ -1,6 +1,7 @@
 import Accounts
 import HTTPTypes
 import Hummingbird
+import ReportModel
 
 /// Reads `Authorization: Bearer <token>` into the request's identity. No header: the
 /// public. A header that is not a valid access token of an open session: a 401 at once,

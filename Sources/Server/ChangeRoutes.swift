@@ -4,6 +4,7 @@ import Foundation
 import Geometry
 import HTTPTypes
 import Hummingbird
+import Offloading
 import ReportStore
 import ServiceLifecycle
 

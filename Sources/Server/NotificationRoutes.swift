@@ -2,6 +2,8 @@ import Accounts
 import Geometry
 import Hummingbird
 import Interchange
+import Offloading
+import ReportModel
 import ReportStore
 
 /// `GET /v1/me/notifications` and `POST /v1/me/notifications/read`: the status changes of

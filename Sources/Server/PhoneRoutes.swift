@@ -1,12 +1,13 @@
+import Accounts
 import ChangeFeed
 import Foundation
 import Geometry
 import HTTPTypes
 import Hummingbird
 import Interchange
+import Offloading
 import ReportModel
 import ReportService
-import Accounts
 import ReportStore
 
 /// `/v1/phones/{number}`: a number's record and reports, and the supervisors' verifying,

@@ -4,6 +4,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Photos
+import ReportModel
 import ReportService
 import ReportStore
 import Synchronization

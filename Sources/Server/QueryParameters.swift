@@ -3,6 +3,7 @@ import Foundation
 import Geometry
 import Hummingbird
 import Interchange
+import Offloading
 import ReportService
 import ReportStore
 

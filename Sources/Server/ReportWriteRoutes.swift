@@ -4,6 +4,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Interchange
+import Offloading
 import ReportModel
 import ReportService
 import ReportStore

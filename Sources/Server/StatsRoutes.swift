@@ -1,4 +1,5 @@
 import Hummingbird
+import Offloading
 import ReportService
 import ReportStore
 

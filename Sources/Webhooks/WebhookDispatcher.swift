@@ -3,6 +3,7 @@ import ChangeFeed
 import Foundation
 import Interchange
 import Logging
+import Offloading
 import ReportStore
 import ServiceLifecycle
 import Synchronization

@@ -1,7 +1,8 @@
 import ChangeFeed
 import Foundation
-import GRDB
 import Geometry
+import GRDB
+import ReportModel
 import ReportStore
 
 /// The webhooks and their outbox in the database (tables `webhook`, `webhook_event`,

@@ -1,6 +1,7 @@
 import Accounts
 import ArgumentParser
 import Foundation
+import ReportModel
 import ReportStore
 
 /// `posterwatch apikey …`: credentials for machine clients.

@@ -5,6 +5,7 @@ import ReportStore
 import Testing
 import TestSupport
 @testable import Accounts
+import ReportModel
 
 @Suite("The account service: sign-in, tokens, sessions")
 struct AccountServiceTests {

@@ -4,6 +4,7 @@ import ReportStore
 import Testing
 import TestSupport
 @testable import Accounts
+import ReportModel
 
 @Suite("Accounts")
 struct AccountsTests {

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import Accounts
+import ReportModel
 
 /// What ends or narrows an account's power, in the process that made it and in another
 /// one on the same database (here a second service over its own connection to the file,

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 @testable import Server
+import ReportModel
 import Testing
 import Webhooks
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ReportStore
+import Offloading
 import Synchronization
 import Testing
 

@@ -1,4 +1,3 @@
-import Foundation
 import Geometry
 
 /// What a caller may do. Each role may do what the roles below it may, and more:
@@ -33,18 +32,5 @@ public enum Role: String, Sendable, Codable, CaseIterable, CustomStringConvertib
     }
 
     /// The same check for a role already typed.
-    static func checkPerson(_ role: Role) throws(ValidationError) { _ = try Role(person: role.rawValue) }
-}
-
-/// Names of accounts and keys: at most 100 characters (Unicode code points, as JSON
-/// Schema counts them), no control characters, not only white space; kept trimmed.
-enum Names {
-    static func checked(_ name: String) throws(ValidationError) -> String {
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ValidationError(field: "name", "must not contain control characters")
-        }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard name.unicodeScalars.count <= 100, !trimmed.isEmpty else { throw ValidationError(field: "name", "must be 1 to 100 characters") }
-        return trimmed
-    }
+    public static func checkPerson(_ role: Role) throws(ValidationError) { _ = try Role(person: role.rawValue) }
 }

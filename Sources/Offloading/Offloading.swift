@@ -1,0 +1,60 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Synchronous work (SQLite reads and writes) moved off Swift's cooperative thread pool.
+public enum Blocking {
+    public static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
+
+    /// Runs `body` on `queue` (by default one that runs any number at once) and waits.
+    public static func run<T: Sendable>(on queue: DispatchQueue = queue, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+/// Synchronous work of which at most `width` pieces run at once, off the cooperative pool;
+/// the rest wait their turn, first come first served. Photo decoding runs this way, so that
+/// a burst of uploads cannot take every core from the reads.
+public final class Lanes: Sendable {
+    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+
+    public init(width: Int) {
+        precondition(width >= 1, "a lane at least")
+        state = Mutex((free: width, waiting: []))
+    }
+
+    /// Runs `body` on ``Blocking/queue`` once a lane is free, and waits for it.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        await enter()
+        defer { leave() }
+        return try await Blocking.run(body)
+    }
+
+    private func enter() async {
+        await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { lanes in
+                guard lanes.free > 0 else {
+                    lanes.waiting.append(turn)
+                    return false
+                }
+                lanes.free -= 1
+                return true
+            }
+            if now { turn.resume() }
+        }
+    }
+
+    /// Hands the lane to the first waiter, or frees it.
+    private func leave() {
+        let next = state.withLock { lanes -> CheckedContinuation<Void, Never>? in
+            guard !lanes.waiting.isEmpty else {
+                lanes.free += 1
+                return nil
+            }
+            return lanes.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}

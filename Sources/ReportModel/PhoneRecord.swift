@@ -1,0 +1,138 @@
+import Foundation
+import Geometry
+
+/// What a phone's change did, as its history keeps it.
+public enum PhoneAction: String, Sendable, Hashable, Codable {
+    case verified, blocked, unblocked
+
+    /// The change row's action.
+    public var change: ReportAction {
+        switch self {
+        case .verified: .phoneVerified
+        case .blocked: .phoneBlocked
+        case .unblocked: .phoneUnblocked
+        }
+    }
+}
+
+/// One change of a phone's status.
+public struct PhoneHistoryEntry: Sendable, Hashable {
+    public var seq: Int64
+    public var number: String
+    public var at: Date
+    public var author: Author
+    public var action: PhoneAction
+    public var fromStatus: PhoneStatus
+    public var toStatus: PhoneStatus
+    public var note: String?
+    /// How many reports the change moved (a block to `phone_blocked`, an unblock back).
+    public var moved: Int
+
+    public init(seq: Int64, number: String, at: Date, author: Author, action: PhoneAction, fromStatus: PhoneStatus, toStatus: PhoneStatus, note: String? = nil, moved: Int) {
+        self.seq = seq
+        self.number = number
+        self.at = at
+        self.author = author
+        self.action = action
+        self.fromStatus = fromStatus
+        self.toStatus = toStatus
+        self.note = note
+        self.moved = moved
+    }
+}
+
+/// A number's record: its status, and its reports now (public ones: a hidden report counts
+/// nowhere, as it shows nowhere).
+public struct PhoneRecord: Sendable, Hashable {
+    public var number: String
+    public var status: PhoneStatus
+    /// When the status last changed (nil while the number was never verified).
+    public var changedAt: Date?
+    /// Since when it is blocked (nil unless it is).
+    public var blockedAt: Date?
+    public var reportCount: Int
+    public var openCount: Int
+    /// Its reports per status code.
+    public var statusCounts: [String: Int]
+    /// The creation times of its first and its last report (nil without reports).
+    public var firstSeen: Date?
+    public var lastSeen: Date?
+    /// Its reports per district code, most first.
+    public var districts: [(code: String, count: Int)]
+    /// The violator names written on its reports, most used first (at most ``maxViolators``).
+    public var violators: [(name: String, count: Int)]
+    /// Every change of its status, oldest first.
+    public var history: [PhoneHistoryEntry]
+
+    public static let maxViolators = 20
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.number == b.number && a.status == b.status && a.changedAt == b.changedAt && a.blockedAt == b.blockedAt && a.reportCount == b.reportCount
+            && a.openCount == b.openCount && a.statusCounts == b.statusCounts && a.firstSeen == b.firstSeen && a.lastSeen == b.lastSeen
+            && a.districts.elementsEqual(b.districts, by: { $0 == $1 }) && a.violators.elementsEqual(b.violators, by: { $0 == $1 })
+            && a.history == b.history
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(number) }
+
+    public init(number: String, status: PhoneStatus, changedAt: Date? = nil, blockedAt: Date? = nil, reportCount: Int, openCount: Int, statusCounts: [String: Int], firstSeen: Date? = nil, lastSeen: Date? = nil, districts: [(code: String, count: Int)], violators: [(name: String, count: Int)], history: [PhoneHistoryEntry]) {
+        self.number = number
+        self.status = status
+        self.changedAt = changedAt
+        self.blockedAt = blockedAt
+        self.reportCount = reportCount
+        self.openCount = openCount
+        self.statusCounts = statusCounts
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.districts = districts
+        self.violators = violators
+        self.history = history
+    }
+}
+
+/// A number on the blocklist.
+public struct BlockedPhone: Sendable, Hashable {
+    public var number: String
+    public var blockedAt: Date
+    /// Its public reports now.
+    public var reportCount: Int
+
+    public init(number: String, blockedAt: Date, reportCount: Int) {
+        self.number = number
+        self.blockedAt = blockedAt
+        self.reportCount = reportCount
+    }
+}
+
+/// What changed on the blocklist after a sequence number: each number's last change.
+public struct BlocklistChanges: Sendable, Hashable {
+    /// Numbers blocked since (and blocked now), with their blocking.
+    public var added: [BlockedPhone]
+    /// Numbers unblocked since (and not blocked now).
+    public var removed: [String]
+    /// The highest change sequence number as of the read: the next `since`.
+    public var lastSeq: Int64
+    /// Changes up to this number are forgotten (retention).
+    public var prunedThrough: Int64
+
+    public init(added: [BlockedPhone], removed: [String], lastSeq: Int64, prunedThrough: Int64) {
+        self.added = added
+        self.removed = removed
+        self.lastSeq = lastSeq
+        self.prunedThrough = prunedThrough
+    }
+}
+
+/// A report that carries a phone number: where it is and its status.
+public struct PhoneHolder: Sendable, Hashable {
+    public var reportID: Int64
+    public var coordinate: Coordinate
+    public var status: String
+
+    public init(reportID: Int64, coordinate: Coordinate, status: String) {
+        self.reportID = reportID
+        self.coordinate = coordinate
+        self.status = status
+    }
+}
