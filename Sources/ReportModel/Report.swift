@@ -94,6 +94,16 @@ public struct ReportDraft: Sendable, Hashable {
             violator: report.violator, phones: report.phones, comment: report.comment, status: report.status,
             createdAt: report.createdAt, updatedAt: report.updatedAt)
     }
+
+    /// What a client files for a report like this one: its place and fields, and `status`
+    /// when given; no id or times (the store gives them), unless `keepingTimes`.
+    public init(filing report: Report, status: String? = nil, keepingTimes: Bool = false) {
+        self.init(
+            coordinate: report.coordinate, address: report.address, city: report.city, district: report.district,
+            objectType: report.objectType, balanceHolder: report.balanceHolder, violator: report.violator, phones: report.phones,
+            comment: report.comment, status: status, createdAt: keepingTimes ? report.createdAt : nil,
+            updatedAt: keepingTimes ? report.updatedAt : nil)
+    }
 }
 
 /// The limits of a report's free-text fields, in characters.

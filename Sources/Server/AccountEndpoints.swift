@@ -6,15 +6,15 @@ extension Endpoint {
     static let register = Endpoint(
         path: "/v1/auth/register", summary: "Create an inspector's account and sign in.", parameters: [], answers: ["application/json"],
         answerDescription: "OAuth 2.0 tokens: a 15-minute access token and a refresh token.", answerSchema: "TokenPair",
-        method: .post, requestBody: "Registration", success: .created)
+        method: .post, requestBody: "Registration", success: .created, ownRateClass: .registration)
     static let login = Endpoint(
         path: "/v1/auth/login", summary: "Sign in by email and password.", parameters: [], answers: ["application/json"],
         answerDescription: "OAuth 2.0 tokens. A wrong login, a wrong password and a disabled account are the same 401; after 5 failures of one login from one client address, or 20 from one address at any logins, within 15 minutes, that pair or address gets a 429 with `Retry-After` (the owner elsewhere is not held back).",
-        answerSchema: "TokenPair", method: .post, requestBody: "Login")
+        answerSchema: "TokenPair", method: .post, requestBody: "Login", ownRateClass: .login)
     static let refresh = Endpoint(
         path: "/v1/auth/refresh", summary: "Trade a refresh token for a new pair; the old one is used up (presenting it again ends the session).",
         parameters: [], answers: ["application/json"], answerDescription: "OAuth 2.0 tokens.", answerSchema: "TokenPair",
-        method: .post, requestBody: "Refresh")
+        method: .post, requestBody: "Refresh", ownRateClass: .refresh)
     static let logout = Endpoint(
         path: "/v1/auth/logout", summary: "End the caller's session: its tokens stop at once.", parameters: [], answers: [],
         answerDescription: "The session is ended.", method: .post, access: .role(.inspector), success: .noContent)

@@ -40,6 +40,9 @@ struct Endpoint: Sendable {
     var requestBody: String? = nil
     /// The status of a successful answer: 200, 201 (created) or 204 (nothing to say).
     var success: HTTPResponse.Status = .ok
+    /// A rate-limit bucket of its own (sign-ins, token refreshes, registrations); nil: the
+    /// writes' bucket for a write, none for a read (``rateClass``).
+    var ownRateClass: RateClass? = nil
 
     /// Which of a client's rate limits a call draws on (``RateLimits``): sign-ins and
     /// registrations their own, every other write the writes'; reads none.
@@ -55,14 +58,9 @@ struct Endpoint: Sendable {
         }
     }
 
-    var rateClass: RateClass? {
-        switch path {
-        case "/v1/auth/login": .login
-        case "/v1/auth/refresh": .refresh
-        case "/v1/auth/register": .registration
-        default: method == .get ? nil : .write
-        }
-    }
+    /// The rate limit a call draws on: its own bucket when it has one, else the writes'
+    /// for a write and none for a read.
+    var rateClass: RateClass? { ownRateClass ?? (method == .get ? nil : .write) }
 
     /// The names of its query parameters.
     var queryNames: [String] { parameters.filter { $0.location == .query }.map(\.name) }

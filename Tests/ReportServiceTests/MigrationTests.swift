@@ -137,10 +137,9 @@ struct MigrationTests {
                 passwordHash: hash)
         }
         let service = try ReportService(store: store)
-        try service.insert(ReportGenerator(count: 150, seed: 77, distribution: .kyiv, reference: store.reference).map { r in
-            ReportDraft(coordinate: r.coordinate, address: r.address, city: r.city, district: r.district, objectType: r.objectType,
-                        balanceHolder: r.balanceHolder, violator: r.violator, phones: r.phones)
-        }, now: Date(timeIntervalSince1970: 1_780_000_000))
+        try service.insert(
+            ReportGenerator(count: 150, seed: 77, distribution: .kyiv, reference: store.reference).map { ReportDraft(filing: $0) },
+            now: Date(timeIntervalSince1970: 1_780_000_000))
         var rng = SplitMix64(state: 77)
         var filed: [Int64] = []
         let places = ReportGenerator(count: 20, seed: 78, distribution: .kyiv, reference: store.reference).map(\.coordinate)

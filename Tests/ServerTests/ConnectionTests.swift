@@ -12,7 +12,7 @@ import Glibc
 extension Fixture {
     /// The real server (`makeApplication`) on a port of the kernel's choosing.
     func live(configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (_ port: Int, any TestClientProtocol) async throws -> Void) async throws {
-        var configuration = configuration
+        var configuration = own(configuration)
         configuration.port = 0
         configuration.logLevel = .critical
         try await makeApplication(service: service, accounts: try await accounts(), configuration: configuration).test(.live) { client in

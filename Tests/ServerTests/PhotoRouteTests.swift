@@ -12,12 +12,6 @@ import TestSupport
 /// reports), removal, and every refusal writing nothing.
 @Suite("Photos over HTTP")
 struct PhotoRouteTests {
-    static func configuration(_ fixture: Fixture) -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.photosDirectory = fixture.directory.appendingPathComponent("photos").path
-        return configuration
-    }
-
     static func upload(_ client: any TestClientProtocol, _ id: Int, _ bytes: [UInt8], type: String = "image/jpeg", token: String) async throws -> Answer {
         try await client.execute(
             uri: "/v1/reports/\(id)/photos", method: .post, headers: [.contentType: type, .authorization: "Bearer " + token], body: ByteBuffer(bytes: bytes)
@@ -50,7 +44,7 @@ struct PhotoRouteTests {
     @Test("upload, list on the report, serve without metadata (immutable, ETag, ranges), the same picture once, at most 5, hidden reports to staff only, removal")
     func lifecycle() async throws {
         let fixture = try Fixture()
-        try await fixture.test(configuration: Self.configuration(fixture)) { client in
+        try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let other = try await ReportRouteTests.account(fixture, client, .inspector, 2)
             let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 3)
@@ -123,7 +117,7 @@ struct PhotoRouteTests {
     @Test("refusals, each a 4xx that writes nothing: another media type, over 15 MB, not an image, truncated, a bad CRC, a bomb, no such report")
     func refusals() async throws {
         let fixture = try Fixture()
-        try await fixture.test(configuration: Self.configuration(fixture)) { client in
+        try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
             let jpeg = TestImages.jpeg(width: 64, height: 64)
@@ -154,7 +148,7 @@ struct PhotoRouteTests {
             #expect(try ReportRouteTests.count(fixture, "report_photo") == 0 && Self.pictures(fixture) == 0)
             #expect(try await client.get("/v1/photos/nothex.jpg").status == .badRequest)
         }
-        var closed = Self.configuration(fixture)
+        var closed = ServerConfiguration()
         closed.maxPhotoUploads = 0
         try await fixture.test(configuration: closed) { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 2)
@@ -168,7 +162,7 @@ struct PhotoRouteTests {
     @Test("the same photo uploaded by 10 clients at once is stored once, one photo")
     func concurrentSame() async throws {
         let fixture = try Fixture()
-        try await fixture.test(configuration: Self.configuration(fixture)) { client in
+        try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
             let jpeg = TestImages.jpeg(width: 300, height: 200)
@@ -197,7 +191,7 @@ struct MultipartPhotoTests {
     @Test("two files in one request: both added; one bad among them: a 422 naming it, and nothing written; past 5: none")
     func several() async throws {
         let fixture = try Fixture()
-        try await fixture.test(configuration: PhotoRouteTests.configuration(fixture)) { client in
+        try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
             let type = "multipart/form-data; boundary=XyZ-boundary-42"

@@ -26,11 +26,8 @@ final class Fixture: Sendable {
         database = try TemporaryStore()
         let store = database.store
         let reference = store.reference
-        let drafts = ReportGenerator(count: 400, seed: 21, distribution: .kyiv, reference: reference).map { r in
-            ReportDraft(
-                id: nil, coordinate: r.coordinate, address: r.address, city: r.city, district: r.district, objectType: r.objectType,
-                balanceHolder: r.balanceHolder, violator: r.violator, phones: r.phones, comment: r.comment, status: r.status,
-                createdAt: r.createdAt, updatedAt: r.updatedAt)
+        let drafts = ReportGenerator(count: 400, seed: 21, distribution: .kyiv, reference: reference).map {
+            ReportDraft(filing: $0, status: $0.status, keepingTimes: true)
         }
         reports = try store.insert(drafts)
         service = try ReportService(store: store)
@@ -39,8 +36,16 @@ final class Fixture: Sendable {
     func test(
         configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let app = Application(responder: makeResponder(service: service, accounts: try await accounts(), configuration: configuration))
+        let app = Application(responder: makeResponder(service: service, accounts: try await accounts(), configuration: own(configuration)))
         try await app.test(.router, body)
+    }
+
+    /// The configuration with the fixture's own photo folder (the default is one shared
+    /// folder under the temporary directory, which tests run at once would share).
+    func own(_ configuration: ServerConfiguration) -> ServerConfiguration {
+        var configuration = configuration
+        configuration.photosDirectory = directory.appendingPathComponent("photos").path
+        return configuration
     }
 
     /// The account service over the fixture's database (bcrypt at cost 4, for speed).

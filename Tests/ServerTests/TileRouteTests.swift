@@ -26,10 +26,9 @@ struct TileRouteTests {
     }
 
     static func draft(from report: Report, at coordinate: Coordinate, status: String? = nil) -> ReportDraft {
-        ReportDraft(
-            id: nil, coordinate: coordinate, address: report.address, city: report.city, district: report.district, objectType: report.objectType,
-            balanceHolder: report.balanceHolder, violator: report.violator, phones: report.phones, comment: report.comment,
-            status: status ?? report.status, createdAt: report.createdAt, updatedAt: report.updatedAt)
+        var draft = ReportDraft(filing: report, status: status ?? report.status, keepingTimes: true)
+        draft.coordinate = coordinate
+        return draft
     }
 
     @Test("a tile is a PNG of 256 px, 512 px as @2x, with its ETag, the tiles' Cache-Control, a 304 when current, never gzipped")
