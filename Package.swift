@@ -6,7 +6,8 @@
 //   Geometry      coordinates, bounding boxes (antimeridian aware), Web Mercator and tile math
 //   Offloading    synchronous work moved off Swift's cooperative pool, and lanes that bound how much runs at once
 //   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
-//                 roles; phone-number normalization, reference data
+//                 accounts and roles; phone-number normalization, reference data
+//   StorePorts    what every store implements (accounts so far), with the rules its conformance suite checks
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
@@ -69,11 +70,12 @@ let package = Package(
 
         .target(name: "Geometry"),
         .target(name: "Offloading"),
+        .target(name: "StorePorts", dependencies: ["ReportModel"]),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
         .target(
             name: "ReportStore",
             dependencies: [
-                "Geometry", "ReportModel", "CSQLiteConfig",
+                "Geometry", "ReportModel", "StorePorts", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
@@ -86,8 +88,7 @@ let package = Package(
         .target(
             name: "Accounts",
             dependencies: [
-                "Offloading", "ReportModel", "ReportStore",
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                "Offloading", "ReportModel", "StorePorts", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.embedInCode("common-passwords.txt")]),
@@ -141,6 +142,9 @@ let package = Package(
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
         .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
+        // One suite every store passes: the ports' requirements against brute-force models.
+        .testTarget(
+            name: "StoreConformanceTests", dependencies: ["ReportModel", "ReportStore", "StorePorts", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "ReportStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),

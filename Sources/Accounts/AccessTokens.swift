@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import GRDB
 import JWTKit
 import ReportModel
+import StorePorts
 
 /// What an access token says: who (`sub`, the account id), with which role, in which
 /// session (`sid`), for whom (`aud`), from whom (`iss`), issued and expiring when, and its
@@ -41,23 +41,14 @@ public final class AccessTokens: Sendable {
     let keys: JWTKeyCollection
     let signingKid: JWKIdentifier
 
-    /// The keys of the database, a first one made if there is none.
-    public init(_ accounts: AccountStore) async throws {
-        let stored = try Self.storedKeys(accounts)
+    /// The keys of the store, a first one made if there is none.
+    public init(_ storage: any AccountStorage) async throws {
+        let stored = try await storage.signingKeys(storingIfNone: Self.newKey())
         keys = JWTKeyCollection()
         for key in stored {
             await keys.add(hmac: HMACKey(key: SymmetricKey(data: key.secret)), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid))
         }
         signingKid = JWKIdentifier(string: stored[0].kid)
-    }
-
-    /// The stored keys, newest first; a first one is made if there is none.
-    static func storedKeys(_ accounts: AccountStore) throws -> [(kid: String, secret: Data)] {
-        try accounts.pool.write { db in
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM signing_key") == 0 { try insertKey(db, now: Date()) }
-            return try Row.fetchAll(db, sql: "SELECT kid, secret FROM signing_key ORDER BY rowid DESC")
-                .map { (kid: $0["kid"] as String, secret: $0["secret"] as Data) }
-        }
     }
 
     /// A token for the account's session, and how many seconds it lives.
@@ -78,23 +69,14 @@ public final class AccessTokens: Sendable {
 
     /// Adds a new signing key, which signs from the server's next start on, and keeps the
     /// one before it (which running servers still sign with); older keys are dropped.
-    public static func rotate(_ accounts: AccountStore, now: Date = Date()) throws -> String {
-        try accounts.pool.write { db in
-            let kid = try insertKey(db, now: now)
-            try db.execute(sql: """
-                DELETE FROM signing_key WHERE kid NOT IN (SELECT kid FROM signing_key ORDER BY rowid DESC LIMIT 2)
-                """)
-            return kid
-        }
+    public static func rotate(_ storage: any AccountStorage, now: Date = Date()) async throws -> String {
+        let key = newKey(now: now)
+        try await storage.addSigningKey(key, keeping: 2)
+        return key.kid
     }
 
-    @discardableResult
-    static func insertKey(_ db: Database, now: Date) throws -> String {
-        let kid = Secrets.token(bytes: 9)
-        try db.execute(
-            sql: "INSERT INTO signing_key (kid, secret, created_at) VALUES (?, ?, ?)",
-            arguments: [kid, Data(Secrets.random(bytes: 32)), AccountStore.ms(now)])
-        return kid
+    static func newKey(now: Date = Date()) -> SigningKey {
+        SigningKey(kid: Secrets.token(bytes: 9), secret: Data(Secrets.random(bytes: 32)), createdAt: now)
     }
 }
 

@@ -1,19 +1,7 @@
 import Foundation
 import Geometry
 import ReportModel
-
-/// A person who may write: an inspector, a supervisor or an administrator.
-public struct Account: Sendable, Hashable, Codable {
-    public var id: Int64
-    public var name: String
-    public var email: String
-    /// Normalized like report phones (`380671234567`).
-    public var phone: String
-    public var role: Role
-    public var disabled: Bool
-    public var createdAt: Date
-    public var lastLoginAt: Date?
-}
+import StorePorts
 
 /// What a new account is made of, checked: every broken rule is reported at once.
 public struct AccountDraft: Sendable {
@@ -52,4 +40,9 @@ public struct AccountDraft: Sendable {
 
     /// The form an email is compared by: lowercased (emails differ by no case).
     static func key(email: String) -> String { email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
+
+    /// The account as a store keeps it, with its password hashed.
+    func new(passwordHash: String) -> NewAccount {
+        NewAccount(name: name, email: email, emailKey: Self.key(email: email), phone: phone, role: role, passwordHash: passwordHash)
+    }
 }

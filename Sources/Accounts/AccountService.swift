@@ -3,7 +3,7 @@ import Foundation
 import Geometry
 import Offloading
 import ReportModel
-import ReportStore
+import StorePorts
 import Synchronization
 
 /// The one door to accounts: registration, logins, refreshes, logouts, password changes,
@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Whatever ends or narrows an account's power (a logout, an ended session, a detected
 /// refresh-token reuse, a disabled account, a role change, a revoked API key) is written
-/// with an account event (``AccountEventLog``) in the same transaction. This process
+/// with an account event in the same transaction (``AccountStorage``). This process
 /// applies the events to what it keeps in memory (``Revocations``) before the write's
 /// answer; every process on the database applies them when it next follows the log
 /// (``followAccountEvents()``, every quarter of a second in `serve`). So an access token is
@@ -22,16 +22,12 @@ import Synchronization
 /// without a database read per request; and a long-lived answer that holds a
 /// ``CredentialWatch`` is ended at the same moment.
 public final class AccountService: Sendable {
-    public let accounts: AccountStore
-    public let sessions: SessionStore
-    public let apiKeys: APIKeyStore
+    let storage: any AccountStorage
     let tokens: AccessTokens
     let passwords: Passwords
     let throttle: LoginThrottle
     let registrations: RegistrationThrottle
     private let revoked: Mutex<Revocations>
-    /// Held while the account events are read and applied, so they apply in their order.
-    private let following = Mutex(())
     private let watches = Mutex(CredentialWatches())
     /// Access tokens already verified, with what they say and when they expire. A client
     /// presents the same token for its 15 minutes, and checking the signature each time
@@ -43,6 +39,13 @@ public final class AccountService: Sendable {
     private let known = Mutex(KnownAccounts())
     /// The most account events one read applies.
     static let followBatch = 1_000
+    /// How long a session lasts without a refresh.
+    public static let sessionLifetime: TimeInterval = 30 * 86_400
+    /// How many of a session's replaced refresh tokens are remembered (a copy of an older
+    /// one is refused all the same, as unknown, but no longer ends the session).
+    static let rotatedKept = 64
+    /// What an API key starts with (so that it is told from an access token at a glance).
+    static let apiKeyPrefix = "pwk_"
 
     /// What a valid credential speaks for: an account's session, or an API key (whose
     /// role is `integration`; it has no account and no session).
@@ -68,17 +71,15 @@ public final class AccountService: Sendable {
     }
 
     public init(
-        store: ReportStore, passwords: Passwords = Passwords(), throttle: LoginThrottle = LoginThrottle(),
+        storage: any AccountStorage, passwords: Passwords = Passwords(), throttle: LoginThrottle = LoginThrottle(),
         registrations: RegistrationThrottle = RegistrationThrottle()
     ) async throws {
-        accounts = AccountStore(store)
-        sessions = SessionStore(accounts)
-        apiKeys = APIKeyStore(accounts)
-        tokens = try await AccessTokens(accounts)
+        self.storage = storage
+        tokens = try await AccessTokens(storage)
         self.passwords = passwords
         self.throttle = throttle
         self.registrations = registrations
-        revoked = Mutex(try await accounts.pool.read { db in try Revocations.load(db) })
+        revoked = Mutex(try await Revocations.load(storage))
     }
 
     /// A new inspector's account, signed in.
@@ -101,7 +102,7 @@ public final class AccountService: Sendable {
         let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
         let account: Account
         do {
-            account = try accounts.create(draft, passwordHash: hash)
+            account = try await storage.createAccount(draft.new(passwordHash: hash), now: now)
         } catch let error as EmailTaken {
             taken = true
             throw ValidationErrors([ValidationError(field: "email", error.description)])
@@ -114,14 +115,14 @@ public final class AccountService: Sendable {
     /// throttled per login and client and per client (``LoginThrottle``:
     /// ``TooManyAttempts``). `client` is the caller's address as the rate limits count it.
     public func login(_ login: String, password: String, client: String) async throws -> TokenPair {
-        let found = try accounts.account(login: login)
+        let found = try await storage.account(emailKey: AccountDraft.key(email: login))
         let key = found.map { String($0.account.id) } ?? AccountDraft.key(email: login)
         let now = Date()
         if let wait = throttle.attempt(login: key, client: client, now: now) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(password, hash: found?.passwordHash) }
         guard valid, let account = found?.account, !account.disabled else { throw Unauthorized(reason: Self.refusedLogin) }
         throttle.succeeded(login: key, client: client, at: now)
-        try accounts.recordLogin(id: account.id)
+        try await storage.recordLogin(id: account.id, at: now)
         known.withLock { $0.forget(account.id) }
         return try await signIn(account)
     }
@@ -132,16 +133,19 @@ public final class AccountService: Sendable {
     /// A new pair for a refresh token, which is used up. A token used up before ends its
     /// session (someone else holds it).
     public func refresh(_ refreshToken: String) async throws -> TokenPair {
-        let (outcome, next) = try sessions.refresh(refreshToken)
+        let next = Secrets.token(bytes: 32), now = Date()
+        let outcome = try await storage.rotateRefresh(
+            presented: Secrets.sha256(refreshToken), next: Secrets.sha256(next), expiresAt: now.addingTimeInterval(Self.sessionLifetime),
+            kept: Self.rotatedKept, now: now)
         switch outcome {
         case .rotated(let session):
-            guard let account = try accounts.account(id: session.accountID), !account.disabled, let next else {
+            guard let account = try await storage.account(id: session.accountID), !account.disabled else {
                 throw Unauthorized(reason: "the refresh token is not valid")
             }
             let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
             return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: next)
         case .reused:
-            try followAccountEvents()
+            try await followAccountEvents()
             throw Unauthorized(reason: "the refresh token was already used; the session is ended, sign in again")
         case .unknown:
             throw Unauthorized(reason: "the refresh token is not valid")
@@ -152,8 +156,8 @@ public final class AccountService: Sendable {
     /// enabled account, with no higher role than the account has now. Anything else is
     /// ``Unauthorized``.
     public func authenticate(_ token: String) async throws -> Identity {
-        if token.hasPrefix(APIKeyStore.prefix) {
-            guard let key = try apiKeys.key(secret: token) else { throw Unauthorized(reason: "the API key is not valid or was revoked") }
+        if token.hasPrefix(Self.apiKeyPrefix) {
+            guard let key = try await storage.apiKey(hash: Secrets.sha256(token)) else { throw Unauthorized(reason: "the API key is not valid or was revoked") }
             return Identity(accountID: 0, role: key.role, sessionID: "", apiKeyID: key.id)
         }
         let now = Date()
@@ -181,27 +185,44 @@ public final class AccountService: Sendable {
     }
 
     /// Ends the caller's session (logout), or another of its own sessions.
-    public func endSession(_ id: String, of identity: Identity) throws {
-        guard try sessions.end(id, accountID: identity.accountID) else { throw SessionNotFound(id: id) }
-        try followAccountEvents()
+    public func endSession(_ id: String, of identity: Identity) async throws {
+        guard try await storage.endSessions(.one(id: id, accountID: identity.accountID), now: Date()) == 1 else { throw SessionNotFound(id: id) }
+        try await followAccountEvents()
+    }
+
+    /// The caller's open sessions, newest first.
+    public func openSessions(of identity: Identity) async throws -> [Session] {
+        try await storage.openSessions(accountID: identity.accountID, now: Date())
     }
 
     /// Changes the caller's password, given the old one, and ends every other session.
     public func changePassword(of identity: Identity, old: String, new: String) async throws {
-        guard let current = try accounts.passwordHash(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
+        guard let current = try await storage.passwordHash(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
         if let problem = Passwords.problem(new) { throw ValidationErrors([ValidationError(field: "new_password", problem)]) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(old, hash: current) }
         guard valid else { throw ValidationErrors([ValidationError(field: "old_password", "is not the current password")]) }
         let hash = await Self.offloaded { [passwords] in passwords.hash(new) }
-        defer { try? followAccountEvents() }
-        try accounts.setPasswordHash(id: identity.accountID, hash)
-        try sessions.endAll(accountID: identity.accountID, except: identity.sessionID)
+        try await storage.setPasswordHash(id: identity.accountID, hash)
+        _ = try await storage.endSessions(.all(accountID: identity.accountID, except: identity.sessionID), now: Date())
+        try await followAccountEvents()
     }
 
     /// Disables or enables an account; disabling ends its sessions and stops its tokens.
-    public func setDisabled(_ id: Int64, _ disabled: Bool) throws -> Account {
-        defer { try? followAccountEvents() }
-        return try accounts.update(id: id, disabled: disabled)
+    public func setDisabled(_ id: Int64, _ disabled: Bool) async throws -> Account {
+        try await change(id, disabled: disabled)
+    }
+
+    /// Changes an account's role, name or state as the system (the command line), with no
+    /// caller to check: ``administer(_:role:disabled:by:)`` is the callers' way.
+    public func change(_ id: Int64, role: Role? = nil, name given: String? = nil, disabled: Bool? = nil) async throws -> Account {
+        let name: String?
+        do {
+            name = try given.map { text throws(ValidationError) in try Names.checked(text) }
+            if let role { try Role.checkPerson(role) }
+        } catch { throw ValidationErrors([error]) }
+        let account = try await storage.updateAccount(id: id, role: role, name: name, disabled: disabled, now: Date())
+        try await followAccountEvents()
+        return account
     }
 
     /// The caller's account: from memory when this service has read or written it before,
@@ -210,60 +231,59 @@ public final class AccountService: Sendable {
         let id = identity.accountID
         let (cached, generation) = known.withLock { ($0.accounts[id], $0.generation) }
         if let cached { return cached }
-        let read = await Self.offloaded { [accounts] in Result { try accounts.account(id: id) } }
-        guard let account = try read.get() else { throw Unauthorized(reason: "the account no longer exists") }
+        guard let account = try await storage.account(id: id) else { throw Unauthorized(reason: "the account no longer exists") }
         known.withLock { $0.remember(account, readAt: generation) }
         return account
     }
 
     /// Changes the caller's name.
-    public func rename(_ identity: Identity, to name: String) throws -> Account {
-        let account = try accounts.update(id: identity.accountID, name: name)
-        try followAccountEvents()
-        return account
+    public func rename(_ identity: Identity, to name: String) async throws -> Account {
+        try await change(identity.accountID, name: name)
     }
 
     /// An administrator changes another account's role or state. Administrators do not
     /// change their own (so that the last one cannot lock everyone out by mistake).
-    public func administer(_ id: Int64, role: Role?, disabled: Bool?, by admin: Identity) throws -> Account {
+    public func administer(_ id: Int64, role: Role?, disabled: Bool?, by admin: Identity) async throws -> Account {
         guard admin.role.includes(.admin) else { throw Forbidden(reason: "only administrators change accounts") }
         guard id != admin.accountID else {
             throw ValidationErrors([ValidationError(field: "id", "administrators do not change their own role or state; another administrator can")])
         }
-        defer { try? followAccountEvents() }
-        return try accounts.update(id: id, role: role, disabled: disabled)
+        return try await change(id, role: role, disabled: disabled)
     }
 
     // MARK: Following the account events
 
     /// Applies the account events written since the last one applied, by any process:
     /// this process's own writes call it before they answer, and `serve` calls it every
-    /// quarter of a second. A process that was away so long that events it never read
-    /// were pruned reloads what the tables say.
-    public func followAccountEvents() throws {
-        try following.withLock { _ in
-            while true {
-                let from = revoked.withLock { $0.seq }
-                let batch = try accounts.pool.read { db in try AccountEventLog.events(after: from, limit: Self.followBatch, db) }
-                guard let first = batch.first else { break }
-                if first.seq != from + 1 {
-                    let fresh = try accounts.pool.read { db in try Revocations.load(db) }
-                    revoked.withLock { $0 = fresh }
-                    known.withLock { $0.forgetAll() }
-                    break
-                }
-                revoked.withLock { state in
-                    for (seq, at, event) in batch {
-                        state.apply(event, at: at)
-                        state.seq = seq
-                    }
-                    state.forgetOld()
-                }
-                known.withLock { known in
-                    for case (_, _, .accountChanged(let id, _, _)) in batch { known.forget(id) }
-                }
-                if batch.count < Self.followBatch { break }
+    /// quarter of a second. Callers may overlap: each event is applied once, in number
+    /// order, whoever read it (those at or below the last applied are passed over). A
+    /// process that was away so long that events it never read were pruned reloads what
+    /// the store says.
+    public func followAccountEvents() async throws {
+        while true {
+            let from = revoked.withLock { $0.seq }
+            let batch = try await storage.accountEvents(after: from, limit: Self.followBatch)
+            guard let first = batch.first else { break }
+            if first.seq != from + 1 {
+                let fresh = try await Revocations.load(storage)
+                revoked.withLock { if fresh.seq >= $0.seq { $0 = fresh } }
+                known.withLock { $0.forgetAll() }
+                break
             }
+            let applied = revoked.withLock { state in
+                let fresh = batch.drop { $0.seq <= state.seq }
+                guard fresh.first?.seq == state.seq + 1 else { return [NumberedAccountEvent]() }
+                for numbered in fresh {
+                    state.apply(numbered.event, at: numbered.at)
+                    state.seq = numbered.seq
+                }
+                state.forgetOld()
+                return Array(fresh)
+            }
+            known.withLock { known in
+                for case .accountChanged(let id, _, _) in applied.map(\.event) { known.forget(id) }
+            }
+            if batch.count < Self.followBatch { break }
         }
         endWatches { !grants($0.identity, $0.role) }
     }
@@ -271,7 +291,7 @@ public final class AccountService: Sendable {
     /// Follows the account events every `interval` until cancelled.
     public func followAccountEvents(every interval: Duration) async {
         while !Task.isCancelled {
-            _ = try? await Blocking.run { [self] in try followAccountEvents() }
+            try? await followAccountEvents()
             try? await Task.sleep(for: interval)
         }
     }
@@ -311,9 +331,52 @@ public final class AccountService: Sendable {
     }
 
     private func signIn(_ account: Account) async throws -> TokenPair {
-        let (session, refreshToken) = try sessions.start(accountID: account.id)
+        let now = Date(), refreshToken = Secrets.token(bytes: 32)
+        let session = Session(
+            id: Secrets.token(bytes: 12), accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(Self.sessionLifetime))
+        // Sessions ended or expired over a lifetime ago are forgotten meanwhile.
+        try await storage.startSession(session, refreshHash: Secrets.sha256(refreshToken), forgetBefore: now.addingTimeInterval(-Self.sessionLifetime))
         let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
         return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: refreshToken)
+    }
+
+    // MARK: Administration without a caller (the command line) and lists
+
+    /// Makes an account from a checked draft, of any person's role (`posterwatch user
+    /// add`; registration is ``register(_:client:)``). ``EmailTaken`` when its email is.
+    public func create(_ draft: AccountDraft) async throws -> Account {
+        let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
+        return try await storage.createAccount(draft.new(passwordHash: hash), now: Date())
+    }
+
+    /// The account with this id, or nil.
+    public func account(id: Int64) async throws -> Account? { try await storage.account(id: id) }
+
+    /// The account with this email (in any case), or nil.
+    public func account(email: String) async throws -> Account? { try await storage.account(emailKey: AccountDraft.key(email: email))?.account }
+
+    /// Accounts in id order after `after`, at most `limit`, of one role when given.
+    public func accounts(role: Role? = nil, after: Int64 = 0, limit: Int) async throws -> [Account] {
+        try await storage.accounts(role: role, after: after, limit: limit)
+    }
+
+    /// Makes an API key; the key itself is in the answer and nowhere else (the store keeps
+    /// its SHA-256 hash): `pwk_` and 256 random bits.
+    public func createAPIKey(name given: String, role: Role = .integration) async throws -> (key: APIKey, secret: String) {
+        let name: String
+        do { name = try Names.checked(given) } catch { throw ValidationErrors([error]) }
+        guard role == .integration else { throw ValidationErrors([ValidationError(field: "role", "an API key's role is integration")]) }
+        let secret = Self.apiKeyPrefix + Secrets.token(bytes: 32)
+        return (try await storage.createAPIKey(name: name, role: role, keyHash: Secrets.sha256(secret), now: Date()), secret)
+    }
+
+    public func apiKeys() async throws -> [APIKey] { try await storage.apiKeys() }
+
+    /// Revokes a key: its requests, and its long-lived answers, stop here at once and in
+    /// every process within a poll. ``APIKeyNotFound`` for an unknown id.
+    public func revokeAPIKey(_ id: Int64) async throws {
+        try await storage.revokeAPIKey(id: id, now: Date())
+        try await followAccountEvents()
     }
 
     /// Work that would hold a thread for long, on a Dispatch thread.

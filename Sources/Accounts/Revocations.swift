@@ -1,9 +1,9 @@
 import Foundation
-import GRDB
 import ReportModel
+import StorePorts
 
 /// What this process knows of credentials whose power has ended or narrowed, kept in step
-/// with the account events (``AccountEventLog``) of every process on the database:
+/// with the account events of every process on the database (``AccountStorage``):
 /// sessions ended within an access token's life, disabled accounts, the current role of
 /// accounts whose role was written within a token's life, and revoked API keys.
 ///
@@ -57,22 +57,16 @@ struct Revocations {
         roles = roles.filter { $0.value.at >= horizon }
     }
 
-    /// What the tables say now, as of the newest account event: read in one transaction,
-    /// so that following the events from `seq` on misses none and repeats none.
-    static func load(_ db: Database, now: Date = Date()) throws -> Revocations {
+    /// What the store says now, as of its newest account event, so that following the
+    /// events from `seq` on misses none and repeats none.
+    static func load(_ storage: any AccountStorage, now: Date = Date()) async throws -> Revocations {
+        let snapshot = try await storage.revocations(since: now.addingTimeInterval(-memory))
         var loaded = Revocations()
-        loaded.seq = try AccountEventLog.last(db)
-        let horizon = AccountStore.ms(now.addingTimeInterval(-memory))
-        for row in try Row.fetchAll(db, sql: "SELECT id, ended_at FROM session WHERE ended_at >= ?", arguments: [horizon]) {
-            loaded.endedSessions[row["id"]] = AccountStore.date(row["ended_at"])
-        }
-        loaded.disabledAccounts = Set(try Int64.fetchAll(db, sql: "SELECT id FROM account WHERE disabled"))
-        for row in try Row.fetchAll(
-            db, sql: "SELECT account_id, role, at FROM account_event WHERE kind = 'account_changed' AND at >= ? ORDER BY seq", arguments: [horizon])
-        {
-            loaded.roles[row["account_id"]] = (Role(rawValue: row["role"]) ?? .inspector, AccountStore.date(row["at"]))
-        }
-        loaded.revokedKeys = Set(try Int64.fetchAll(db, sql: "SELECT id FROM api_key WHERE revoked_at IS NOT NULL"))
+        loaded.seq = snapshot.seq
+        loaded.endedSessions = snapshot.endedSessions
+        loaded.disabledAccounts = snapshot.disabledAccounts
+        for change in snapshot.roleChanges { loaded.roles[change.accountID] = (change.role, change.at) }
+        loaded.revokedKeys = snapshot.revokedKeys
         return loaded
     }
 }

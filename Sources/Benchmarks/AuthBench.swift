@@ -56,15 +56,14 @@ extension Bench {
     /// signed in and refreshed 7 times (a refresh makes a new access token of the same
     /// session; the earlier ones stay valid until they expire).
     func benchTokens(_ accounts: AccountService, store: ReportStore, role: Role = .inspector) async throws -> [String] {
-        let hash = Passwords().hash(Self.benchPassword)
         var tokens: [String] = []
         let rank = Role.people.firstIndex(of: role)!
         for n in 0..<8 {
             let login = role == .inspector ? "bench\(n)@example.org" : "bench-\(role)\(n)@example.org"
-            if try accounts.accounts.account(login: login) == nil {
+            if try await accounts.account(email: login) == nil {
                 let draft = try AccountDraft(
                     name: "Bench \(n)", email: login, phone: "+3806799\(rank)000\(n)", password: Self.benchPassword, role: role)
-                _ = try accounts.accounts.create(draft, passwordHash: hash)
+                _ = try await accounts.create(draft)
             }
             var pair = try await accounts.login(login, password: Self.benchPassword, client: "bench-\(n)")
             tokens.append(pair.accessToken)

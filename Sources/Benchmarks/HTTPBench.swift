@@ -17,7 +17,7 @@ extension Bench {
     /// under load and the export, and the tiles.
     func measureServed(_ store: ReportStore, http: Bool, tiles: Bool, _ report: inout Report) async throws {
         let service = try ReportService(store: store)
-        let accounts = try await AccountService(store: store)
+        let accounts = try await AccountService(storage: SQLiteAccounts(store))
         let (port, server) = try await startServer(service, accounts: accounts)
         defer { server.cancel() }
         if http {

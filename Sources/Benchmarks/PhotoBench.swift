@@ -1,8 +1,8 @@
+import Accounts
 import CJPEG
 import Dispatch
 import Foundation
 import Geometry
-import Accounts
 import Photos
 import ReportService
 import ReportStore
@@ -103,7 +103,7 @@ extension Bench {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         for workers in Set([ReportService.defaultPhotoWorkers, cores]).sorted() {
             let service = try ReportService(store: store, photoWorkers: workers)
-            let accounts = try await AccountService(store: store)
+            let accounts = try await AccountService(storage: SQLiteAccounts(store))
             let (port, server) = try await startServer(service, accounts: accounts)
             defer { server.cancel() }
             let supervisors = try await benchTokens(accounts, store: store, role: .supervisor)

@@ -2,9 +2,9 @@ import Accounts
 import ChangeFeed
 import Dispatch
 import Foundation
-import GRDB
 import Generator
 import Geometry
+import GRDB
 import ReportModel
 import ReportService
 import ReportStore
@@ -18,7 +18,7 @@ extension Bench {
     func measureWrites(_ source: ReportStore, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/writes.sqlite")
         let service = try ReportService(store: store)
-        let accounts = try await AccountService(store: store)
+        let accounts = try await AccountService(storage: SQLiteAccounts(store))
         let (port, server) = try await startServer(service, accounts: accounts)
         defer { server.cancel() }
         let inspectors = try await benchTokens(accounts, store: store)
@@ -77,7 +77,7 @@ extension Bench {
     func measureStream(_ source: ReportStore, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/writes.sqlite")
         let service = try ReportService(store: store)
-        let accounts = try await AccountService(store: store)
+        let accounts = try await AccountService(storage: SQLiteAccounts(store))
         _ = try await benchTokens(accounts, store: store)
         // A copy's pages are cold: 20,000 filings first, unmeasured, as the write section
         // warms up before its first row.
@@ -90,7 +90,7 @@ extension Bench {
     /// each of `streamWindows` ms apart; a server of its own for each, on the same service;
     /// for each count of `streamSubscribers`.
     func measureStream(_ service: ReportService, accounts: AccountService, _ report: inout Report) async throws {
-        guard let filer = try accounts.accounts.account(login: "bench0@example.org")?.account.id else { throw CocoaError(.userCancelled) }
+        guard let filer = try await accounts.account(email: "bench0@example.org")?.id else { throw CocoaError(.userCancelled) }
         let bench = StreamBench()
         bench.observe(service)
         report.section(
@@ -196,7 +196,7 @@ extension Bench {
     /// `count` filings through the service by 64 concurrent tasks: filings/s and each
     /// filing's time.
     func fileDirectly(_ service: ReportService, accounts: AccountService, count: Int) async throws -> WrkResult {
-        guard let filer = try accounts.accounts.account(login: "bench0@example.org")?.account.id else { throw CocoaError(.userCancelled) }
+        guard let filer = try await accounts.account(email: "bench0@example.org")?.id else { throw CocoaError(.userCancelled) }
         let caller = Caller(accountID: filer, role: .inspector)
         let drafts = Self.drafts(count, seed: 78, reference: service.reference)
         let started = DispatchTime.now().uptimeNanoseconds

@@ -79,11 +79,11 @@ public final class ChangeHub: Sendable {
     /// them: the server brings the account events up to date here, which closes the
     /// subscriptions of credentials that no longer grant staff events. What the read found
     /// was committed after any revocation the call can see, so none of it reaches one.
-    let beforeStaffDelivery: (@Sendable () -> Void)?
+    let beforeStaffDelivery: (@Sendable () async -> Void)?
 
     public init(
         feed: ChangeFeed, pollInterval: Duration = .milliseconds(20), batchWindow: Duration = .milliseconds(5),
-        heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024, beforeStaffDelivery: (@Sendable () -> Void)? = nil
+        heartbeatInterval: Duration = .seconds(15), queueLimit: Int = 1_024, beforeStaffDelivery: (@Sendable () async -> Void)? = nil
     ) {
         self.beforeStaffDelivery = beforeStaffDelivery
         self.feed = feed
@@ -282,16 +282,16 @@ public final class ChangeHub: Sendable {
             }
             let beat = started - lastBeat >= heartbeatInterval
             // A failed read is tried again at the next ring.
-            if (try? deliver(after: cursor, kinds: kinds, beat: beat)) != nil, beat { lastBeat = started }
+            if (try? await deliver(after: cursor, kinds: kinds, beat: beat)) != nil, beat { lastBeat = started }
             try? await Task.sleep(until: started + batchWindow)
         }
     }
 
     /// One read of the table after `cursor`, handed to every subscriber: as staff see it
     /// when any staff listens, the public form derived from it.
-    private func deliver(after cursor: Int64, kinds: Set<Bool>, beat: Bool) throws {
+    private func deliver(after cursor: Int64, kinds: Set<Bool>, beat: Bool) async throws {
         let page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
-        if kinds.contains(true), !page.entries.isEmpty { beforeStaffDelivery?() }
+        if kinds.contains(true), !page.entries.isEmpty { await beforeStaffDelivery?() }
         var forms: [Bool: Read] = [:]
         for staff in kinds {
             forms[staff] = try Read(page.entries.map { staff ? $0 : $0.publicForm }, beat: beat)

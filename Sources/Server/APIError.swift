@@ -10,6 +10,7 @@ import Photos
 import ReportModel
 import ReportService
 import ReportStore
+import StorePorts
 import Webhooks
 
 /// An error as every endpoint answers it: a status and

@@ -39,7 +39,7 @@ struct AccountRoutes {
             return try Responses.private(try await accounts.refresh(token!))
         }
         router.handle(.logout) { _, _, _, identity in
-            try accounts.endSession(identity.sessionID, of: identity)
+            try await accounts.endSession(identity.sessionID, of: identity)
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
         router.handle(.me) { _, _, _, identity in
@@ -49,7 +49,7 @@ struct AccountRoutes {
             var body = try await JSONBody.read(request, allowed: ["name"])
             let name = body.string("name")
             try body.finish()
-            return try Responses.private(Me(try accounts.rename(identity, to: name!)))
+            return try Responses.private(Me(try await accounts.rename(identity, to: name!)))
         }
         router.handle(.changePassword) { request, _, _, identity in
             var body = try await JSONBody.read(request, allowed: ["old_password", "new_password"])
@@ -59,18 +59,18 @@ struct AccountRoutes {
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
         router.handle(.mySessions) { _, _, _, identity in
-            let sessions = try accounts.sessions.open(accountID: identity.accountID).map { SessionList.Item($0, current: $0.id == identity.sessionID) }
+            let sessions = try await accounts.openSessions(of: identity).map { SessionList.Item($0, current: $0.id == identity.sessionID) }
             return try Responses.private(SessionList(sessions: sessions))
         }
         router.handle(.endSession) { _, _, context, identity in
-            try accounts.endSession(context.parameters.get("id") ?? "", of: identity)
+            try await accounts.endSession(context.parameters.get("id") ?? "", of: identity)
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
         router.handle(.users) { _, query, _, _ in
             let role = try query["role"].map { text throws(ValidationError) in try Role(person: text) }
             let limit = try query.integer("limit", in: 1...1_000, default: 100)!
             let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: 0)!
-            let page = try accounts.accounts.list(role: role, after: Int64(after), limit: limit)
+            let page = try await accounts.accounts(role: role, after: Int64(after), limit: limit)
             return try Responses.private(UserList(users: page.map(UserList.User.init), next: page.count == limit ? page.last?.id : nil))
         }
         router.handle(.updateUser) { request, _, context, identity in
@@ -86,7 +86,7 @@ struct AccountRoutes {
             }
             if roleText == nil && disabled == nil && issues.isEmpty { issues.append(.init(field: "role", "give role, disabled or both")) }
             if !issues.isEmpty { throw ValidationErrors(issues) }
-            return try Responses.private(UserList.User(try accounts.administer(id, role: role, disabled: disabled, by: identity)))
+            return try Responses.private(UserList.User(try await accounts.administer(id, role: role, disabled: disabled, by: identity)))
         }
     }
 }

@@ -1,15 +1,15 @@
 import Accounts
 import ChangeFeed
-import Foundation
 import Clustering
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
 import Photos
-import ServiceLifecycle
 import ReportService
 import ReportStore
+import ServiceLifecycle
 import Tiles
 import Webhooks
 
@@ -113,7 +113,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     let hub = ChangeHub(
         feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
         batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit,
-        beforeStaffDelivery: { try? accounts.followAccountEvents() })
+        beforeStaffDelivery: { try? await accounts.followAccountEvents() })
     ChangeRoutes(hub: hub, accounts: accounts, unsentLimit: configuration.changes.unsentLimit).register(on: router)
     if configuration.changes.ringOnCommit { service.onWrite { _ in hub.nudge() } }
     NotificationRoutes(store: service.store).register(on: router)

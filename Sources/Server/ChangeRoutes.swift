@@ -60,13 +60,10 @@ extension ChangeRoutes {
             defer { watch.map(accounts.unwatch) }
             var next: Int64? = since
             while let after = next, watch?.isEnded != true {
-                let page = try await Blocking.run {
-                    let page = try hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box)
-                    // As the hub does before a live delivery: a revocation committed before
-                    // the page's changes closes the stream before they are written.
-                    if staff, !page.events.isEmpty { try accounts.followAccountEvents() }
-                    return page
-                }
+                let page = try await Blocking.run { try hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box) }
+                // As the hub does before a live delivery: a revocation committed before the
+                // page's changes closes the stream before they are written.
+                if staff, !page.events.isEmpty { try await accounts.followAccountEvents() }
                 guard watch?.isEnded != true else { break }
                 if !page.events.isEmpty { try await writer.write(ByteBuffer(bytes: page.events.joined())) }
                 next = page.next

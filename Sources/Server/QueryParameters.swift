@@ -122,5 +122,14 @@ extension Router<AppRequestContext> {
             return try await Blocking.run { try handler(request, query, context) }
         }
     }
+
+    /// The same for a public read that also awaits (the accounts it names, for staff): its
+    /// handler runs on the cooperative pool and moves its store reads off it itself.
+    func readAwaiting(_ endpoint: Endpoint, _ handler: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> Response) {
+        precondition(endpoint.access == .anyone && endpoint.method == .get, "\(endpoint.path) is not a public read: register it with handle")
+        get(RouterPath(endpoint.path)) { request, context in
+            try await handler(request, try QueryParameters(request, endpoint: endpoint), context)
+        }
+    }
 }
 

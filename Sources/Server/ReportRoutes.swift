@@ -1,6 +1,7 @@
 import Geometry
 import Hummingbird
 import Interchange
+import Offloading
 import ReportModel
 import ReportService
 import ReportStore
@@ -30,12 +31,12 @@ struct ReportRoutes {
             return response
         }
         // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
-        router.read(.report) { _, _, context in
+        router.readAwaiting(.report) { _, _, context in
             let id = try Self.reportID(context)
-            guard let (report, hidden) = try service.report(id: id, for: context.caller) else {
+            guard let (report, hidden) = try await Blocking.run({ try service.report(id: id, for: context.caller) }) else {
                 throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
             }
-            return try views.response(report, hidden: hidden, for: context.caller)
+            return try await views.response(report, hidden: hidden, for: context.caller)
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
         router.read(.search) { request, query, _ in

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Interchange
+import Offloading
 import ReportModel
 import ReportService
 import ReportStore
@@ -27,21 +28,24 @@ struct ReportViews {
     /// The answer for `report` as `caller` may see it, with `extra` members (already JSON).
     func response(
         _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, status: HTTPResponse.Status = .ok, extra: [(String, [UInt8])] = []
-    ) throws -> Response {
-        let (headers, bytes) = try rendered(report, hidden: hidden, for: caller, extra: extra)
+    ) async throws -> Response {
+        var filer: Account?
+        if caller?.isStaff == true, let id = try await Blocking.run({ try service.filer(of: report.id, for: caller) }) {
+            filer = try await accounts.account(id: id)
+        }
+        let (headers, bytes) = try rendered(report, hidden: hidden, for: caller, filer: filer, extra: extra)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// The headers and body of that answer.
     func rendered(
-        _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, extra: [(String, [UInt8])] = []
+        _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, filer: Account? = nil, extra: [(String, [UInt8])] = []
     ) throws -> (headers: HTTPFields, body: [UInt8]) {
         var members = extra
         let staff = caller?.isStaff == true
         let photos = try service.photos(of: report)
         if !photos.isEmpty { members.append(("photos", try Responses.jsonBytes(photos.map { PhotoView($0) }))) }
         if staff {
-            let filer = try service.filer(of: report.id, for: caller).flatMap { try accounts.accounts.account(id: $0) }
             members.append(("filer", try Responses.jsonBytes(filer.map { Filer(id: $0.id, name: $0.name, email: $0.email, phone: $0.phone) })))
             if let hidden { members.append(("hidden", try Responses.jsonBytes(HiddenNote(hidden)))) }
         }

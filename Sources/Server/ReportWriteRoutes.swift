@@ -65,7 +65,7 @@ struct ReportWriteRoutes {
             let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id), issues: issues) { current in
                 patch.applied(to: current)
             }
-            return try views.response(report, for: identity.caller)
+            return try await views.response(report, for: identity.caller)
         }
         router.handle(.transition) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
@@ -75,7 +75,7 @@ struct ReportWriteRoutes {
             let ifMatch = request.headers[.ifMatch].map { ReportViews.version(ifMatch: $0, id: id) }
             let report = try await service.transition(
                 id, to: to!, note: note, duplicateOf: duplicateOf, by: identity.caller, ifMatch: ifMatch ?? nil)
-            return try views.response(report, for: identity.caller)
+            return try await views.response(report, for: identity.caller)
         }
         router.handle(.hideReport) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
@@ -83,22 +83,22 @@ struct ReportWriteRoutes {
             let note = body.string("note")
             try body.finish()
             let hidden = try await service.hide(id, note: note, by: identity.caller)
-            return try views.response(hidden.report, hidden: hidden, for: identity.caller)
+            return try await views.response(hidden.report, hidden: hidden, for: identity.caller)
         }
         router.handle(.unhideReport) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
             var body = try await JSONBody.read(request, allowed: ["note"])
             let note = body.string("note", required: false)
             try body.finish()
-            return try views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
+            return try await views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
         }
-        router.read(.history) { _, _, context in
+        router.readAwaiting(.history) { _, _, context in
             let id = try ReportRoutes.reportID(context)
-            guard let entries = try service.history(of: id, for: context.caller) else { throw ReportNotFound(id: id) }
+            guard let entries = try await Blocking.run({ try service.history(of: id, for: context.caller) }) else { throw ReportNotFound(id: id) }
             let staff = context.caller?.isStaff == true
             var names: [Int64: String] = [:]
             if staff {
-                for account in Set(entries.compactMap(\.author.accountID)) { names[account] = try views.accounts.accounts.account(id: account)?.name }
+                for account in Set(entries.compactMap(\.author.accountID)) { names[account] = try await views.accounts.account(id: account)?.name }
             }
             var response = try Responses.json(History(history: entries.map { History.Entry($0, staff: staff, names: names) }))
             response.headers[.vary] = "Authorization"

@@ -5,42 +5,42 @@ import ReportModel
 import ReportStore
 
 /// `posterwatch apikey …`: credentials for machine clients.
-struct APIKeyCommand: ParsableCommand {
+struct APIKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apikey", abstract: "Create, list and revoke API keys for integrations.", subcommands: [Create.self, List.self, Revoke.self])
 
-    struct Create: ParsableCommand {
+    struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an API key and print it. It is shown this once: only its hash is stored. Send it as Authorization: Bearer <key>.")
         @Option(help: "What the key is for (1 to 100 characters).") var name: String
         @Option(help: "The key's role: integration.") var role: Role = .integration
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            let (key, secret) = try APIKeyStore(AccountStore(try ReportStore(path: store.db))).create(name: name, role: role)
+        func run() async throws {
+            let (key, secret) = try await store.accounts().createAPIKey(name: name, role: role)
             Console.error("API key \(key.id) (\(key.name), \(key.role)); it is not shown again:")
             print(secret)
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List API keys: id, role, state, name (never the keys).")
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            for key in try APIKeyStore(AccountStore(try ReportStore(path: store.db))).list() {
+        func run() async throws {
+            for key in try await store.accounts().apiKeys() {
                 print([String(key.id), key.role.rawValue, key.revokedAt == nil ? "active" : "revoked", key.name].joined(separator: "\t"))
             }
         }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke an API key: it stops at once, also in a running server.")
         @Argument(help: "The key's id.") var id: Int64
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            try APIKeyStore(AccountStore(try ReportStore(path: store.db))).revoke(id: id)
+        func run() async throws {
+            try await store.accounts().revokeAPIKey(id)
             print("API key \(id) is revoked")
         }
     }

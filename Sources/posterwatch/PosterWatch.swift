@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import Foundation
 import Interchange
@@ -30,6 +31,11 @@ struct StoreOptions: ParsableArguments {
 
     /// The SQLite file named (``validate()`` has refused anything else).
     var db: String { (try? DatabaseLocation.sqlitePath(url: url, path: path)) ?? DatabaseLocation.defaultPath }
+
+    /// The account service over the database's accounts.
+    func accounts() async throws -> AccountService {
+        try await AccountService(storage: SQLiteAccounts(try ReportStore(path: db)))
+    }
 }
 
 /// What `--database` and `--db` name.

@@ -3,11 +3,11 @@ import ArgumentParser
 import Clustering
 import Foundation
 import struct Geometry.BoundingBox
+import Logging
 import ReportService
 import ReportStore
-import Logging
-import ServiceLifecycle
 import Server
+import ServiceLifecycle
 import Webhooks
 
 struct Serve: AsyncParsableCommand {
@@ -189,7 +189,7 @@ struct Serve: AsyncParsableCommand {
         } else {
             configuration.webhooks = nil
         }
-        let accounts = try await AccountService(store: reports)
+        let accounts = try await AccountService(storage: SQLiteAccounts(reports))
         let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
         // Idempotency keys are kept 48 hours (the IETF draft asks at least 24), changes as
         // long as asked: forgotten at start and every hour after.

@@ -3,17 +3,18 @@ import ArgumentParser
 import Foundation
 import ReportModel
 import ReportStore
+import StorePorts
 
 extension Role: ExpressibleByArgument {}
 
 /// `posterwatch user …`: accounts from the command line, for the first administrator of
 /// a new database and for operators who prefer a shell to the API.
-struct UserCommand: ParsableCommand {
+struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Add, list and change accounts.",
         subcommands: [Add.self, List.self, SetRole.self, Disable.self, Enable.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add an account; its password is read from standard input (one line). Prints the new account's id.")
 
@@ -23,31 +24,30 @@ struct UserCommand: ParsableCommand {
         @Option(help: "inspector, supervisor or admin.") var role: Role = .inspector
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
+        func run() async throws {
             guard let password = readLine(strippingNewline: true) else {
                 throw ValidationError("Give the password on standard input, one line (e.g. read -s PW; echo \"$PW\" | posterwatch user add …).")
             }
             let draft = try AccountDraft(name: name, email: email, phone: phone, password: password, role: role)
-            let accounts = AccountStore(try ReportStore(path: store.db))
             do {
-                print(try accounts.create(draft, passwordHash: Passwords().hash(draft.password)).id)
+                print(try await store.accounts().create(draft).id)
             } catch is EmailTaken {
                 throw ValidationError("The email \(draft.email) is already registered.")
             }
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List accounts: id, role, state, email, phone, name.")
 
         @Option(help: "Only accounts with this role.") var role: Role?
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            let accounts = AccountStore(try ReportStore(path: store.db))
+        func run() async throws {
+            let accounts = try await store.accounts()
             var after: Int64 = 0
             while true {
-                let page = try accounts.list(role: role, after: after, limit: 1_000)
+                let page = try await accounts.accounts(role: role, after: after, limit: 1_000)
                 for a in page {
                     print([String(a.id), a.role.rawValue, a.disabled ? "disabled" : "active", a.email, a.phone, a.name].joined(separator: "\t"))
                 }
@@ -57,7 +57,7 @@ struct UserCommand: ParsableCommand {
         }
     }
 
-    struct SetRole: ParsableCommand {
+    struct SetRole: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set-role", abstract: "Give an account another role.")
 
         @Argument(help: "The account's id.") var id: Int64
@@ -68,8 +68,8 @@ struct UserCommand: ParsableCommand {
             guard Role.people.contains(role) else { throw ValidationError("An account's role is inspector, supervisor or admin; integrations use API keys.") }
         }
 
-        func run() throws {
-            let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, role: role)
+        func run() async throws {
+            let account = try await store.accounts().change(id, role: role)
             print("account \(account.id) is now \(account.role)")
         }
     }
@@ -90,15 +90,15 @@ struct UserCommand: ParsableCommand {
 }
 
 /// `user disable` and `user enable`: one change, either way.
-protocol AccountStateCommand: ParsableCommand {
+protocol AccountStateCommand: AsyncParsableCommand {
     static var disabled: Bool { get }
     var id: Int64 { get }
     var store: StoreOptions { get }
 }
 
 extension AccountStateCommand {
-    func run() throws {
-        let account = try AccountStore(try ReportStore(path: store.db)).update(id: id, disabled: Self.disabled)
+    func run() async throws {
+        let account = try await store.accounts().setDisabled(id, Self.disabled)
         print("account \(account.id) is \(account.disabled ? "disabled" : "enabled")")
     }
 }

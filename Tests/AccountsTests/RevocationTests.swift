@@ -1,11 +1,11 @@
+@testable import Accounts
 import Foundation
 import GRDB
+import ReportModel
 import ReportStore
 import Synchronization
 import Testing
 import TestSupport
-@testable import Accounts
-import ReportModel
 
 /// What ends or narrows an account's power, in the process that made it and in another
 /// one on the same database (here a second service over its own connection to the file,
@@ -26,13 +26,13 @@ struct RevocationTests {
             fixture = try TemporaryAccounts()
             here = try await AccountServiceTests.service(fixture)
             let other = try ReportStore(path: fixture.database.directory.path("test.sqlite"))
-            there = try await AccountService(store: other, passwords: Passwords(cost: 4))
+            there = try await AccountService(storage: SQLiteAccounts(other), passwords: Passwords(cost: 4))
         }
 
         /// An account of `role`, signed in on the first service.
         func user(_ role: Role, _ n: Int = 1) async throws -> (account: Account, tokens: AccountService.TokenPair) {
             let draft = try AccountDraft(name: "U\(n)", email: "u\(n)@example.org", phone: "067 000 00 0\(n)", password: RevocationTests.password, role: role)
-            let account = try fixture.accounts.create(draft, passwordHash: Passwords(cost: 4).hash(draft.password))
+            let account = try await here.create(draft)
             return (account, try await here.login(draft.email, password: RevocationTests.password, client: "t"))
         }
     }
@@ -45,10 +45,10 @@ struct RevocationTests {
 
         // Logout.
         let identity = try await p.here.authenticate(tokens.accessToken)
-        try p.here.endSession(identity.sessionID, of: identity)
+        try await p.here.endSession(identity.sessionID, of: identity)
         await #expect(throws: Unauthorized.self) { try await p.here.authenticate(tokens.accessToken) }
         _ = try await p.there.authenticate(tokens.accessToken)  // until it follows the events
-        try p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.there.authenticate(tokens.accessToken) }
 
         // A detected refresh reuse, made through the second service.
@@ -57,7 +57,7 @@ struct RevocationTests {
         let stolen = try await p.here.authenticate(second.accessToken)
         await #expect(throws: Unauthorized.self) { try await p.there.refresh(second.refreshToken) }
         await #expect(throws: Unauthorized.self) { try await p.there.authenticate(second.accessToken) }
-        try p.here.followAccountEvents()
+        try await p.here.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.here.authenticate(second.accessToken) }
         #expect(stolen.accountID == account.id)
 
@@ -67,17 +67,17 @@ struct RevocationTests {
         let me = try await p.there.authenticate(fourth.accessToken)
         _ = try await p.here.authenticate(third.accessToken)
         try await p.there.changePassword(of: me, old: Self.password, new: "новий довгий пароль")
-        try p.here.followAccountEvents()
+        try await p.here.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.here.authenticate(third.accessToken) }
         _ = try await p.here.authenticate(fourth.accessToken)
 
         // Disabling, then enabling: the sessions it ended stay ended.
-        _ = try p.here.administer(account.id, role: nil, disabled: true, by: p.admin)
+        _ = try await p.here.administer(account.id, role: nil, disabled: true, by: p.admin)
         await #expect(throws: Unauthorized.self) { try await p.here.authenticate(fourth.accessToken) }
-        try p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.there.authenticate(fourth.accessToken) }
-        _ = try p.here.administer(account.id, role: nil, disabled: false, by: p.admin)
-        try p.there.followAccountEvents()
+        _ = try await p.here.administer(account.id, role: nil, disabled: false, by: p.admin)
+        try await p.there.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.there.authenticate(fourth.accessToken) }
         let fresh = try await p.there.login("u1@example.org", password: "новий довгий пароль", client: "t")
         _ = try await p.here.authenticate(fresh.accessToken)
@@ -88,24 +88,24 @@ struct RevocationTests {
         let p = try await TwoProcesses()
         let (account, tokens) = try await p.user(.admin)
         #expect(try await p.there.authenticate(tokens.accessToken).role == .admin)
-        _ = try p.here.administer(account.id, role: .inspector, disabled: nil, by: p.admin)
+        _ = try await p.here.administer(account.id, role: .inspector, disabled: nil, by: p.admin)
         #expect(try await p.here.authenticate(tokens.accessToken).role == .inspector)
-        try p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
         let demoted = try await p.there.authenticate(tokens.accessToken)
         #expect(demoted.role == .inspector)
         // The narrowed identity cannot administer (the climb the attacker made).
-        #expect(throws: Forbidden.self) { try p.there.administer(4, role: .supervisor, disabled: nil, by: demoted) }
+        await #expect(throws: Forbidden.self) { try await p.there.administer(4, role: .supervisor, disabled: nil, by: demoted) }
         #expect(try await p.there.account(of: demoted).role == .inspector)
 
         let asInspector = try await p.here.login("u1@example.org", password: Self.password, client: "t")
-        _ = try p.there.administer(account.id, role: .supervisor, disabled: nil, by: p.admin)
-        try p.here.followAccountEvents()
+        _ = try await p.there.administer(account.id, role: .supervisor, disabled: nil, by: p.admin)
+        try await p.here.followAccountEvents()
         #expect(try await p.here.authenticate(tokens.accessToken).role == .supervisor, "the lower of the token's role and the account's now")
         #expect(try await p.here.authenticate(asInspector.accessToken).role == .inspector, "a promotion comes with the next token")
         let refreshed = try await p.here.refresh(asInspector.refreshToken)
         #expect(try await p.there.authenticate(refreshed.accessToken).role == .supervisor)
         // A restarted process knows the role changes of the last token life.
-        _ = try p.there.administer(account.id, role: .inspector, disabled: nil, by: p.admin)
+        _ = try await p.there.administer(account.id, role: .inspector, disabled: nil, by: p.admin)
         let restarted = try await AccountServiceTests.service(p.fixture)
         #expect(try await restarted.authenticate(tokens.accessToken).role == .inspector)
         #expect(try await restarted.authenticate(refreshed.accessToken).role == .inspector)
@@ -122,14 +122,14 @@ struct RevocationTests {
         let identity = try await p.there.authenticate(tokens.accessToken)
         let loggedOut = watch(p.there, identity, "logout")
         let kept = watch(p.there, try await p.there.authenticate(try await p.here.login("u1@example.org", password: Self.password, client: "t").accessToken), "kept")
-        try p.here.endSession(identity.sessionID, of: identity)
+        try await p.here.endSession(identity.sessionID, of: identity)
         #expect(!loggedOut.isEnded)
-        try p.there.followAccountEvents()
-        try p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
         #expect(loggedOut.isEnded && !kept.isEnded && ends.withLock { $0 } == ["logout"])
 
-        _ = try p.here.administer(account.id, role: .inspector, disabled: nil, by: p.admin)
-        try p.there.followAccountEvents()
+        _ = try await p.here.administer(account.id, role: .inspector, disabled: nil, by: p.admin)
+        try await p.there.followAccountEvents()
         #expect(kept.isEnded && ends.withLock { $0 } == ["logout", "kept"])
 
         // Already without the role: ended at once.
@@ -146,14 +146,14 @@ struct RevocationTests {
 
         // An API key, revoked through the store as `posterwatch apikey revoke` does; an
         // unwatched watch is never called.
-        let (key, secret) = try p.here.apiKeys.create(name: "integration")
+        let (key, secret) = try await p.here.createAPIKey(name: "integration")
         let keyIdentity = try await p.there.authenticate(secret)
         let keyWatch = p.there.watch(keyIdentity, while: .integration) { ends.withLock { $0.append("key") } }
         let unwatched = watch(p.there, try await p.there.authenticate(try await p.user(.supervisor, 4).tokens.accessToken), "unwatched")
         p.there.unwatch(unwatched)
-        try APIKeyStore(AccountStore(p.fixture.store)).revoke(id: key.id)
+        try await SQLiteAccounts(p.fixture.store).revokeAPIKey(id: key.id, now: Date())
         await #expect(throws: Unauthorized.self) { try await p.here.authenticate(secret) }
-        try p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
         #expect(keyWatch.isEnded && !unwatched.isEnded)
         #expect(ends.withLock { $0 } == ["logout", "kept", "inspector", "expired", "key"])
     }
@@ -163,14 +163,13 @@ struct RevocationTests {
         let p = try await TwoProcesses()
         let (account, tokens) = try await p.user(.supervisor)
         _ = try await p.there.authenticate(tokens.accessToken)
-        _ = try p.here.setDisabled(account.id, true)
+        _ = try await p.here.setDisabled(account.id, true)
         // Everything up to now is forgotten as if a day had passed, and one more event comes.
-        try await p.fixture.store.pool.write { db in
-            try db.execute(sql: "UPDATE account_event SET at = 0")
-            try AccountEventLog.record(.apiKeyRevoked(id: 999), db)
-        }
+        try await p.fixture.store.pool.write { db in try db.execute(sql: "UPDATE account_event SET at = 0") }
+        let (key, _) = try await p.here.createAPIKey(name: "a key to revoke")
+        try await p.fixture.accounts.revokeAPIKey(id: key.id, now: Date())
         #expect(try await p.fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM account_event") } == 1)
-        try p.there.followAccountEvents()
+        try await p.there.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.there.authenticate(tokens.accessToken) }
 
     }

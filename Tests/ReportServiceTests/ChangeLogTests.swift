@@ -1,7 +1,7 @@
 import Foundation
-import GRDB
 import Generator
 import Geometry
+import GRDB
 import ReportModel
 @testable import ReportService
 import ReportStore

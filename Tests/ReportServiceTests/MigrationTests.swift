@@ -1,8 +1,8 @@
 import Accounts
 import Foundation
-import GRDB
 import Generator
 import Geometry
+import GRDB
 import ReportModel
 @testable import ReportService
 @testable import ReportStore
@@ -129,12 +129,10 @@ struct MigrationTests {
         let path = folder.path("fixture.sqlite")
         let store = try ReportStore(path: path)
         // Account 1 a supervisor, 2 an inspector: the callers above.
-        let accounts = AccountStore(store)
-        let hash = Passwords().hash("пароль для зразка бази")
+        let accounts = try await AccountService(storage: SQLiteAccounts(store), passwords: Passwords(cost: 4))
         for (n, role) in [Role.supervisor, .inspector].enumerated() {
-            _ = try accounts.create(
-                try AccountDraft(name: "Fixture \(role)", email: "\(role)@example.org", phone: "+38067000000\(n)", password: "пароль для зразка бази", role: role),
-                passwordHash: hash)
+            _ = try await accounts.create(
+                try AccountDraft(name: "Fixture \(role)", email: "\(role)@example.org", phone: "+38067000000\(n)", password: "пароль для зразка бази", role: role))
         }
         let service = try ReportService(store: store)
         try service.insert(

@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-@testable import Server
 import ReportModel
+@testable import Server
 import Testing
 import Webhooks
 
@@ -42,7 +42,7 @@ struct AccountRouteTests {
     /// An administrator made as `posterwatch user add` makes one, signed in over HTTP.
     static func admin(_ fixture: Fixture, _ client: any TestClientProtocol) async throws -> String {
         let draft = try AccountDraft(name: "Адмін", email: "admin@example.org", phone: "050 000 00 01", password: password, role: .admin)
-        _ = try AccountStore(fixture.service.store).create(draft, passwordHash: Passwords(cost: 4).hash(password))
+        _ = try await fixture.accounts().create(draft)
         let login = try await client.send(.post, "/v1/auth/login", json: ["login": "admin@example.org", "password": password])
         return try #require(login.json["access_token"] as? String)
     }
@@ -80,7 +80,7 @@ struct AccountRouteTests {
             #expect(bad.error?["field"] as? String == "extra" && fields.allSatisfy { !($0["message"] ?? "").isEmpty })
             let missing = try await client.send(.post, "/v1/auth/register", json: ["name": 5])
             #expect((missing.error?["fields"] as? [[String: String]])?.map { $0["field"]! } == ["name", "email", "phone", "password"])
-            #expect(try AccountStore(fixture.service.store).list(limit: 10).isEmpty)
+            #expect(try await fixture.accounts().accounts(limit: 10).isEmpty)
             for (raw, type, status) in [
                 ("not json", "application/json", 400), ("[1, 2]", "application/json", 400), ("{}", "text/plain", 415),
                 ("{\"name\": \"" + String(repeating: "x", count: 70_000) + "\"}", "application/json", 413),
@@ -116,7 +116,7 @@ struct AccountRouteTests {
         let fixture = try Fixture()
         try await fixture.test { client in
             for n in 1...3 { #expect(try await client.send(.post, "/v1/auth/register", json: Self.registration(n)).status == .created) }
-            let store = AccountStore(fixture.service.store)
+            let store = try await fixture.accounts()
             var probe = Self.registration(9)
             probe["phone"] = "+380 67 123 45 11"
             #expect(try await client.send(.post, "/v1/auth/register", json: probe).status == .created, "another account may give a number already given")
@@ -126,10 +126,10 @@ struct AccountRouteTests {
                 let taken = try await client.send(.post, "/v1/auth/register", json: again)
                 #expect(taken.status == .unprocessableContent && taken.error?["field"] as? String == "email" && (taken.error?["fields"] as? [Any])?.count == 1)
             }
-            let before = try store.list(limit: 100)
+            let before = try await store.accounts(limit: 100)
             let limited = try await client.send(.post, "/v1/auth/register", json: Self.registration(10))
             #expect(limited.status == .tooManyRequests && Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
-            #expect(try store.list(limit: 100) == before)
+            #expect(try await store.accounts(limit: 100) == before)
         }
     }
 
@@ -213,11 +213,11 @@ struct AccountRouteTests {
             let promoted = try await client.send(.post, "/v1/auth/login", json: ["login": "i5@example.org", "password": Self.password]).json["access_token"] as? String
             #expect(try await client.send(.get, "/v1/users", token: promoted).status == .ok)
             #expect(try await client.send(.patch, "/v1/users/\(userID)", json: ["role": "inspector"], token: admin).status == .ok)
-            let before = try AccountStore(fixture.service.store).list(limit: 100)
+            let before = try await fixture.accounts().accounts(limit: 100)
             #expect(try await client.send(.get, "/v1/users", token: promoted).status == .forbidden)
             #expect(try await client.send(.patch, "/v1/users/\(userID - 1)", json: ["role": "supervisor"], token: promoted).status == .forbidden)
             #expect(try await client.send(.patch, "/v1/users/\(userID)", json: ["role": "admin"], token: promoted).status == .forbidden)
-            #expect(try AccountStore(fixture.service.store).list(limit: 100) == before)
+            #expect(try await fixture.accounts().accounts(limit: 100) == before)
             #expect(try await client.send(.get, "/v1/me", token: promoted).json["role"] as? String == "inspector")
         }
     }
@@ -249,13 +249,13 @@ struct AccountRouteTests {
     func apiKeys() async throws {
         let fixture = try Fixture()
         try await fixture.test { client in
-            let keys = APIKeyStore(AccountStore(fixture.service.store))
-            let (key, secret) = try keys.create(name: "blocklist sync")
+            let keys = try await fixture.accounts()
+            let (key, secret) = try await keys.createAPIKey(name: "blocklist sync")
             let me = try await client.send(.get, "/v1/me", token: secret)
             #expect(me.status == .forbidden)
             #expect(try await client.send(.get, "/v1/users", token: secret).status == .forbidden)
             #expect(try await client.send(.get, "/v1/statuses", token: secret).status == .ok)
-            try keys.revoke(id: key.id)
+            try await keys.revokeAPIKey(key.id)
             #expect(try await client.send(.get, "/v1/statuses", token: secret).status == .unauthorized)
         }
     }
@@ -270,9 +270,10 @@ struct AccountRouteTests {
             let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 8).token
             let webhookID = try WebhookStore(fixture.service.store).register(
                 try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil), now: Date()).webhook.id
-            let store = AccountStore(fixture.service.store)
             func state() throws -> String {
-                let accounts = try store.list(limit: 100).map { "\($0.id) \($0.name) \($0.role) \($0.disabled)" }
+                let accounts = try fixture.service.store.pool.read { db in
+                    try String.fetchAll(db, sql: "SELECT id || ' ' || name || ' ' || role || ' ' || disabled FROM account ORDER BY id")
+                }
                 let sessions = try fixture.service.store.pool.read { db in try String.fetchAll(db, sql: "SELECT id || coalesce(ended_at, 'open') FROM session ORDER BY id") }
                 let reports = try fixture.service.store.pool.read { db in
                     try String.fetchAll(db, sql: """

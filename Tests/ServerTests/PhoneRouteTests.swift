@@ -1,7 +1,7 @@
 import Accounts
 import Foundation
-import GRDB
 import Geometry
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -157,7 +157,7 @@ struct PhoneRouteTests {
         try await fixture.test { client in
             let (supervisor, _) = try await ReportRouteTests.account(fixture, client, .supervisor, 1)
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 2).token
-            let (_, key) = try APIKeyStore(AccountStore(fixture.service.store)).create(name: "operator sync")
+            let (_, key) = try await fixture.accounts().createAPIKey(name: "operator sync")
             #expect(try await client.send(.get, "/v1/blocklist", token: inspector).status == .forbidden)
             #expect(try await client.send(.get, "/v1/blocklist").status == .unauthorized)
 

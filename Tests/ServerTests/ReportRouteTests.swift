@@ -37,7 +37,7 @@ struct ReportRouteTests {
     static func account(_ fixture: Fixture, _ client: any TestClientProtocol, _ role: Role, _ n: Int) async throws -> (token: String, id: Int64) {
         let password = AccountRouteTests.password
         let draft = try AccountDraft(name: "\(role) \(n)", email: "\(role)\(n)@example.org", phone: "063 000 00 \(10 + n)", password: password, role: role)
-        let account = try AccountStore(fixture.service.store).create(draft, passwordHash: Passwords(cost: 4).hash(password))
+        let account = try await fixture.accounts().create(draft)
         let login = try await client.send(.post, "/v1/auth/login", json: ["login": draft.email, "password": password])
         return (try #require(login.json["access_token"] as? String), account.id)
     }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ReportStore
 @testable import Server
 import Synchronization
 import Testing
@@ -66,7 +67,7 @@ struct SecretLogTests {
             _ = try await client.send(.post, "/v1/auth/logout", token: secrets[3])
             return secrets
         }
-        let hashes = try AccountStore(fixture.service.store).account(login: "log@example.org").map { [$0.passwordHash] } ?? []
+        let hashes = try await SQLiteAccounts(fixture.service.store).account(emailKey: "log@example.org").map { [$0.passwordHash] } ?? []
         let lines = capture.lines.withLock { $0 }
         #expect(lines.count >= 7)  // a line per request at least
         for line in lines {

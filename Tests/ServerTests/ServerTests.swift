@@ -1,11 +1,11 @@
 import Accounts
 import Foundation
-import HTTPTypes
-import Interchange
 import Generator
 import Geometry
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Interchange
 import ReportModel
 import ReportService
 import ReportStore
@@ -50,7 +50,7 @@ final class Fixture: Sendable {
 
     /// The account service over the fixture's database (bcrypt at cost 4, for speed).
     func accounts() async throws -> AccountService {
-        try await AccountService(store: service.store, passwords: Passwords(cost: 4))
+        try await AccountService(storage: SQLiteAccounts(service.store), passwords: Passwords(cost: 4))
     }
 }
 

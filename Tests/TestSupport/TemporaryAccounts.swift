@@ -5,12 +5,13 @@ import ReportStore
 /// goes away.
 public final class TemporaryAccounts {
     public let database: TemporaryStore
-    public let accounts: AccountStore
+    /// The store's accounts, as the account service sees them.
+    public let accounts: SQLiteAccounts
 
     public var store: ReportStore { database.store }
 
     public init() throws {
         database = try TemporaryStore()
-        accounts = AccountStore(database.store)
+        accounts = SQLiteAccounts(database.store)
     }
 }

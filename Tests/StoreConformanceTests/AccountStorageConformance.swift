@@ -1,0 +1,221 @@
+import Foundation
+import GRDB
+import ReportModel
+import ReportStore
+import StorePorts
+import Synchronization
+import Testing
+import TestSupport
+
+/// A store to hand the suite: its name, and a fresh, empty one on each call.
+struct StoreUnderTest: Sendable, CustomTestStringConvertible {
+    let name: String
+    let accounts: @Sendable () throws -> (storage: any AccountStorage, keep: AnyObject)
+    var testDescription: String { name }
+
+    /// Every store: SQLite now. The PostgreSQL store joins this list, unchanged suite and all.
+    static let all = [
+        StoreUnderTest(name: "SQLite") {
+            let fixture = try TemporaryAccounts()
+            return (fixture.accounts, fixture)
+        }
+    ]
+}
+
+/// What every ``AccountStorage`` must do, checked against what a brute-force model
+/// expects: the port's requirements, one test each, on every store.
+@Suite("Store conformance: accounts")
+struct AccountStorageConformance {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func new(_ n: Int, email: String? = nil, phone: String = "380671234567", role: Role = .inspector) -> NewAccount {
+        let email = email ?? "n\(n)@example.org"
+        return NewAccount(name: "N\(n)", email: email, emailKey: email.lowercased(), phone: phone, role: role, passwordHash: "hash-\(n)")
+    }
+
+    /// The events after `seq`, their events only.
+    static func events(_ storage: any AccountStorage, after seq: Int64 = 0) async throws -> [AccountEvent] {
+        try await storage.accountEvents(after: seq, limit: 10_000).map(\.event)
+    }
+
+    @Test("an account is found by its email key, with its hash; a taken email key writes nothing; phones may repeat", arguments: StoreUnderTest.all)
+    func accounts(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        let created = try await storage.createAccount(Self.new(1, email: "Oksana@Example.org"), now: Self.t0)
+        #expect(created.email == "Oksana@Example.org" && created.role == .inspector && !created.disabled && created.lastLoginAt == nil)
+        let found = try #require(try await storage.account(emailKey: "oksana@example.org"))
+        #expect(found.account == created && found.passwordHash == "hash-1")
+        #expect(try await storage.account(emailKey: "someone@example.org") == nil)
+        #expect(try await storage.account(id: created.id) == created)
+        #expect(try await storage.account(id: 999) == nil)
+        await #expect(throws: EmailTaken.self) { try await storage.createAccount(Self.new(2, email: "oksana@example.org"), now: Self.t0) }
+        _ = try await storage.createAccount(Self.new(3), now: Self.t0)
+        #expect(try await storage.accounts(role: nil, after: 0, limit: 10).map(\.phone) == ["380671234567", "380671234567"])
+        _ = keep
+    }
+
+    @Test("accounts list in id order, by role and page; an update changes what is given, writes an event, and disabling ends the sessions", arguments: StoreUnderTest.all)
+    func listAndUpdate(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        var ids: [Int64] = []
+        for i in 0..<7 { ids.append(try await storage.createAccount(Self.new(i, role: i % 3 == 0 ? .supervisor : .inspector), now: Self.t0).id) }
+        #expect(try await storage.accounts(role: nil, after: 0, limit: 3).map(\.id) == Array(ids.prefix(3)))
+        #expect(try await storage.accounts(role: nil, after: ids[2], limit: 3).map(\.id) == Array(ids[3..<6]))
+        #expect(try await storage.accounts(role: .supervisor, after: 0, limit: 10).map(\.id) == [ids[0], ids[3], ids[6]])
+        let session = Session(id: "s1", accountID: ids[1], createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
+        try await storage.startSession(session, refreshHash: Data("r1".utf8), forgetBefore: .distantPast)
+        let before = try await storage.accountEvents(after: 0, limit: 100).last?.seq ?? 0
+        let changed = try await storage.updateAccount(id: ids[1], role: .admin, name: "Нове ім'я", disabled: true, now: Self.t0)
+        #expect(changed.role == .admin && changed.name == "Нове ім'я" && changed.disabled)
+        #expect(try await Self.events(storage, after: before) == [
+            .accountChanged(id: ids[1], role: .admin, disabled: true), .sessionEnded(sessionID: "s1", accountID: ids[1]),
+        ])
+        #expect(try await storage.openSessions(accountID: ids[1], now: Self.t0).isEmpty)
+        #expect(try await storage.updateAccount(id: ids[1], role: nil, name: nil, disabled: false, now: Self.t0).role == .admin)
+        await #expect(throws: AccountNotFound(id: 999)) { try await storage.updateAccount(id: 999, role: .admin, name: nil, disabled: nil, now: Self.t0) }
+        try await storage.recordLogin(id: ids[0], at: Self.t0)
+        #expect(try await storage.account(id: ids[0])?.lastLoginAt == Self.t0)
+        try await storage.setPasswordHash(id: ids[0], "new-hash")
+        #expect(try await storage.passwordHash(id: ids[0]) == "new-hash")
+        await #expect(throws: AccountNotFound(id: 999)) { try await storage.setPasswordHash(id: 999, "x") }
+        _ = keep
+    }
+
+    @Test("a refresh token rotates once; the session remembers its last replaced hashes, and one presented again ends it with an event; old sessions are forgotten", arguments: StoreUnderTest.all)
+    func sessions(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        let account = try await storage.createAccount(Self.new(1), now: Self.t0)
+        let session = Session(id: "s1", accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
+        try await storage.startSession(session, refreshHash: Data("h0".utf8), forgetBefore: .distantPast)
+        for i in 1...70 {
+            let now = Self.t0.addingTimeInterval(Double(i))
+            let outcome = try await storage.rotateRefresh(
+                presented: Data("h\(i - 1)".utf8), next: Data("h\(i)".utf8), expiresAt: now.addingTimeInterval(3_600), kept: 64, now: now)
+            #expect(outcome == .rotated(Session(id: "s1", accountID: account.id, createdAt: Self.t0, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600))))
+        }
+        let now = Self.t0.addingTimeInterval(100)
+        #expect(try await storage.rotateRefresh(presented: Data("h0".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown)
+        #expect(try await storage.rotateRefresh(presented: Data("h60".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .reused(sessionID: "s1"))
+        #expect(try await Self.events(storage).contains(.sessionEnded(sessionID: "s1", accountID: account.id)))
+        #expect(try await storage.rotateRefresh(presented: Data("h70".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown,
+                "an ended session's token is no token")
+
+        // Two sessions, ended one by one and all but one; forgotten a lifetime later.
+        for id in ["a", "b", "c"] {
+            try await storage.startSession(
+                Session(id: id, accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600)),
+                refreshHash: Data(id.utf8), forgetBefore: .distantPast)
+        }
+        #expect(try await storage.openSessions(accountID: account.id, now: now).map(\.id).sorted() == ["a", "b", "c"])
+        #expect(try await storage.endSessions(.one(id: "a", accountID: account.id + 1), now: now) == 0, "another account's session")
+        #expect(try await storage.endSessions(.one(id: "a", accountID: account.id), now: now) == 1)
+        #expect(try await storage.endSessions(.all(accountID: account.id, except: "c"), now: now) == 1)
+        #expect(try await storage.openSessions(accountID: account.id, now: now).map(\.id) == ["c"])
+        try await storage.startSession(
+            Session(id: "d", accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600)),
+            refreshHash: Data("d".utf8), forgetBefore: now.addingTimeInterval(1))
+        #expect(try await storage.revocations(since: .distantPast).endedSessions.keys.sorted() == [], "sessions ended before forgetBefore are gone")
+        _ = keep
+    }
+
+    @Test("of two rotations of one refresh token at once, one rotates and the other finds it used", arguments: StoreUnderTest.all)
+    func rotationRace(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        let account = try await storage.createAccount(Self.new(1), now: Self.t0)
+        for round in 0..<20 {
+            let id = "s\(round)"
+            try await storage.startSession(
+                Session(id: id, accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600)),
+                refreshHash: Data(id.utf8), forgetBefore: .distantPast)
+            let outcomes = try await withThrowingTaskGroup(of: RefreshOutcome.self) { group in
+                for n in 0..<2 {
+                    group.addTask {
+                        try await storage.rotateRefresh(presented: Data(id.utf8), next: Data("\(id)-\(n)".utf8), expiresAt: Self.t0.addingTimeInterval(3_600), kept: 64, now: Self.t0)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let rotated = outcomes.filter { if case .rotated = $0 { true } else { false } }
+            #expect(rotated.count == 1 && outcomes.contains(.reused(sessionID: id)), "\(outcomes)")
+        }
+        _ = keep
+    }
+
+    @Test("API keys: found by hash until revoked; a revocation is an event once; signing keys keep the newest", arguments: StoreUnderTest.all)
+    func keys(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        let key = try await storage.createAPIKey(name: "sync", role: .integration, keyHash: Data("k".utf8), now: Self.t0)
+        #expect(try await storage.apiKey(hash: Data("k".utf8)) == key)
+        #expect(try await storage.apiKey(hash: Data("other".utf8)) == nil)
+        try await storage.revokeAPIKey(id: key.id, now: Self.t0)
+        try await storage.revokeAPIKey(id: key.id, now: Self.t0)
+        #expect(try await storage.apiKey(hash: Data("k".utf8)) == nil)
+        #expect(try await storage.apiKeys().first?.revokedAt == Self.t0)
+        #expect(try await Self.events(storage) == [.apiKeyRevoked(id: key.id)])
+        await #expect(throws: APIKeyNotFound(id: 99)) { try await storage.revokeAPIKey(id: 99, now: Self.t0) }
+        #expect(try await storage.revocations(since: .distantPast).revokedKeys == [key.id])
+
+        let first = SigningKey(kid: "k1", secret: Data(repeating: 1, count: 32), createdAt: Self.t0)
+        #expect(try await storage.signingKeys(storingIfNone: first) == [first])
+        #expect(try await storage.signingKeys(storingIfNone: SigningKey(kid: "unused", secret: Data(repeating: 9, count: 32), createdAt: Self.t0)) == [first])
+        for n in 2...4 { try await storage.addSigningKey(SigningKey(kid: "k\(n)", secret: Data(repeating: UInt8(n), count: 32), createdAt: Self.t0), keeping: 2) }
+        #expect(try await storage.signingKeys(storingIfNone: first).map(\.kid) == ["k4", "k3"])
+        _ = keep
+    }
+
+    @Test("account events from writers at once: every reader sees each once, numbered in commit order; the snapshot agrees with the model", arguments: StoreUnderTest.all)
+    func eventsInOrder(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        var accounts: [Int64] = []
+        for n in 0..<8 { accounts.append(try await storage.createAccount(Self.new(n), now: Self.t0).id) }
+        // The model: what the events, applied in order, say of each account and session.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (w, account) in accounts.enumerated() {
+                group.addTask {
+                    for step in 0..<15 {
+                        let now = Self.t0.addingTimeInterval(Double(step))
+                        switch step % 3 {
+                        case 0:
+                            try await storage.startSession(
+                                Session(id: "w\(w)s\(step)", accountID: account, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600)),
+                                refreshHash: Data("w\(w)s\(step)".utf8), forgetBefore: .distantPast)
+                        case 1: _ = try await storage.endSessions(.all(accountID: account, except: nil), now: now)
+                        default: _ = try await storage.updateAccount(id: account, role: step % 2 == 0 ? .supervisor : .inspector, name: nil, disabled: step == 14, now: now)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let all = try await storage.accountEvents(after: 0, limit: 10_000)
+        #expect(all.map(\.seq) == all.map(\.seq).sorted() && Set(all.map(\.seq)).count == all.count)
+        #expect(all.count == 8 * (5 + 5), "a session ended and an account changed per round, for 5 rounds of each account")
+        // Read in pages of 7 from any point, a reader meets each once, in order.
+        var seen: [Int64] = [], cursor: Int64 = 0
+        while true {
+            let page = try await storage.accountEvents(after: cursor, limit: 7)
+            guard let last = page.last else { break }
+            seen += page.map(\.seq)
+            cursor = last.seq
+        }
+        #expect(seen == all.map(\.seq))
+        var disabled: Set<Int64> = [], roles: [Int64: Role] = [:], ended: Set<String> = []
+        for numbered in all {
+            switch numbered.event {
+            case .accountChanged(let id, let role, let isDisabled):
+                roles[id] = role
+                if isDisabled { disabled.insert(id) } else { disabled.remove(id) }
+            case .sessionEnded(let session, _): ended.insert(session)
+            case .apiKeyRevoked: break
+            }
+        }
+        let snapshot = try await storage.revocations(since: .distantPast)
+        #expect(snapshot.seq == all.last?.seq && snapshot.disabledAccounts == disabled && Set(snapshot.endedSessions.keys) == ended)
+        #expect(Dictionary(snapshot.roleChanges.map { ($0.accountID, $0.role) }, uniquingKeysWith: { $1 }) == roles)
+        for id in accounts {
+            let account = try await storage.account(id: id)
+            #expect(account?.role == roles[id] && account?.disabled == disabled.contains(id))
+        }
+        _ = keep
+    }
+}
