@@ -102,7 +102,7 @@ public final class AccountService: Sendable {
         let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
         let account: Account
         do {
-            account = try await storage.createAccount(draft.new(passwordHash: hash), now: now)
+            account = try await storage.createAccount(draft.new(passwordHash: hash), now: Date())
         } catch let error as EmailTaken {
             taken = true
             throw ValidationErrors([ValidationError(field: "email", error.description)])
@@ -122,7 +122,7 @@ public final class AccountService: Sendable {
         let valid = await Self.offloaded { [passwords] in passwords.verify(password, hash: found?.passwordHash) }
         guard valid, let account = found?.account, !account.disabled else { throw Unauthorized(reason: Self.refusedLogin) }
         throttle.succeeded(login: key, client: client, at: now)
-        try await storage.recordLogin(id: account.id, at: now)
+        try await storage.recordLogin(id: account.id, at: Date())
         known.withLock { $0.forget(account.id) }
         return try await signIn(account)
     }
@@ -145,7 +145,7 @@ public final class AccountService: Sendable {
             let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
             return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: next)
         case .reused:
-            try await followAccountEvents()
+            await followAfterWrite()
             throw Unauthorized(reason: "the refresh token was already used; the session is ended, sign in again")
         case .unknown:
             throw Unauthorized(reason: "the refresh token is not valid")
@@ -187,7 +187,7 @@ public final class AccountService: Sendable {
     /// Ends the caller's session (logout), or another of its own sessions.
     public func endSession(_ id: String, of identity: Identity) async throws {
         guard try await storage.endSessions(.one(id: id, accountID: identity.accountID), now: Date()) == 1 else { throw SessionNotFound(id: id) }
-        try await followAccountEvents()
+        await followAfterWrite()
     }
 
     /// The caller's open sessions, newest first.
@@ -202,9 +202,8 @@ public final class AccountService: Sendable {
         let valid = await Self.offloaded { [passwords] in passwords.verify(old, hash: current) }
         guard valid else { throw ValidationErrors([ValidationError(field: "old_password", "is not the current password")]) }
         let hash = await Self.offloaded { [passwords] in passwords.hash(new) }
-        try await storage.setPasswordHash(id: identity.accountID, hash)
-        _ = try await storage.endSessions(.all(accountID: identity.accountID, except: identity.sessionID), now: Date())
-        try await followAccountEvents()
+        try await storage.setPasswordHash(id: identity.accountID, hash, endingSessionsExcept: identity.sessionID, now: Date())
+        await followAfterWrite()
     }
 
     /// Disables or enables an account; disabling ends its sessions and stops its tokens.
@@ -221,7 +220,7 @@ public final class AccountService: Sendable {
             if let role { try Role.checkPerson(role) }
         } catch { throw ValidationErrors([error]) }
         let account = try await storage.updateAccount(id: id, role: role, name: name, disabled: disabled, now: Date())
-        try await followAccountEvents()
+        await followAfterWrite()
         return account
     }
 
@@ -266,26 +265,35 @@ public final class AccountService: Sendable {
             guard let first = batch.first else { break }
             if first.seq != from + 1 {
                 let fresh = try await Revocations.load(storage)
-                revoked.withLock { if fresh.seq >= $0.seq { $0 = fresh } }
-                known.withLock { $0.forgetAll() }
+                revoked.withLock { state in
+                    if fresh.seq >= state.seq { state = fresh }
+                    known.withLock { $0.forgetAll() }
+                }
                 break
             }
-            let applied = revoked.withLock { state in
+            revoked.withLock { state in
                 let fresh = batch.drop { $0.seq <= state.seq }
-                guard fresh.first?.seq == state.seq + 1 else { return [NumberedAccountEvent]() }
+                guard fresh.first?.seq == state.seq + 1 else { return }
                 for numbered in fresh {
                     state.apply(numbered.event, at: numbered.at)
                     state.seq = numbered.seq
                 }
                 state.forgetOld()
-                return Array(fresh)
-            }
-            known.withLock { known in
-                for case .accountChanged(let id, _, _) in applied.map(\.event) { known.forget(id) }
+                // Under the same lock: a caller that finds its event applied by another
+                // must not answer before the accounts it changed are forgotten.
+                known.withLock { known in
+                    for case .accountChanged(let id, _, _) in fresh.map(\.event) { known.forget(id) }
+                }
             }
             if batch.count < Self.followBatch { break }
         }
         endWatches { !grants($0.identity, $0.role) }
+    }
+
+    /// Follows the account events after a write of this process has committed. A failed
+    /// read does not undo the write nor fail its answer: the next poll applies the events.
+    private func followAfterWrite() async {
+        try? await followAccountEvents()
     }
 
     /// Follows the account events every `interval` until cancelled.
@@ -376,7 +384,7 @@ public final class AccountService: Sendable {
     /// every process within a poll. ``APIKeyNotFound`` for an unknown id.
     public func revokeAPIKey(_ id: Int64) async throws {
         try await storage.revokeAPIKey(id: id, now: Date())
-        try await followAccountEvents()
+        await followAfterWrite()
     }
 
     /// Work that would hold a thread for long, on a Dispatch thread.

@@ -7,8 +7,8 @@ import StorePorts
 /// `api_key`, `signing_key`, `account_event`): ``AccountStorage`` in SQL with bound
 /// parameters only. Times are milliseconds since 1970.
 ///
-/// The methods are async as the port is, but run their SQL on the caller's thread, as
-/// every account read did before the port: each is one short statement or transaction.
+/// Each method is one short statement or transaction, run through GRDB's async calls on
+/// its own queues, off the cooperative pool.
 public struct SQLiteAccounts: AccountStorage {
     let pool: DatabasePool
 
@@ -63,10 +63,11 @@ public struct SQLiteAccounts: AccountStorage {
         try await pool.read { db in try String.fetchOne(db, sql: "SELECT password_hash FROM account WHERE id = ?", arguments: [id]) }
     }
 
-    public func setPasswordHash(id: Int64, _ hash: String) async throws {
+    public func setPasswordHash(id: Int64, _ hash: String, endingSessionsExcept kept: String?, now: Date) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE account SET password_hash = ? WHERE id = ?", arguments: [hash, id])
             guard db.changesCount == 1 else { throw AccountNotFound(id: id) }
+            try Self.endSessions(db, "account_id = ? AND id IS NOT ?", [id, kept], now: now)
         }
     }
 
@@ -229,12 +230,8 @@ public struct SQLiteAccounts: AccountStorage {
 
     // MARK: Account events
 
-    /// How long event rows are kept. Only their last access-token life matters to tokens
-    /// still out; a process that has not read them for longer reloads from the tables.
-    static let eventRetention: TimeInterval = 86_400
-
     /// Writes an event in the caller's transaction, and prunes rows older than
-    /// ``eventRetention`` but never the newest. AUTOINCREMENT: a number is never given
+    /// ``StorePorts/eventRetention`` but never the newest. AUTOINCREMENT: a number is never given
     /// twice, even after the newest rows are pruned; writers are serialized, so numbers
     /// follow commit order.
     static func record(_ event: AccountEvent, _ db: Database, now: Date) throws {
@@ -258,14 +255,21 @@ public struct SQLiteAccounts: AccountStorage {
                 db, sql: "SELECT seq, at, kind, account_id, session_id, role, disabled, api_key_id FROM account_event WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [seq, limit]
             ).map { row in
-                let event: AccountEvent =
-                    switch row["kind"] as String {
-                    case "session_ended": .sessionEnded(sessionID: row["session_id"], accountID: row["account_id"])
-                    case "account_changed": .accountChanged(id: row["account_id"], role: Role(rawValue: row["role"]) ?? .inspector, disabled: row["disabled"])
-                    default: .apiKeyRevoked(id: row["api_key_id"])  // the table's CHECK allows no other kind
-                    }
-                return NumberedAccountEvent(seq: row["seq"], at: Self.date(row["at"]), event: event)
+                NumberedAccountEvent(seq: row["seq"], at: Self.date(row["at"]), event: try Self.event(row))
             }
+        }
+    }
+
+    /// An event row's event; one that names no account, session or key where its kind
+    /// needs one (the table's CHECKs allow none) is a damaged database.
+    static func event(_ row: Row) throws -> AccountEvent {
+        let kind: String = row["kind"]
+        switch (kind, row["account_id"] as Int64?, row["session_id"] as String?, row["api_key_id"] as Int64?) {
+        case ("session_ended", let account?, let session?, _): return .sessionEnded(sessionID: session, accountID: account)
+        case ("account_changed", let account?, _, _):
+            return .accountChanged(id: account, role: Role(rawValue: row["role"] ?? "") ?? .inspector, disabled: row["disabled"] ?? false)
+        case ("api_key_revoked", _, _, let key?): return .apiKeyRevoked(id: key)
+        default: throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "account event \(row["seq"] as Int64) of kind \(kind.prefix(40)) is incomplete")
         }
     }
 

@@ -33,7 +33,7 @@ struct ReportViews {
         if caller?.isStaff == true, let id = try await Blocking.run({ try service.filer(of: report.id, for: caller) }) {
             filer = try await accounts.account(id: id)
         }
-        let (headers, bytes) = try rendered(report, hidden: hidden, for: caller, filer: filer, extra: extra)
+        let (headers, bytes) = try await Blocking.run { [filer] in try rendered(report, hidden: hidden, for: caller, filer: filer, extra: extra) }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 

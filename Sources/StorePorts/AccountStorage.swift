@@ -13,10 +13,13 @@ import ReportModel
 ///   written in the same transaction as the change: a session ended (by any path), an
 ///   account updated (its role and state as they are after), an API key revoked.
 ///   Disabling an account ends its open sessions in that same transaction.
-/// - **The account events are numbered in commit order**: a reader that has seen event N
-///   never later finds one below N. Events older than a day may be pruned, never the
-///   newest, so that a reader that was away longer sees that the first event after its
-///   number is not the next number, and reloads (``revocations(since:)``).
+/// - **The account events are numbered in commit order, one after another**: a reader
+///   that has seen event N never later finds one below N, and the event after N is N + 1.
+///   The only gap is a pruned prefix: events are kept at least ``eventRetention``, and
+///   never the newest, so that a reader that was away longer sees that the first event
+///   after its number is not the next number, and reloads (``revocations(since:)``). (A
+///   reader takes any gap for pruning, so a store whose numbers can skip must close the
+///   gap, not leave it.)
 /// - **A refresh token is used once**: rotating it is atomic, so of two uses of one token
 ///   at most one rotates; a token replaced before is ``RefreshOutcome/reused(sessionID:)``
 ///   and ends its session.
@@ -34,8 +37,9 @@ public protocol AccountStorage: Sendable {
     /// id. Writes an account event, and ends the account's sessions when it disables it.
     func updateAccount(id: Int64, role: Role?, name: String?, disabled: Bool?, now: Date) async throws -> Account
     func passwordHash(id: Int64) async throws -> String?
-    /// ``AccountNotFound`` for an unknown id.
-    func setPasswordHash(id: Int64, _ hash: String) async throws
+    /// Replaces the password hash and ends every other session of the account (each with
+    /// an account event), in one transaction. ``AccountNotFound`` for an unknown id.
+    func setPasswordHash(id: Int64, _ hash: String, endingSessionsExcept kept: String?, now: Date) async throws
     func recordLogin(id: Int64, at: Date) async throws
 
     // MARK: Sessions
@@ -63,22 +67,27 @@ public protocol AccountStorage: Sendable {
 
     // MARK: Signing keys
 
-    /// The keys that sign access tokens, newest first; `first` is stored when there is none.
+    /// The keys that sign access tokens, the last added first; `first` is stored when there
+    /// is none.
     func signingKeys(storingIfNone first: SigningKey) async throws -> [SigningKey]
-    /// Adds a key, which becomes the newest, and keeps only the newest `keeping`.
+    /// Adds a key, which becomes the first, and keeps only the `keeping` last added.
     func addSigningKey(_ key: SigningKey, keeping: Int) async throws
 
     // MARK: Account events
 
     /// Up to `limit` events after number `seq`, in number order.
     func accountEvents(after seq: Int64, limit: Int) async throws -> [NumberedAccountEvent]
-    /// What the tables say now of credentials ended or narrowed since `since`, as of the
-    /// newest event, read together.
+    /// What the store says now of credentials ended or narrowed since `since`, as of the
+    /// newest event: one consistent snapshot (a single read transaction).
     func revocations(since: Date) async throws -> RevocationSnapshot
 }
 
+/// How long every store keeps account events at least: the life of the tokens they
+/// narrow, many times over (a process reloads when it was away longer).
+public let eventRetention: TimeInterval = 86_400
+
 /// An account as the account service makes it: its fields checked, its password hashed.
-public struct NewAccount: Sendable, Hashable {
+public struct NewAccount: Sendable, Hashable, CustomStringConvertible {
     public var name: String
     public var email: String
     /// The form emails are compared by (lowercased).
@@ -90,6 +99,9 @@ public struct NewAccount: Sendable, Hashable {
     public init(name: String, email: String, emailKey: String, phone: String, role: Role, passwordHash: String) {
         (self.name, self.email, self.emailKey, self.phone, self.role, self.passwordHash) = (name, email, emailKey, phone, role, passwordHash)
     }
+
+    /// Never the hash: a log line or a failed test's message may print it.
+    public var description: String { "NewAccount(\(role) \(email))" }
 }
 
 /// Which open sessions to end.

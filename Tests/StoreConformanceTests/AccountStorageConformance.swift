@@ -28,6 +28,9 @@ struct StoreUnderTest: Sendable, CustomTestStringConvertible {
 struct AccountStorageConformance {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
+    /// Whether writers still write (an Atomic cannot be captured by an escaping closure).
+    final class Writing: Sendable { let on = Atomic<Bool>(true) }
+
     static func new(_ n: Int, email: String? = nil, phone: String = "380671234567", role: Role = .inspector) -> NewAccount {
         let email = email ?? "n\(n)@example.org"
         return NewAccount(name: "N\(n)", email: email, emailKey: email.lowercased(), phone: phone, role: role, passwordHash: "hash-\(n)")
@@ -51,6 +54,13 @@ struct AccountStorageConformance {
         await #expect(throws: EmailTaken.self) { try await storage.createAccount(Self.new(2, email: "oksana@example.org"), now: Self.t0) }
         _ = try await storage.createAccount(Self.new(3), now: Self.t0)
         #expect(try await storage.accounts(role: nil, after: 0, limit: 10).map(\.phone) == ["380671234567", "380671234567"])
+        // Two registrations of one email at once: one account.
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for n in 0..<2 { group.addTask { (try? await storage.createAccount(Self.new(10 + n, email: "same@example.org"), now: Self.t0)) != nil } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(try await storage.accounts(role: nil, after: 0, limit: 10).count == 3)
         _ = keep
     }
 
@@ -72,12 +82,22 @@ struct AccountStorageConformance {
         ])
         #expect(try await storage.openSessions(accountID: ids[1], now: Self.t0).isEmpty)
         #expect(try await storage.updateAccount(id: ids[1], role: nil, name: nil, disabled: false, now: Self.t0).role == .admin)
+        let eventsBefore = try await Self.events(storage)
         await #expect(throws: AccountNotFound(id: 999)) { try await storage.updateAccount(id: 999, role: .admin, name: nil, disabled: nil, now: Self.t0) }
+        #expect(try await Self.events(storage) == eventsBefore, "a refused update writes no event")
         try await storage.recordLogin(id: ids[0], at: Self.t0)
         #expect(try await storage.account(id: ids[0])?.lastLoginAt == Self.t0)
-        try await storage.setPasswordHash(id: ids[0], "new-hash")
+        // A password change ends the other sessions in its transaction.
+        for id in ["p1", "p2"] {
+            try await storage.startSession(
+                Session(id: id, accountID: ids[0], createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600)),
+                refreshHash: Data(id.utf8), forgetBefore: .distantPast)
+        }
+        try await storage.setPasswordHash(id: ids[0], "new-hash", endingSessionsExcept: "p2", now: Self.t0)
         #expect(try await storage.passwordHash(id: ids[0]) == "new-hash")
-        await #expect(throws: AccountNotFound(id: 999)) { try await storage.setPasswordHash(id: 999, "x") }
+        #expect(try await storage.openSessions(accountID: ids[0], now: Self.t0).map(\.id) == ["p2"])
+        #expect(try await Self.events(storage).last == .sessionEnded(sessionID: "p1", accountID: ids[0]))
+        await #expect(throws: AccountNotFound(id: 999)) { try await storage.setPasswordHash(id: 999, "x", endingSessionsExcept: nil, now: Self.t0) }
         _ = keep
     }
 
@@ -93,28 +113,46 @@ struct AccountStorageConformance {
                 presented: Data("h\(i - 1)".utf8), next: Data("h\(i)".utf8), expiresAt: now.addingTimeInterval(3_600), kept: 64, now: now)
             #expect(outcome == .rotated(Session(id: "s1", accountID: account.id, createdAt: Self.t0, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600))))
         }
+        // The last rotation moved the expiry.
+        #expect(try await storage.openSessions(accountID: account.id, now: Self.t0).first?.expiresAt == Self.t0.addingTimeInterval(70 + 3_600))
         let now = Self.t0.addingTimeInterval(100)
-        #expect(try await storage.rotateRefresh(presented: Data("h0".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown)
-        #expect(try await storage.rotateRefresh(presented: Data("h60".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .reused(sessionID: "s1"))
-        #expect(try await Self.events(storage).contains(.sessionEnded(sessionID: "s1", accountID: account.id)))
+        // 70 rotations presented h0…h69; the last 64 (h6…h69) are remembered.
+        #expect(try await storage.rotateRefresh(presented: Data("h5".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown)
+        #expect(try await Self.events(storage).isEmpty, "an unknown token ends nothing")
+        #expect(try await storage.rotateRefresh(presented: Data("h6".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .reused(sessionID: "s1"))
+        #expect(try await Self.events(storage) == [.sessionEnded(sessionID: "s1", accountID: account.id)])
         #expect(try await storage.rotateRefresh(presented: Data("h70".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown,
                 "an ended session's token is no token")
 
-        // Two sessions, ended one by one and all but one; forgotten a lifetime later.
-        for id in ["a", "b", "c"] {
+        // An expired session's token is no token either, and the session is not listed.
+        try await storage.startSession(
+            Session(id: "e", accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(10)),
+            refreshHash: Data("e".utf8), forgetBefore: .distantPast)
+        let later = now.addingTimeInterval(20)
+        #expect(try await storage.rotateRefresh(presented: Data("e".utf8), next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown)
+        #expect(try await storage.openSessions(accountID: account.id, now: later).isEmpty)
+
+        // Sessions listed newest first, ended one by one and all but one, with an event each.
+        for (n, id) in ["a", "b", "c"].enumerated() {
+            let created = later.addingTimeInterval(Double(n))
             try await storage.startSession(
-                Session(id: id, accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600)),
+                Session(id: id, accountID: account.id, createdAt: created, lastUsedAt: created, expiresAt: created.addingTimeInterval(3_600)),
                 refreshHash: Data(id.utf8), forgetBefore: .distantPast)
         }
-        #expect(try await storage.openSessions(accountID: account.id, now: now).map(\.id).sorted() == ["a", "b", "c"])
-        #expect(try await storage.endSessions(.one(id: "a", accountID: account.id + 1), now: now) == 0, "another account's session")
-        #expect(try await storage.endSessions(.one(id: "a", accountID: account.id), now: now) == 1)
-        #expect(try await storage.endSessions(.all(accountID: account.id, except: "c"), now: now) == 1)
-        #expect(try await storage.openSessions(accountID: account.id, now: now).map(\.id) == ["c"])
+        #expect(try await storage.openSessions(accountID: account.id, now: later).map(\.id) == ["c", "b", "a"])
+        #expect(try await storage.endSessions(.one(id: "a", accountID: account.id + 1), now: later) == 0, "another account's session")
+        #expect(try await storage.endSessions(.one(id: "a", accountID: account.id), now: later) == 1)
+        #expect(try await storage.endSessions(.all(accountID: account.id, except: "c"), now: later) == 2, "b, and e though it had expired")
+        #expect(try await storage.openSessions(accountID: account.id, now: later).map(\.id) == ["c"])
+        #expect(Set(try await Self.events(storage).suffix(3)) == Set(["a", "b", "e"].map { AccountEvent.sessionEnded(sessionID: $0, accountID: account.id) }))
+        // Ended or expired before `forgetBefore`: forgotten when a session starts, their tokens with them.
         try await storage.startSession(
-            Session(id: "d", accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600)),
-            refreshHash: Data("d".utf8), forgetBefore: now.addingTimeInterval(1))
-        #expect(try await storage.revocations(since: .distantPast).endedSessions.keys.sorted() == [], "sessions ended before forgetBefore are gone")
+            Session(id: "d", accountID: account.id, createdAt: later, lastUsedAt: later, expiresAt: later.addingTimeInterval(3_600)),
+            refreshHash: Data("d".utf8), forgetBefore: later.addingTimeInterval(1))
+        #expect(try await storage.revocations(since: .distantPast).endedSessions.isEmpty)
+        #expect(try await storage.rotateRefresh(presented: Data("h60".utf8), next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown,
+                "a forgotten session's replaced tokens are forgotten too")
+        #expect(try await storage.openSessions(accountID: account.id, now: later).map(\.id).sorted() == ["c", "d"])
         _ = keep
     }
 
@@ -148,7 +186,7 @@ struct AccountStorageConformance {
         #expect(try await storage.apiKey(hash: Data("k".utf8)) == key)
         #expect(try await storage.apiKey(hash: Data("other".utf8)) == nil)
         try await storage.revokeAPIKey(id: key.id, now: Self.t0)
-        try await storage.revokeAPIKey(id: key.id, now: Self.t0)
+        try await storage.revokeAPIKey(id: key.id, now: Self.t0.addingTimeInterval(1))
         #expect(try await storage.apiKey(hash: Data("k".utf8)) == nil)
         #expect(try await storage.apiKeys().first?.revokedAt == Self.t0)
         #expect(try await Self.events(storage) == [.apiKeyRevoked(id: key.id)])
@@ -158,7 +196,11 @@ struct AccountStorageConformance {
         let first = SigningKey(kid: "k1", secret: Data(repeating: 1, count: 32), createdAt: Self.t0)
         #expect(try await storage.signingKeys(storingIfNone: first) == [first])
         #expect(try await storage.signingKeys(storingIfNone: SigningKey(kid: "unused", secret: Data(repeating: 9, count: 32), createdAt: Self.t0)) == [first])
-        for n in 2...4 { try await storage.addSigningKey(SigningKey(kid: "k\(n)", secret: Data(repeating: UInt8(n), count: 32), createdAt: Self.t0), keeping: 2) }
+        // In the order added, whatever their times.
+        for n in 2...4 {
+            try await storage.addSigningKey(
+                SigningKey(kid: "k\(n)", secret: Data(repeating: UInt8(n), count: 32), createdAt: Self.t0.addingTimeInterval(Double(-n))), keeping: 2)
+        }
         #expect(try await storage.signingKeys(storingIfNone: first).map(\.kid) == ["k4", "k3"])
         _ = keep
     }
@@ -168,7 +210,22 @@ struct AccountStorageConformance {
         let (storage, keep) = try store.accounts()
         var accounts: [Int64] = []
         for n in 0..<8 { accounts.append(try await storage.createAccount(Self.new(n), now: Self.t0).id) }
-        // The model: what the events, applied in order, say of each account and session.
+        // A reader pages through the events while they are written: it must meet each one,
+        // in order, never one below what it has seen.
+        let writing = Writing()
+        let reader = Task { () throws -> [Int64] in
+            var seen: [Int64] = [], cursor: Int64 = 0
+            while true {
+                let stillWriting = writing.on.load(ordering: .acquiring)
+                let page = try await storage.accountEvents(after: cursor, limit: 7)
+                for numbered in page {
+                    #expect(numbered.seq > cursor)
+                    seen.append(numbered.seq)
+                    cursor = numbered.seq
+                }
+                if page.isEmpty && !stillWriting { return seen }
+            }
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (w, account) in accounts.enumerated() {
                 group.addTask {
@@ -187,18 +244,12 @@ struct AccountStorageConformance {
             }
             try await group.waitForAll()
         }
+        writing.on.store(false, ordering: .releasing)
         let all = try await storage.accountEvents(after: 0, limit: 10_000)
-        #expect(all.map(\.seq) == all.map(\.seq).sorted() && Set(all.map(\.seq)).count == all.count)
         #expect(all.count == 8 * (5 + 5), "a session ended and an account changed per round, for 5 rounds of each account")
-        // Read in pages of 7 from any point, a reader meets each once, in order.
-        var seen: [Int64] = [], cursor: Int64 = 0
-        while true {
-            let page = try await storage.accountEvents(after: cursor, limit: 7)
-            guard let last = page.last else { break }
-            seen += page.map(\.seq)
-            cursor = last.seq
-        }
-        #expect(seen == all.map(\.seq))
+        let first = try #require(all.first?.seq)
+        #expect(all.map(\.seq) == Array(first..<(first + Int64(all.count))), "numbered one after another")
+        #expect(try await reader.value == all.map(\.seq), "the reader met every event once, in order")
         var disabled: Set<Int64> = [], roles: [Int64: Role] = [:], ended: Set<String> = []
         for numbered in all {
             switch numbered.event {
@@ -216,6 +267,25 @@ struct AccountStorageConformance {
             let account = try await storage.account(id: id)
             #expect(account?.role == roles[id] && account?.disabled == disabled.contains(id))
         }
+        _ = keep
+    }
+
+    @Test("account events older than the retention are pruned as new ones are written, never the newest, and no number is given twice", arguments: StoreUnderTest.all)
+    func pruning(_ store: StoreUnderTest) async throws {
+        let (storage, keep) = try store.accounts()
+        let id = try await storage.createAccount(Self.new(1), now: Self.t0).id
+        for _ in 0..<3 { _ = try await storage.updateAccount(id: id, role: .supervisor, name: nil, disabled: nil, now: Self.t0) }
+        let old = try await storage.accountEvents(after: 0, limit: 10).map(\.seq)
+        #expect(old.count == 3)
+        let later = Self.t0.addingTimeInterval(eventRetention + 1)
+        _ = try await storage.updateAccount(id: id, role: .admin, name: nil, disabled: nil, now: later)
+        let kept = try await storage.accountEvents(after: 0, limit: 10)
+        #expect(kept.map(\.event) == [.accountChanged(id: id, role: .admin, disabled: false)] && kept.first!.seq == old.last! + 1)
+        // A reader that had seen the first event finds that the next one it gets is not the next number.
+        #expect(try await storage.accountEvents(after: old[0], limit: 10).first?.seq != old[0] + 1)
+        // A snapshot keeps the role changes within its horizon only.
+        #expect(try await storage.revocations(since: later).roleChanges.map(\.role) == [.admin])
+        #expect(try await storage.revocations(since: Self.t0).roleChanges.map(\.role) == [.admin], "the pruned ones are gone")
         _ = keep
     }
 }
