@@ -13,81 +13,107 @@ struct AccountRoutes {
     let accounts: AccountService
 
     func register(on router: Router<AppRequestContext>) {
-        router.handlePublic(.register) { request, _, context in
-            var body = try await JSONBody.read(request, allowed: ["name", "email", "phone", "password"])
-            let (name, email, phone, password) = (body.string("name"), body.string("email"), body.string("phone"), body.string("password"))
-            var draft: AccountDraft?
-            body.check { () throws(ValidationErrors) in
-                draft = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "")
-            }
-            try body.finish()
-            let (_, tokens) = try await accounts.register(draft!, client: context.clientGroup)
-            var response = try Responses.private(tokens, status: .created)
-            response.headers[.location] = "/v1/me"
-            return response
+        router.handlePublic(.register, signUp)
+        router.handlePublic(.login, signIn)
+        router.handlePublic(.refresh, refresh)
+        router.handle(.logout, signOut)
+        router.handle(.me, me)
+        router.handle(.updateMe, rename)
+        router.handle(.changePassword, changePassword)
+        router.handle(.mySessions, sessions)
+        router.handle(.endSession, endSession)
+        router.handle(.users, users)
+        router.handle(.updateUser, administer)
+    }
+
+    /// The answer of a write that has nothing to say.
+    static let done = Response(status: .noContent, headers: [.cacheControl: "no-store"])
+
+    @Sendable func signUp(_ request: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
+        var body = try await JSONBody.read(request, allowed: ["name", "email", "phone", "password"])
+        let (name, email, phone, password) = (body.string("name"), body.string("email"), body.string("phone"), body.string("password"))
+        var draft: AccountDraft?
+        body.check { () throws(ValidationErrors) in
+            draft = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "")
         }
-        router.handlePublic(.login) { request, _, context in
-            var body = try await JSONBody.read(request, allowed: ["login", "password"])
-            let (login, password) = (body.string("login"), body.string("password"))
-            try body.finish()
-            return try Responses.private(try await accounts.login(login!, password: password!, client: context.clientGroup))
+        try body.finish()
+        let (_, tokens) = try await accounts.register(draft!, client: context.clientGroup)
+        var response = try Responses.private(tokens, status: .created)
+        response.headers[.location] = "/v1/me"
+        return response
+    }
+
+    @Sendable func signIn(_ request: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
+        var body = try await JSONBody.read(request, allowed: ["login", "password"])
+        let (login, password) = (body.string("login"), body.string("password"))
+        try body.finish()
+        return try Responses.private(try await accounts.login(login!, password: password!, client: context.clientGroup))
+    }
+
+    @Sendable func refresh(_ request: Request, _: QueryParameters, _: AppRequestContext) async throws -> Response {
+        var body = try await JSONBody.read(request, allowed: ["refresh_token"])
+        let token = body.string("refresh_token")
+        try body.finish()
+        return try Responses.private(try await accounts.refresh(token!))
+    }
+
+    @Sendable func signOut(_: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        try await accounts.endSession(identity.sessionID, of: identity)
+        return Self.done
+    }
+
+    @Sendable func me(_: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        try Responses.private(Me(try await accounts.account(of: identity)))
+    }
+
+    @Sendable func rename(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        var body = try await JSONBody.read(request, allowed: ["name"])
+        let name = body.string("name")
+        try body.finish()
+        return try Responses.private(Me(try await accounts.rename(identity, to: name!)))
+    }
+
+    @Sendable func changePassword(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        var body = try await JSONBody.read(request, allowed: ["old_password", "new_password"])
+        let (old, new) = (body.string("old_password"), body.string("new_password"))
+        try body.finish()
+        try await accounts.changePassword(of: identity, old: old!, new: new!)
+        return Self.done
+    }
+
+    @Sendable func sessions(_: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let sessions = try await accounts.openSessions(of: identity).map { SessionList.Item($0, current: $0.id == identity.sessionID) }
+        return try Responses.private(SessionList(sessions: sessions))
+    }
+
+    @Sendable func endSession(_: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        try await accounts.endSession(context.parameters.get("id") ?? "", of: identity)
+        return Self.done
+    }
+
+    @Sendable func users(_: Request, _ query: QueryParameters, _: AppRequestContext, _: AccountService.Identity) async throws -> Response {
+        let role = try query["role"].map { text throws(ValidationError) in try Role(person: text) }
+        let limit = try query.integer("limit", in: 1...1_000, default: 100)!
+        let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: 0)!
+        let page = try await accounts.accounts(role: role, after: Int64(after), limit: limit)
+        return try Responses.private(UserList(users: page.map(UserList.User.init), next: page.count == limit ? page.last?.id : nil))
+    }
+
+    /// `PATCH /v1/users/{id}` `{role, disabled}`: every bad field named at once.
+    @Sendable func administer(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let text = context.parameters.get("id") ?? ""
+        guard let id = Int64(text), id >= 1 else { throw ValidationError(field: "id", "must be an account id, got \"\(text.prefix(40))\"") }
+        var body = try await JSONBody.read(request, allowed: ["role", "disabled"])
+        let roleText = body.string("role", required: false)
+        let disabled = body.bool("disabled")
+        var issues = body.issues
+        var role: Role?
+        if let roleText {
+            do throws(ValidationError) { role = try Role(person: roleText) } catch { issues.append(error) }
         }
-        router.handlePublic(.refresh) { request, _, _ in
-            var body = try await JSONBody.read(request, allowed: ["refresh_token"])
-            let token = body.string("refresh_token")
-            try body.finish()
-            return try Responses.private(try await accounts.refresh(token!))
-        }
-        router.handle(.logout) { _, _, _, identity in
-            try await accounts.endSession(identity.sessionID, of: identity)
-            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
-        }
-        router.handle(.me) { _, _, _, identity in
-            try Responses.private(Me(try await accounts.account(of: identity)))
-        }
-        router.handle(.updateMe) { request, _, _, identity in
-            var body = try await JSONBody.read(request, allowed: ["name"])
-            let name = body.string("name")
-            try body.finish()
-            return try Responses.private(Me(try await accounts.rename(identity, to: name!)))
-        }
-        router.handle(.changePassword) { request, _, _, identity in
-            var body = try await JSONBody.read(request, allowed: ["old_password", "new_password"])
-            let (old, new) = (body.string("old_password"), body.string("new_password"))
-            try body.finish()
-            try await accounts.changePassword(of: identity, old: old!, new: new!)
-            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
-        }
-        router.handle(.mySessions) { _, _, _, identity in
-            let sessions = try await accounts.openSessions(of: identity).map { SessionList.Item($0, current: $0.id == identity.sessionID) }
-            return try Responses.private(SessionList(sessions: sessions))
-        }
-        router.handle(.endSession) { _, _, context, identity in
-            try await accounts.endSession(context.parameters.get("id") ?? "", of: identity)
-            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
-        }
-        router.handle(.users) { _, query, _, _ in
-            let role = try query["role"].map { text throws(ValidationError) in try Role(person: text) }
-            let limit = try query.integer("limit", in: 1...1_000, default: 100)!
-            let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: 0)!
-            let page = try await accounts.accounts(role: role, after: Int64(after), limit: limit)
-            return try Responses.private(UserList(users: page.map(UserList.User.init), next: page.count == limit ? page.last?.id : nil))
-        }
-        router.handle(.updateUser) { request, _, context, identity in
-            let text = context.parameters.get("id") ?? ""
-            guard let id = Int64(text), id >= 1 else { throw ValidationError(field: "id", "must be an account id, got \"\(text.prefix(40))\"") }
-            var body = try await JSONBody.read(request, allowed: ["role", "disabled"])
-            let roleText = body.string("role", required: false)
-            let disabled = body.bool("disabled")
-            var issues = body.issues
-            var role: Role?
-            if let roleText {
-                do throws(ValidationError) { role = try Role(person: roleText) } catch { issues.append(error) }
-            }
-            if roleText == nil && disabled == nil && issues.isEmpty { issues.append(.init(field: "role", "give role, disabled or both")) }
-            if !issues.isEmpty { throw ValidationErrors(issues) }
-            return try Responses.private(UserList.User(try await accounts.administer(id, role: role, disabled: disabled, by: identity)))
-        }
+        if roleText == nil && disabled == nil && issues.isEmpty { issues.append(.init(field: "role", "give role, disabled or both")) }
+        if !issues.isEmpty { throw ValidationErrors(issues) }
+        return try Responses.private(UserList.User(try await accounts.administer(id, role: role, disabled: disabled, by: identity)))
     }
 }
 

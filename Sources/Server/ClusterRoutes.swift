@@ -44,7 +44,7 @@ struct ClusterRoutes {
             var members: [(String, String)] = [("numberMatched", "\(page.total)"), ("numberReturned", "\(page.reports.count)")]
             if offset + page.listed < page.total {
                 let next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.listed)" + query.carried(["status", "datetime"])
-                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+                members.append(Responses.nextLink(next))
             }
             return Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
         }

@@ -31,7 +31,7 @@ struct PhoneRoutes {
             var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(reports.count)")]
             if reports.count == limit, let last = reports.last {
                 let next = "/v1/phones/\(Phone.written(number))/reports?limit=\(limit)&after=\(last.id)"
-                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+                members.append(Responses.nextLink(next))
             }
             return Responses.geoJSON(Responses.featureCollection(reports, members: members))
         }

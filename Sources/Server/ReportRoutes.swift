@@ -24,7 +24,7 @@ struct ReportRoutes {
             var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
             if let after = page.nextAfter {
                 let next = "/v1/reports?limit=\(page.limit)&after=\(after)" + page.kept
-                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+                members.append(Responses.nextLink(next))
             }
             var response = Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
             response.headers[.lastSeq] = "\(lastSeq)"

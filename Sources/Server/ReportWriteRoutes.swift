@@ -47,7 +47,7 @@ struct ReportWriteRoutes {
             var members: [(String, String)] = [("numberReturned", "\(reports.count)")]
             if reports.count == limit, let last = reports.last {
                 let next = "/v1/me/reports?limit=\(limit)&before=\(last.id)"
-                members.append(("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(next) + "}]"))
+                members.append(Responses.nextLink(next))
             }
             var response = Responses.geoJSON(Responses.featureCollection(reports, members: members))
             response.headers[.cacheControl] = "private, no-store"

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Interchange
 
 /// Bodies of the API's answers. Every body built whole carries its strong `ETag`, hashed
 /// here while the bytes are at hand (``ReadResponseMiddleware`` then needs no second look
@@ -10,6 +11,12 @@ enum Responses {
         Response(
             status: .ok, headers: [.contentType: type, .eTag: bytes.withUnsafeBytes(ETag.of)],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The `links` member of a GeoJSON page that has a next one: the one place its JSON
+    /// is written.
+    static func nextLink(_ href: String) -> (String, String) {
+        ("links", #"[{"rel":"next","type":"application/geo+json","href":"# + GeoJSON.string(href) + "}]")
     }
 
     static func geoJSON(_ bytes: [UInt8]) -> Response { body(bytes, type: "application/geo+json") }

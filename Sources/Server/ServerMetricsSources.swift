@@ -1,0 +1,36 @@
+import ChangeFeed
+import ReportService
+import ReportStore
+import Tiles
+import Webhooks
+
+/// What `GET /metrics` reads from the server's parts beside the request counters: the
+/// group commit's batches, the tile cache, the cluster index, SQLite's heap, the change
+/// stream, the rate limits' refusals and the webhook outbox.
+struct ServerMetricsSources {
+    let service: ReportService
+    let tiles: TileCache
+    let hub: ChangeHub
+    let limiter: RateLimiter
+    let webhooks: WebhookStore
+
+    func attach(to metrics: ServerMetrics) {
+        service.commits.onBatch { metrics.batch($0) }
+        metrics.read { [self] metrics in
+            let cache = tiles.statistics
+            metrics.gauge("tile_cache_tiles", cache.tiles)
+            metrics.gauge("tile_cache_bytes", cache.bytes)
+            metrics.total("tile_cache_hits_total", cache.hits)
+            metrics.total("tile_cache_misses_total", cache.misses)
+            metrics.gauge("cluster_index_reports", service.reportCount)
+            if let bytes = ReportStore.sqliteHeapBytes { metrics.gauge("sqlite_heap_bytes", bytes) }
+            metrics.gauge("change_stream_subscribers", hub.subscriberCount)
+            metrics.total("change_stream_cut_off_total", hub.cutOff.load(ordering: .relaxed))
+            let refused = limiter.refused.withLock { $0 }
+            for kind in Endpoint.RateClass.allCases {
+                metrics.total("rate_limit_refusals_total", refused[kind] ?? 0, [("kind", kind.rawValue)])
+            }
+            if let backlog = try? webhooks.backlog() { metrics.gauge("webhook_outbox_backlog", backlog) }
+        }
+    }
+}
