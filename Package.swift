@@ -7,7 +7,7 @@
 //   Offloading    synchronous work moved off Swift's cooperative pool, and lanes that bound how much runs at once
 //   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
 //                 accounts and roles; phone-number normalization, reference data
-//   StorePorts    what every store implements (accounts so far), with the rules its conformance suite checks
+//   StorePorts    what every store implements (accounts and webhooks so far), with the rules its conformance suite checks
 //   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
@@ -99,8 +99,8 @@ let package = Package(
         .target(
             name: "Webhooks",
             dependencies: [
-                "ChangeFeed", "Geometry", "Interchange", "Offloading", "ReportModel", "ReportStore",
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "ChangeFeed", "Geometry", "Interchange", "Offloading", "ReportModel", "StorePorts",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -1,3 +1,4 @@
+import ChangeFeed
 import Dispatch
 import Foundation
 import GRDB
@@ -26,9 +27,9 @@ struct WebhookBench {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         let store = try ReportStore(path: path)
         let service = try ReportService(store: store)
-        let webhooks = WebhookStore(store)
-        let webhook = try webhooks.register(
-            try WebhookDraft(url: "http://127.0.0.1:\(port)/hook", events: ["report.created"], description: "bench"), now: Date()).webhook
+        let webhooks = WebhookService(storage: SQLiteWebhooks(store))
+        let webhook = try await webhooks.register(
+            try WebhookDraft(url: "http://127.0.0.1:\(port)/hook", events: ["report.created"], description: "bench")).webhook
         let drafts = Bench.drafts(deliveries, seed: 93, reference: store.reference)
         let filer = Caller(accountID: nil, role: .inspector)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -51,7 +52,7 @@ struct WebhookBench {
         defer { receiving.cancel() }
         try await Task.sleep(for: .milliseconds(300))
 
-        let dispatcher = WebhookDispatcher(store: store)
+        let dispatcher = WebhookDispatcher(storage: webhooks.storage, feed: ChangeFeed(store: store))
         let started = DispatchTime.now().uptimeNanoseconds
         let sending = Task { try await dispatcher.run() }
         defer { sending.cancel() }

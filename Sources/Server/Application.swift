@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import Photos
+import ReportModel
 import ReportService
 import ReportStore
 import ServiceLifecycle
@@ -53,14 +54,14 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
-    let webhooks = WebhookStore(service.store)
-    WebhookRoutes(store: webhooks).register(on: router)
+    let webhooks = WebhookService(storage: SQLiteWebhooks(service.store))
+    WebhookRoutes(webhooks: webhooks).register(on: router)
     PhoneRoutes(service: service).register(on: router)
     StatsRoutes(service: service).register(on: router)
     AboutRoutes(service: service, text: configuration.about).register(on: router)
     if let metrics = configuration.metrics {
         ServerMetricsSources(service: service, tiles: tiles, hub: hub, limiter: limiter, webhooks: webhooks).attach(to: metrics)
-        if configuration.metricsOnMainPort { router.get("/metrics") { _, _ in MetricsRoute.response(metrics) } }
+        if configuration.metricsOnMainPort { router.get("/metrics") { _, _ in await MetricsRoute.response(metrics) } }
     }
     if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
         PhotoRoutes(service: service, files: files, maxInFlight: configuration.maxPhotoUploads).register(on: router)
@@ -100,7 +101,7 @@ public func makeApplication(
     app.addServices(ChangeFollowing(service: service, interval: configuration.changes.followInterval))
     app.addServices(AccountFollowing(accounts: accounts, interval: configuration.accountFollowInterval))
     if let settings = configuration.webhooks {
-        let dispatcher = WebhookDispatcher(store: service.store, settings: settings, logger: logger)
+        let dispatcher = WebhookDispatcher(storage: SQLiteWebhooks(service.store), feed: ChangeFeed(store: service.store), settings: settings, logger: logger)
         service.onWrite { _ in dispatcher.nudge() }
         app.addServices(dispatcher)
     }

@@ -15,7 +15,7 @@ public final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     let factory: PrometheusMetricsFactory
     /// What is read at each scrape, set once the server is put together.
-    private let sources = Mutex<[@Sendable (ServerMetrics) -> Void]>([])
+    private let sources = Mutex<[@Sendable (ServerMetrics) async -> Void]>([])
     /// The last values of the counters read from elsewhere, so that each scrape adds what
     /// came since.
     private let last = Mutex<[String: Int]>([:])
@@ -68,7 +68,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Reads `source` at every scrape.
-    func read(_ source: @escaping @Sendable (ServerMetrics) -> Void) {
+    func read(_ source: @escaping @Sendable (ServerMetrics) async -> Void) {
         sources.withLock { $0.append(source) }
     }
 
@@ -87,8 +87,8 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The text Prometheus scrapes.
-    public func scrape() -> [UInt8] {
-        for source in sources.withLock({ $0 }) { source(self) }
+    public func scrape() async -> [UInt8] {
+        for source in sources.withLock({ $0 }) { await source(self) }
         return registry.emitToBuffer()
     }
 }

@@ -1,6 +1,8 @@
 import ChangeFeed
+import ReportModel
 import ReportService
 import ReportStore
+import StorePorts
 import Tiles
 import Webhooks
 
@@ -12,7 +14,7 @@ struct ServerMetricsSources {
     let tiles: TileCache
     let hub: ChangeHub
     let limiter: RateLimiter
-    let webhooks: WebhookStore
+    let webhooks: WebhookService
 
     func attach(to metrics: ServerMetrics) {
         service.commits.onBatch { metrics.batch($0) }
@@ -30,7 +32,7 @@ struct ServerMetricsSources {
             for kind in Endpoint.RateClass.allCases {
                 metrics.total("rate_limit_refusals_total", refused[kind] ?? 0, [("kind", kind.rawValue)])
             }
-            if let backlog = try? webhooks.backlog() { metrics.gauge("webhook_outbox_backlog", backlog) }
+            if let backlog = try? await webhooks.backlog() { metrics.gauge("webhook_outbox_backlog", backlog) }
         }
     }
 }

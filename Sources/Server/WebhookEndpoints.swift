@@ -1,4 +1,5 @@
 import Accounts
+import ReportModel
 import Webhooks
 
 /// The endpoints of webhooks (`WebhookRoutes.swift`), in the table of `Endpoints.swift`.

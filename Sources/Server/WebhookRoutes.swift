@@ -4,19 +4,20 @@ import Geometry
 import Hummingbird
 import Interchange
 import Offloading
+import ReportModel
 import ReportStore
 import Webhooks
 
 /// `/v1/webhooks`: administrators register, change and delete the endpoints that receive
 /// changes, and read their deliveries. The dispatcher (``WebhookDispatcher``) sends them.
 struct WebhookRoutes {
-    let store: WebhookStore
+    let webhooks: WebhookService
 
     static let maxPage = 200
 
     func register(on router: Router<AppRequestContext>) {
         router.handle(.webhooks) { _, _, _, _ in
-            try Responses.private(WebhookList(webhooks: try await Blocking.run { try store.list() }.map(WebhookView.init)))
+            try Responses.private(WebhookList(webhooks: try await webhooks.webhooks().map(WebhookView.init)))
         }
         router.handle(.createWebhook) { request, _, _, _ in
             var body = try await JSONBody.read(request, allowed: ["url", "events", "description"])
@@ -28,14 +29,14 @@ struct WebhookRoutes {
                 throw ValidationErrors(body.issues + error.issues)
             }
             try body.finish()
-            let registered = try await Blocking.run { try store.register(draft, now: Date()) }
+            let registered = try await webhooks.register(draft)
             var response = try Responses.private(NewWebhook(registered), status: .created)
             response.headers[.location] = "/v1/webhooks/\(registered.webhook.id)"
             return response
         }
         router.handle(.webhook) { _, _, context, _ in
             let id = try Self.id(context)
-            guard let webhook = try await Blocking.run({ try store.webhook(id: id) }) else { throw WebhookNotFound(id: id) }
+            guard let webhook = try await webhooks.webhook(id: id) else { throw WebhookNotFound(id: id) }
             return try Responses.private(WebhookView(webhook))
         }
         router.handle(.updateWebhook) { request, _, context, _ in
@@ -52,11 +53,11 @@ struct WebhookRoutes {
                 throw ValidationErrors(body.issues + error.issues)
             }
             try body.finish()
-            return try Responses.private(WebhookView(try await Blocking.run { try store.update(id, patch, now: Date()) }))
+            return try Responses.private(WebhookView(try await webhooks.update(id, patch)))
         }
         router.handle(.deleteWebhook) { _, _, context, _ in
             let id = try Self.id(context)
-            try await Blocking.run { try store.delete(id) }
+            try await webhooks.delete(id)
             return Response(status: .noContent)
         }
         router.handle(.webhookDeliveries) { _, query, context, _ in
@@ -69,7 +70,7 @@ struct WebhookRoutes {
                 }
                 return state
             }
-            let found = try await Blocking.run { try store.deliveries(of: id, state: state, before: before, limit: limit) }
+            let found = try await webhooks.deliveries(of: id, state: state, before: before, limit: limit)
             return try Responses.private(DeliveryList(deliveries: found.map(DeliveryList.Item.init), next: found.count == limit ? found.last?.id : nil))
         }
     }

@@ -4,8 +4,9 @@ import Foundation
 import Interchange
 import Logging
 import Offloading
-import ReportStore
+import ReportModel
 import ServiceLifecycle
+import StorePorts
 import Synchronization
 
 /// How the dispatcher sends.
@@ -34,7 +35,7 @@ public struct WebhookSettings: Sendable {
 /// them taken only until their lease ends (the request timeout and a margin), when any
 /// dispatcher on the database sends them again.
 public final class WebhookDispatcher: Service, Sendable {
-    public let store: WebhookStore
+    let storage: any WebhookStorage
     let feed: ChangeFeed
     let settings: WebhookSettings
     let logger: Logger
@@ -50,9 +51,11 @@ public final class WebhookDispatcher: Service, Sendable {
         var outcomes: [AttemptOutcome] = []
     }
 
-    public init(store: ReportStore, settings: WebhookSettings = WebhookSettings(), logger: Logger = Logger(label: "posterwatch.webhooks")) {
-        self.store = WebhookStore(store)
-        feed = ChangeFeed(store: store)
+    public init(
+        storage: any WebhookStorage, feed: ChangeFeed, settings: WebhookSettings = WebhookSettings(), logger: Logger = Logger(label: "posterwatch.webhooks")
+    ) {
+        self.storage = storage
+        self.feed = feed
         self.settings = settings
         self.logger = logger
         (wakes, waker) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -103,8 +106,8 @@ public final class WebhookDispatcher: Service, Sendable {
     private func tick() async {
         var lastPrune = ContinuousClock.now - .seconds(3600)
         while !Task.isCancelled {
-            active.store((try? await Blocking.run { try self.store.anyEnabled() }) ?? true, ordering: .relaxed)
-            let next = (try? await Blocking.run { try self.store.nextDue() }) ?? nil
+            active.store((try? await storage.anyEnabled()) ?? true, ordering: .relaxed)
+            let next = (try? await storage.nextDue()) ?? nil
             // Due already (every slot busy, or the outbox unreadable): the next completion
             // wakes the loop; this only checks again a little later, never spins.
             let untilNext = next.map { Duration.seconds(max($0.timeIntervalSinceNow, 0.05)) } ?? settings.pollInterval
@@ -113,7 +116,7 @@ public final class WebhookDispatcher: Service, Sendable {
             if ContinuousClock.now - lastPrune > .seconds(3600) {
                 lastPrune = .now
                 let cutoff = Date() - settings.retention.seconds
-                _ = try? await Blocking.run { try self.store.forgetDeliveries(finishedBefore: cutoff) }
+                _ = try? await storage.forgetDeliveries(finishedBefore: cutoff)
             }
         }
     }
@@ -126,7 +129,7 @@ public final class WebhookDispatcher: Service, Sendable {
         guard room > 0 else { return [] }
         do {
             let leaseEnd = Date() + settings.requestTimeout.seconds + 5
-            let claimed = try await Blocking.run { [self] in try claim(limit: room, until: leaseEnd) }
+            let claimed = try await claim(limit: room, until: leaseEnd)
             state.withLock { $0.inFlight += claimed.count }
             return claimed
         } catch {
@@ -135,16 +138,16 @@ public final class WebhookDispatcher: Service, Sendable {
         }
     }
 
-    private func claim(limit: Int, until leaseEnd: Date) throws -> [DueDelivery] {
+    private func claim(limit: Int, until leaseEnd: Date) async throws -> [DueDelivery] {
         let now = Date()
-        let due = try store.due(now: now, limit: limit)
+        let due = try await storage.due(now: now, limit: limit)
         guard !due.isEmpty else { return [] }
         let unwritten = Set(due.filter { $0.payload == nil }.map(\.changeSeq))
-        let payloads = try self.payloads(of: unwritten)
+        let payloads = try await Blocking.run { [self] in try self.payloads(of: unwritten) }
         // A change forgotten (retention) before its first attempt has nothing to send.
         let lost = due.filter { $0.payload == nil && payloads[$0.changeSeq] == nil }
-        try store.record(lost.map { AttemptOutcome(giveUp: $0, at: now, error: "change \($0.changeSeq) is no longer kept") }, now: now)
-        return try store.claim(due.filter { $0.payload != nil || payloads[$0.changeSeq] != nil }, payloads: payloads, until: leaseEnd)
+        try await storage.record(lost.map { AttemptOutcome(giveUp: $0, at: now, error: "change \($0.changeSeq) is no longer kept") }, now: now)
+        return try await storage.claim(due.filter { $0.payload != nil || payloads[$0.changeSeq] != nil }, payloads: payloads, until: leaseEnd)
     }
 
     /// The Standard Webhooks payload of each change: `{type, timestamp, data}`, `data`
@@ -168,7 +171,7 @@ public final class WebhookDispatcher: Service, Sendable {
         }
         guard !outcomes.isEmpty else { return }
         do {
-            try await Blocking.run { [store] in try store.record(outcomes, now: Date()) }
+            try await storage.record(outcomes, now: Date())
         } catch {
             // Their leases end and they are sent again: at least once.
             logger.error("webhook outcomes not recorded", metadata: ["error": "\(error)", "count": "\(outcomes.count)"])

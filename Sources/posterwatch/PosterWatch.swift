@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Interchange
 import ReportStore
+import Webhooks
 
 /// `posterwatch`: the command-line face of the PosterWatch libraries. Each subcommand
 /// parses its arguments, calls a library, and prints; errors reach standard error as
@@ -35,6 +36,11 @@ struct StoreOptions: ParsableArguments {
     /// The account service over the database's accounts.
     func accounts() async throws -> AccountService {
         try await AccountService(storage: SQLiteAccounts(try ReportStore(path: db)))
+    }
+
+    /// The webhook service over the database's endpoints.
+    func webhooks() throws -> WebhookService {
+        WebhookService(storage: SQLiteWebhooks(try ReportStore(path: db)))
     }
 }
 

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import ReportModel
+import ReportStore
 @testable import Server
 import Testing
 import Webhooks
@@ -268,8 +269,8 @@ struct AccountRouteTests {
             let inspector = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(7)).json["access_token"] as? String)
             let inspectorID = try #require(try await client.send(.get, "/v1/me", token: inspector).json["id"] as? Int)
             let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 8).token
-            let webhookID = try WebhookStore(fixture.service.store).register(
-                try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil), now: Date()).webhook.id
+            let webhookID = try await WebhookService(storage: SQLiteWebhooks(fixture.service.store)).register(
+                try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil)).webhook.id
             func state() throws -> String {
                 let accounts = try fixture.service.store.pool.read { db in
                     try String.fetchAll(db, sql: "SELECT id || ' ' || name || ' ' || role || ' ' || disabled FROM account ORDER BY id")

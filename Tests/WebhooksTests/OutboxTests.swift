@@ -1,11 +1,12 @@
 import ChangeFeed
 import Foundation
-import GRDB
 import Generator
 import Geometry
+import GRDB
 import ReportModel
 import ReportService
 import ReportStore
+import StorePorts
 import Testing
 import TestSupport
 @testable import Webhooks
@@ -18,10 +19,10 @@ struct OutboxTests {
     static let inspector = Caller(accountID: nil, role: .inspector)
     static let supervisor = Caller(accountID: nil, role: .supervisor)
 
-    func register(_ store: WebhookStore, _ events: [String], enabled: Bool = true) throws -> Webhook {
-        let webhook = try store.register(try WebhookDraft(url: "http://127.0.0.1:9/\(events.joined())", events: events, description: nil), now: Date()).webhook
+    func register(_ webhooks: WebhookService, _ events: [String], enabled: Bool = true) async throws -> Webhook {
+        let webhook = try await webhooks.register(try WebhookDraft(url: "http://127.0.0.1:9/\(events.joined())", events: events, description: nil)).webhook
         guard !enabled else { return webhook }
-        return try store.update(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: false), now: Date())
+        return try await webhooks.update(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: false))
     }
 
     /// Files `count` reports and moves the first to `verifying`.
@@ -44,14 +45,14 @@ struct OutboxTests {
     func queued() async throws {
         let temporary = try TemporaryStore()
         let service = try ReportService(store: temporary.store)
-        let webhooks = WebhookStore(temporary.store)
-        let created = try register(webhooks, ["report.created"])
-        let moved = try register(webhooks, ["report.status_changed", "report.hidden"])
-        _ = try register(webhooks, ["report.created"], enabled: false)
+        let webhooks = WebhookService(storage: SQLiteWebhooks(temporary.store))
+        let created = try await register(webhooks, ["report.created"])
+        let moved = try await register(webhooks, ["report.status_changed", "report.hidden"])
+        _ = try await register(webhooks, ["report.created"], enabled: false)
         _ = try await write(service, count: 4, seed: 1)
         _ = try await service.hide(1, note: "спам", by: Self.supervisor)
 
-        let subscriptions = try webhooks.list().filter(\.enabled).map { ($0.id, Set($0.events.map(\.action))) }
+        let subscriptions = try await webhooks.webhooks().filter(\.enabled).map { ($0.id, Set($0.events.map(\.action))) }
         let changes = try temporary.store.changes(after: 0, limit: 1_000).rows
         let expected = Set(changes.flatMap { change in subscriptions.filter { $0.1.contains(change.action) }.map { [$0.0, change.seq] } })
         #expect(try Self.pairs(temporary.store) == expected)
@@ -62,19 +63,19 @@ struct OutboxTests {
     func settle() async throws {
         let temporary = try TemporaryStore()
         let service = try ReportService(store: temporary.store)
-        let dispatcher = WebhookDispatcher(store: temporary.store)
-        let store = dispatcher.store
-        let webhook = try register(store, ["report.created"])
+        let store = SQLiteWebhooks(temporary.store)
+        let dispatcher = WebhookDispatcher(storage: store, feed: ChangeFeed(store: temporary.store))
+        let webhook = try await register(WebhookService(storage: store), ["report.created"])
         let ids = try await write(service, count: 4, seed: 2)
         let now = Date()
-        let due = try store.due(now: now, limit: 10)
+        let due = try await store.due(now: now, limit: 10)
         #expect(due.count == 4 && due.allSatisfy { $0.payload == nil && $0.attempts == 0 })
         let payloads = try dispatcher.payloads(of: Set(due.map(\.changeSeq)))
         let leaseEnd = now + 15
-        let taken = try store.claim(due, payloads: payloads, until: leaseEnd)
+        let taken = try await store.claim(due, payloads: payloads, until: leaseEnd)
         #expect(taken.count == 4 && taken.allSatisfy { $0.payload == payloads[$0.changeSeq] })
-        #expect(try store.claim(due, payloads: payloads, until: leaseEnd).isEmpty, "another dispatcher gets none of them")
-        #expect(try store.due(now: now, limit: 10).isEmpty, "leased")
+        #expect(try await store.claim(due, payloads: payloads, until: leaseEnd).isEmpty, "another dispatcher gets none of them")
+        #expect(try await store.due(now: now, limit: 10).isEmpty, "leased")
 
         let body = try JSONSerialization.jsonObject(with: taken[0].payload!) as! [String: Any]
         let data = try #require(body["data"] as? [String: Any])
@@ -90,31 +91,31 @@ struct OutboxTests {
         let outcomes = [204, 500, 410].enumerated().map { i, status in
             AttemptOutcome(taken[i], at: now, status: status, error: nil, milliseconds: 3, retries: retries)
         }
-        func current() throws -> [Int64: Delivery] {
-            Dictionary(uniqueKeysWithValues: try store.deliveries(of: webhook.id, state: nil, before: nil, limit: 10).map { ($0.id, $0) })
+        func current() async throws -> [Int64: Delivery] {
+            Dictionary(uniqueKeysWithValues: try await store.deliveries(of: webhook.id, state: nil, before: nil, limit: 10).map { ($0.id, $0) })
         }
-        try store.record(Array(outcomes[0..<2]), now: now)
-        try store.record(Array(outcomes[0..<2]), now: now)  // a second recording of the same attempts changes nothing
-        let retried = try #require(try current()[taken[1].id])
+        try await store.record(Array(outcomes[0..<2]), now: now)
+        try await store.record(Array(outcomes[0..<2]), now: now)  // a second recording of the same attempts changes nothing
+        let retried = try #require(try await current()[taken[1].id])
         #expect(retried.state == .pending && retried.attemptCount == 1 && retried.lastStatus == 500 && retried.attempts.count == 1)
         let wait = try #require(retried.nextAt).timeIntervalSince(now)
         #expect(wait >= 4 && wait <= 6.01, "the first retry comes 5 s ± 20% later, not \(wait)")
-        try store.record([outcomes[2]], now: now)
-        let deliveries = try current()
+        try await store.record([outcomes[2]], now: now)
+        let deliveries = try await current()
         #expect(deliveries[taken[0].id]?.state == .delivered && deliveries[taken[0].id]?.attempts.map(\.status) == [204])
         #expect(deliveries[taken[2].id]?.state == .failed && deliveries[taken[2].id]?.finishedAt != nil)
-        let disabled = try #require(try store.webhook(id: webhook.id))
+        let disabled = try #require(try await store.webhook(id: webhook.id))
         #expect(!disabled.enabled && disabled.disabledReason?.contains("410") == true)
         #expect(deliveries[taken[3].id]?.nextAt == nil, "a disabled endpoint's deliveries wait without a time")
-        try store.record([AttemptOutcome(taken[3], at: now, status: 503, error: nil, milliseconds: 3, retries: retries)], now: now)
-        let inFlight = try #require(try current()[taken[3].id])
+        try await store.record([AttemptOutcome(taken[3], at: now, status: 503, error: nil, milliseconds: 3, retries: retries)], now: now)
+        let inFlight = try #require(try await current()[taken[3].id])
         #expect(inFlight.attemptCount == 1 && inFlight.nextAt == nil, "an attempt in flight when the endpoint was disabled is not retried")
-        #expect(try store.due(now: now + 86_400 * 10, limit: 10).isEmpty, "nothing of a disabled endpoint is due")
+        #expect(try await store.due(now: now + 86_400 * 10, limit: 10).isEmpty, "nothing of a disabled endpoint is due")
 
-        _ = try store.update(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: true), now: now)
-        let again = try store.due(now: now + 10, limit: 10)
+        _ = try await store.updateWebhook(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: true), now: now)
+        let again = try await store.due(now: now + 10, limit: 10)
         #expect(Set(again.map(\.id)) == [taken[1].id, taken[3].id])
-        let retaken = try store.claim(again, payloads: try dispatcher.payloads(of: Set(again.map(\.changeSeq))), until: now + 30)
+        let retaken = try await store.claim(again, payloads: try dispatcher.payloads(of: Set(again.map(\.changeSeq))), until: now + 30)
         #expect(retaken.map(\.payload) == again.map { d in taken.first { $0.id == d.id }!.payload }, "the payload written first is the one sent")
     }
 

@@ -1,36 +1,24 @@
-import ChangeFeed
 import Foundation
 import Geometry
 import GRDB
 import ReportModel
-import ReportStore
+import StorePorts
 
-/// The webhooks and their outbox in the database (tables `webhook`, `webhook_event`,
-/// `webhook_delivery`, `webhook_attempt`): every read and write of them, SQL with bound
-/// parameters only. The outbox rows themselves are written by a trigger on the changes
-/// table, in the transaction of each change.
-public struct WebhookStore: Sendable {
+/// The webhooks and their outbox in an SQLite database (tables `webhook`,
+/// `webhook_event`, `webhook_delivery`, `webhook_attempt`): ``WebhookStorage`` in SQL with
+/// bound parameters only. The outbox rows themselves are written by a trigger on the
+/// changes table, in the transaction of each change.
+public struct SQLiteWebhooks: WebhookStorage {
     let pool: DatabasePool
-
-    /// The most endpoints: every change is written once for each endpoint that takes it.
-    public static let maxWebhooks = 100
 
     public init(_ store: ReportStore) { pool = store.pool }
 
     // MARK: Endpoints
 
-    /// Registers an endpoint with a new random key, returned this once.
-    public func register(_ draft: WebhookDraft, now: Date) throws -> RegisteredWebhook {
-        let key = WebhookSignature.newKey()
-        return RegisteredWebhook(webhook: try create(draft, key: key, now: now), secret: WebhookSignature.secretText(key))
-    }
-
-    private func create(_ draft: WebhookDraft, key: Data, now: Date) throws -> Webhook {
-        try pool.write { db in
+    public func registerWebhook(_ draft: WebhookDraft, key: Data, limit: Int, now: Date) async throws -> Webhook {
+        try await pool.write { db in
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM webhook") ?? 0
-            guard count < Self.maxWebhooks else {
-                throw ValidationErrors([ValidationError(field: "url", "no more than \(Self.maxWebhooks) webhooks may be registered; delete one first")])
-            }
+            guard count < limit else { throw TooManyWebhooks(limit: limit) }
             try db.execute(
                 sql: "INSERT INTO webhook (url, description, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
                 arguments: [draft.url, draft.description, key, now.milliseconds, now.milliseconds])
@@ -40,19 +28,18 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    public func webhook(id: Int64) throws -> Webhook? {
-        try pool.read { db in try Self.fetch(db, id: id) }
+    public func webhook(id: Int64) async throws -> Webhook? {
+        try await pool.read { db in try Self.fetch(db, id: id) }
     }
 
-    /// Every endpoint, in id order (there are at most ``maxWebhooks``).
-    public func list() throws -> [Webhook] {
-        try pool.read { db in
+    public func webhooks() async throws -> [Webhook] {
+        try await pool.read { db in
             try Self.events(db, of: Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM webhook ORDER BY id"))
         }
     }
 
-    public func update(_ id: Int64, _ patch: WebhookPatch, now: Date) throws -> Webhook {
-        try pool.write { db in
+    public func updateWebhook(_ id: Int64, _ patch: WebhookPatch, now: Date) async throws -> Webhook {
+        try await pool.write { db in
             guard let before = try Self.fetch(db, id: id) else { throw WebhookNotFound(id: id) }
             try db.execute(
                 sql: "UPDATE webhook SET url = coalesce(?, url), description = coalesce(?, description), updated_at = ? WHERE id = ?",
@@ -68,9 +55,8 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// Deletes an endpoint with its deliveries.
-    public func delete(_ id: Int64) throws {
-        try pool.write { db in
+    public func deleteWebhook(_ id: Int64) async throws {
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM webhook WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw WebhookNotFound(id: id) }
         }
@@ -115,9 +101,8 @@ public struct WebhookStore: Sendable {
 
     // MARK: The outbox
 
-    /// Pending deliveries due by `now`, soonest first, with what sending them takes.
-    func due(now: Date, limit: Int) throws -> [DueDelivery] {
-        try pool.read { db in
+    public func due(now: Date, limit: Int) async throws -> [DueDelivery] {
+        try await pool.read { db in
             try Row.fetchAll(
                 db.cachedStatement(sql: """
                     SELECT d.id, d.webhook_id, d.change_seq, d.attempts, d.next_at, d.payload, w.url, w.secret
@@ -132,30 +117,25 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// How many deliveries are still to be made (due, waiting for a retry, or held while
-    /// their endpoint is disabled).
-    public func backlog() throws -> Int {
-        try pool.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM webhook_delivery WHERE state = 'pending'")) ?? 0 }
+    /// Due, waiting for a retry, or held while their endpoint is disabled.
+    public func backlog() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM webhook_delivery WHERE state = 'pending'")) ?? 0 }
     }
 
-    /// Whether any endpoint is enabled.
-    func anyEnabled() throws -> Bool {
-        try pool.read { db in try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM webhook WHERE enabled)")) ?? false }
+    public func anyEnabled() async throws -> Bool {
+        try await pool.read { db in try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM webhook WHERE enabled)")) ?? false }
     }
 
-    /// When the next pending delivery is due, if any is.
-    func nextDue() throws -> Date? {
-        try pool.read { db in
+    public func nextDue() async throws -> Date? {
+        try await pool.read { db in
             try Int64.fetchOne(db.cachedStatement(sql: "SELECT min(next_at) FROM webhook_delivery WHERE state = 'pending'")).map(Date.init(milliseconds:))
         }
     }
 
-    /// Takes deliveries for sending until `leaseEnd` (so that no other dispatcher sends them
-    /// meanwhile, and one that dies with them in flight leaves them due again then),
-    /// writing each payload not yet written. A delivery another dispatcher took first is
-    /// left out; each one taken comes back with its payload as stored.
-    func claim(_ deliveries: [DueDelivery], payloads: [Int64: Data], until leaseEnd: Date) throws -> [DueDelivery] {
-        try pool.write { db in
+    /// A delivery is taken only while pending and due as read (`next_at` unchanged), so
+    /// of two dispatchers one gets it.
+    public func claim(_ deliveries: [DueDelivery], payloads: [Int64: Data], until leaseEnd: Date) async throws -> [DueDelivery] {
+        try await pool.write { db in
             let statement = try db.cachedStatement(sql: """
                 UPDATE webhook_delivery SET next_at = ?, payload = coalesce(payload, ?)
                 WHERE id = ? AND state = 'pending' AND next_at = ? RETURNING payload
@@ -171,11 +151,9 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// Writes the outcome of attempts: each attempt's row, and its delivery done, given up
-    /// or due again; an endpoint that answered 410 Gone is disabled.
-    func record(_ outcomes: [AttemptOutcome], now: Date) throws {
+    public func record(_ outcomes: [AttemptOutcome], now: Date) async throws {
         guard !outcomes.isEmpty else { return }
-        try pool.write { db in
+        try await pool.write { db in
             let attempt = try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO webhook_attempt (delivery_id, number, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
                 """)
@@ -203,10 +181,9 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// Forgets delivered and given-up deliveries finished before `cutoff`; returns how many.
     @discardableResult
-    public func forgetDeliveries(finishedBefore cutoff: Date) throws -> Int {
-        try pool.write { db in
+    public func forgetDeliveries(finishedBefore cutoff: Date) async throws -> Int {
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM webhook_delivery WHERE state != 'pending' AND finished_at < ?", arguments: [cutoff.milliseconds])
             return db.changesCount
         }
@@ -214,10 +191,8 @@ public struct WebhookStore: Sendable {
 
     // MARK: What administrators see of deliveries
 
-    /// An endpoint's deliveries, newest first, before the cursor (a delivery id), of one
-    /// state when given, each with its attempts.
-    public func deliveries(of webhook: Int64, state: DeliveryState?, before: Int64?, limit: Int) throws -> [Delivery] {
-        try pool.read { db in
+    public func deliveries(of webhook: Int64, state: DeliveryState?, before: Int64?, limit: Int) async throws -> [Delivery] {
+        try await pool.read { db in
             guard try Self.fetch(db, id: webhook) != nil else { throw WebhookNotFound(id: webhook) }
             let rows = try Row.fetchAll(
                 db, sql: """
@@ -241,65 +216,3 @@ public struct WebhookStore: Sendable {
     }
 }
 
-/// Where a delivery stands.
-public enum DeliveryState: String, Sendable, Hashable, CaseIterable {
-    /// Not delivered yet: due at `next_at` (none while its endpoint is disabled).
-    case pending
-    /// A 2xx answered it.
-    case delivered
-    /// Given up: every attempt failed, or the endpoint answered 410 Gone.
-    case failed
-}
-
-/// A delivery as administrators see it.
-public struct Delivery: Sendable, Hashable {
-    public struct Attempt: Sendable, Hashable {
-        public var number: Int
-        public var at: Date
-        /// The HTTP status, when an answer came.
-        public var status: Int?
-        /// Why no answer came (refused, timed out), when none did.
-        public var error: String?
-        public var milliseconds: Int64
-    }
-
-    public var id: Int64
-    public var changeSeq: Int64
-    public var type: ChangeType?
-    public var state: DeliveryState
-    public var attemptCount: Int
-    public var nextAt: Date?
-    public var lastStatus: Int?
-    public var lastError: String?
-    public var createdAt: Date
-    public var finishedAt: Date?
-    public var attempts: [Attempt]
-}
-
-/// A pending delivery due now, with its endpoint's address and key.
-struct DueDelivery: Sendable {
-    var id: Int64
-    var webhookID: Int64
-    var changeSeq: Int64
-    var attempts: Int
-    var nextAt: Int64
-    var payload: Data?
-    var url: String
-    var key: Data
-}
-
-/// How one attempt went, and what follows from it.
-struct AttemptOutcome: Sendable {
-    var deliveryID: Int64
-    var webhookID: Int64
-    /// Its number (1 for the first).
-    var attempt: Int
-    var at: Date
-    var status: Int?
-    var error: String?
-    var milliseconds: Int64
-    /// Where the delivery goes from here.
-    var state: DeliveryState
-    /// When it is tried again, while pending.
-    var retryAt: Date?
-}

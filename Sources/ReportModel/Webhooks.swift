@@ -1,4 +1,3 @@
-import ChangeFeed
 import Foundation
 import Geometry
 
@@ -16,6 +15,17 @@ public struct Webhook: Sendable, Hashable {
     public var disabledReason: String?
     public var createdAt: Date
     public var updatedAt: Date
+
+    public init(id: Int64, url: String, events: [ChangeType], description: String, enabled: Bool, disabledReason: String? = nil, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.url = url
+        self.events = events
+        self.description = description
+        self.enabled = enabled
+        self.disabledReason = disabledReason
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// A webhook just registered, with the one time its secret is shown.
@@ -23,6 +33,11 @@ public struct RegisteredWebhook: Sendable {
     public var webhook: Webhook
     /// `whsec_` and the key in base64, as Standard Webhooks libraries take it.
     public var secret: String
+
+    public init(webhook: Webhook, secret: String) {
+        self.webhook = webhook
+        self.secret = secret
+    }
 }
 
 /// What registering an endpoint takes: the checked URL, types and description.
@@ -120,4 +135,61 @@ public struct WebhookNotFound: Error, Sendable, CustomStringConvertible {
     public var id: Int64
     public init(id: Int64) { self.id = id }
     public var description: String { "there is no webhook \(id)" }
+}
+
+/// Where a delivery stands.
+public enum DeliveryState: String, Sendable, Hashable, CaseIterable {
+    /// Not delivered yet: due at `next_at` (none while its endpoint is disabled).
+    case pending
+    /// A 2xx answered it.
+    case delivered
+    /// Given up: every attempt failed, or the endpoint answered 410 Gone.
+    case failed
+}
+
+/// A delivery as administrators see it.
+public struct Delivery: Sendable, Hashable {
+    public struct Attempt: Sendable, Hashable {
+        public var number: Int
+        public var at: Date
+        /// The HTTP status, when an answer came.
+        public var status: Int?
+        /// Why no answer came (refused, timed out), when none did.
+        public var error: String?
+        public var milliseconds: Int64
+
+        public init(number: Int, at: Date, status: Int? = nil, error: String? = nil, milliseconds: Int64) {
+            self.number = number
+            self.at = at
+            self.status = status
+            self.error = error
+            self.milliseconds = milliseconds
+        }
+    }
+
+    public var id: Int64
+    public var changeSeq: Int64
+    public var type: ChangeType?
+    public var state: DeliveryState
+    public var attemptCount: Int
+    public var nextAt: Date?
+    public var lastStatus: Int?
+    public var lastError: String?
+    public var createdAt: Date
+    public var finishedAt: Date?
+    public var attempts: [Attempt]
+
+    public init(id: Int64, changeSeq: Int64, type: ChangeType? = nil, state: DeliveryState, attemptCount: Int, nextAt: Date? = nil, lastStatus: Int? = nil, lastError: String? = nil, createdAt: Date, finishedAt: Date? = nil, attempts: [Attempt]) {
+        self.id = id
+        self.changeSeq = changeSeq
+        self.type = type
+        self.state = state
+        self.attemptCount = attemptCount
+        self.nextAt = nextAt
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+        self.createdAt = createdAt
+        self.finishedAt = finishedAt
+        self.attempts = attempts
+    }
 }
