@@ -50,7 +50,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
         beforeStaffDelivery: { try? await accounts.followAccountEvents() })
     ChangeRoutes(hub: hub, accounts: accounts, unsentLimit: configuration.changes.unsentLimit).register(on: router)
     if configuration.changes.ringOnCommit { service.onWrite { _ in hub.nudge() } }
-    NotificationRoutes(store: service.store).register(on: router)
+    NotificationRoutes(service: service).register(on: router)
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)

@@ -33,7 +33,7 @@ struct ExportRoutes {
         let filter = try ReportRoutes(service: service).reportFilter(query)
         var headers: HTTPFields = [
             // Read before the first page (see `/v1/changes`).
-            .lastSeq: "\(try service.store.lastChange())",
+            .lastSeq: "\(try service.lastChange())",
             // CSV has no charset of its own; ours is UTF-8.
             .contentType: format == .csv ? format.mediaType + "; charset=utf-8" : format.mediaType,
             .contentDisposition: "attachment; filename=\"posterwatch-reports.\(format.fileExtension)\"",

@@ -4,12 +4,12 @@ import Hummingbird
 import Interchange
 import Offloading
 import ReportModel
-import ReportStore
+import ReportService
 
 /// `GET /v1/me/notifications` and `POST /v1/me/notifications/read`: the status changes of
 /// the caller's own reports, and how far the caller has read them.
 struct NotificationRoutes {
-    let store: ReportStore
+    let service: ReportService
 
     static let maxPage = 200
 
@@ -20,7 +20,7 @@ struct NotificationRoutes {
             let before = try query.integer("before", in: 1...Int(Int64.max)).map(Int64.init)
             let unreadOnly = try Self.flag(query, "unread")
             let (found, unread) = try await Blocking.run {
-                try store.notifications(of: account, before: before, limit: limit, unreadOnly: unreadOnly)
+                try service.notifications(of: account, before: before, limit: limit, unreadOnly: unreadOnly)
             }
             let page = Notifications(
                 notifications: found.map(Notifications.Item.init), unreadCount: unread,
@@ -37,7 +37,7 @@ struct NotificationRoutes {
             guard let upTo, upTo >= 0 else {
                 throw ValidationErrors([ValidationError(field: "up_to", "is required: the id of the newest notification read (an integer from 0)")])
             }
-            let mark = try await Blocking.run { try store.markNotificationsRead(of: account, upTo: upTo) }
+            let mark = try await Blocking.run { try service.markNotificationsRead(of: account, upTo: upTo) }
             return try Responses.private(ReadMark(readUpTo: mark.readUpTo, unreadCount: mark.unread))
         }
     }

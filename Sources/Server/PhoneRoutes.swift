@@ -56,7 +56,7 @@ struct PhoneRoutes {
         }
         router.handle(.blocklist) { _, query, _, _ in
             let format = try query.choice("format", ["json", "csv"], default: "json")
-            let blocked = try await Blocking.run { try service.store.blocklist() }
+            let blocked = try await Blocking.run { try service.blocklist() }
             let csv = format == "csv"
             var response = Responses.body(try Blocklist.render(blocked, csv: csv), type: csv ? "text/csv; charset=utf-8" : "application/json")
             response.headers[.cacheControl] = "private, no-cache"
@@ -64,7 +64,7 @@ struct PhoneRoutes {
         }
         router.handle(.blocklistChanges) { _, query, _, _ in
             let since = Int64(try query.required("since", try query.integer("since", in: 0...Int(Int64.max))))
-            let changes = try await Blocking.run { try service.store.blocklistChanges(since: since) }
+            let changes = try await Blocking.run { try service.blocklistChanges(since: since) }
             try ChangesUnavailable.check(since: since, prunedThrough: changes.prunedThrough, lastSeq: changes.lastSeq, restart: "fetch GET /v1/blocklist again")
             return try Responses.private(BlocklistDelta(changes))
         }

@@ -63,7 +63,7 @@ struct PhotoRoutes {
                 let sha = context.parameters.get("sha") ?? ""
                 guard PhotoFiles.isName(sha) else { throw ValidationError(field: "sha", "must be 64 lowercase hex digits") }
                 let staff = context.caller?.isStaff == true
-                guard try service.store.photoExists(sha256: sha, publicOnly: !staff), let bytes = files.read(sha, thumbnail: thumbnail) else {
+                guard try service.photoExists(sha256: sha, publicOnly: !staff), let bytes = files.read(sha, thumbnail: thumbnail) else {
                     throw APIError(.notFound, code: "not_found", message: "there is no photo \(sha)", field: "sha")
                 }
                 return try Self.serve(Array(bytes), tag: "\"\(sha)\(thumbnail ? "-t" : "")\"", range: request.headers[.range], staff: staff)

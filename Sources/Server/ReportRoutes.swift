@@ -19,7 +19,7 @@ struct ReportRoutes {
         router.read(.reports) { request, query, _ in
             // Read before the page: every change after it is in the feed (the page may
             // already show some, which an entry then sets again to the same).
-            let lastSeq = try service.store.lastChange()
+            let lastSeq = try service.lastChange()
             let page = try self.page(query, defaultLimit: 100)
             var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
             if let after = page.nextAfter {

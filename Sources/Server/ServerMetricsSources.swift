@@ -17,7 +17,7 @@ struct ServerMetricsSources {
     let webhooks: WebhookService
 
     func attach(to metrics: ServerMetrics) {
-        service.commits.onBatch { metrics.batch($0) }
+        service.onBatch { metrics.batch($0) }
         metrics.read { [self] metrics in
             let cache = tiles.statistics
             metrics.gauge("tile_cache_tiles", cache.tiles)
