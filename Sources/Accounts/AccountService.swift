@@ -227,11 +227,7 @@ public final class AccountService: Sendable {
     /// The caller's account: from memory when this service has read or written it before,
     /// else read on a Dispatch thread.
     public func account(of identity: Identity) async throws -> Account {
-        let id = identity.accountID
-        let (cached, generation) = known.withLock { ($0.accounts[id], $0.generation) }
-        if let cached { return cached }
-        guard let account = try await storage.account(id: id) else { throw Unauthorized(reason: "the account no longer exists") }
-        known.withLock { $0.remember(account, readAt: generation) }
+        guard let account = try await account(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
         return account
     }
 
@@ -357,8 +353,15 @@ public final class AccountService: Sendable {
         return try await storage.createAccount(draft.new(passwordHash: hash), now: Date())
     }
 
-    /// The account with this id, or nil.
-    public func account(id: Int64) async throws -> Account? { try await storage.account(id: id) }
+    /// The account with this id, or nil: from memory when this service has read it since
+    /// it last changed (here or, through the account events, anywhere).
+    public func account(id: Int64) async throws -> Account? {
+        let (cached, generation) = known.withLock { ($0.accounts[id], $0.generation) }
+        if let cached { return cached }
+        guard let account = try await storage.account(id: id) else { return nil }
+        known.withLock { $0.remember(account, readAt: generation) }
+        return account
+    }
 
     /// The account with this email (in any case), or nil.
     public func account(email: String) async throws -> Account? { try await storage.account(emailKey: AccountDraft.key(email: email))?.account }

@@ -33,10 +33,17 @@ struct ReportRoutes {
         // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
         router.readAwaiting(.report) { _, _, context in
             let id = try Self.reportID(context)
-            guard let (report, hidden) = try await Blocking.run({ try service.report(id: id, for: context.caller) }) else {
-                throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
+            let caller = context.caller
+            // Read, and for the public answered, in one hop off the pool; staff's answer
+            // names the filer, whose account the account service gives.
+            let (report, hidden, answered) = try await Blocking.run { () throws -> (Report, HiddenReport?, Response?) in
+                guard let (report, hidden) = try service.report(id: id, for: caller) else {
+                    throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
+                }
+                return (report, hidden, caller?.isStaff == true ? nil : try views.answer(report, hidden: hidden, for: caller, filer: nil))
             }
-            return try await views.response(report, hidden: hidden, for: context.caller)
+            if let answered { return answered }
+            return try await views.response(report, hidden: hidden, for: caller)
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
         router.read(.search) { request, query, _ in

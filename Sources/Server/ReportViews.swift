@@ -29,11 +29,16 @@ struct ReportViews {
     func response(
         _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, status: HTTPResponse.Status = .ok, extra: [(String, [UInt8])] = []
     ) async throws -> Response {
-        var filer: Account?
-        if caller?.isStaff == true, let id = try await Blocking.run({ try service.filer(of: report.id, for: caller) }) {
-            filer = try await accounts.account(id: id)
-        }
-        let (headers, bytes) = try await Blocking.run { [filer] in try rendered(report, hidden: hidden, for: caller, filer: filer, extra: extra) }
+        // The filer's account comes from the account service's memory when it can.
+        let filer = try await service.filer(of: report.id, for: caller).asyncMap { try await accounts.account(id: $0) } ?? nil
+        return try answer(report, hidden: hidden, for: caller, filer: filer, status: status, extra: extra)
+    }
+
+    /// The same answer, its filer (staff see it) given.
+    func answer(
+        _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, filer: Account?, status: HTTPResponse.Status = .ok, extra: [(String, [UInt8])] = []
+    ) throws -> Response {
+        let (headers, bytes) = try rendered(report, hidden: hidden, for: caller, filer: filer, extra: extra)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
@@ -98,4 +103,12 @@ extension AccountService.Identity {
 extension AppRequestContext {
     /// The signed-in caller, if any.
     var caller: Caller? { identity?.caller }
+}
+
+extension Optional {
+    /// `map` with an asynchronous transform.
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
 }
