@@ -21,90 +21,106 @@ struct ReportWriteRoutes {
     static let maxKeyLength = 255
 
     func register(on router: Router<AppRequestContext>) {
-        router.handle(.fileReport) { request, _, _, identity in
-            let members = try JSONBody.members(try await JSONBody.collect(request))
-            let draft = try ReportIntake.draft(members, reference: service.reference, area: service.intake)
-            let caller = identity.caller
-            guard let key = try Self.idempotencyKey(request) else {
-                return Self.response(try filed(try await service.file(draft, by: caller)))
-            }
-            let outcome = try await service.file(draft, by: caller, key: key, body: try JSONBody.canonical(members), answer: filed)
-            switch outcome {
-            case .first(let reply), .replayed(let reply): return Self.response(reply)
-            }
+        router.handle(.fileReport, fileReport)
+        router.read(.nearby, nearby)
+        router.handle(.myReports, myReports)
+        router.handle(.editReport, editReport)
+        router.handle(.transition, transition)
+        router.handle(.hideReport, hideReport)
+        router.handle(.unhideReport, unhideReport)
+        router.readAwaiting(.history, history)
+    }
+
+    @Sendable func fileReport(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let members = try JSONBody.members(try await JSONBody.collect(request))
+        let draft = try ReportIntake.draft(members, reference: service.reference, area: service.intake)
+        let caller = identity.caller
+        guard let key = try Self.idempotencyKey(request) else {
+            return Self.response(try filed(try await service.file(draft, by: caller)))
         }
-        router.read(.nearby) { _, query, _ in
-            let lon = try query.required("lon", try query.number("lon", in: -180...180))
-            let lat = try query.required("lat", try query.number("lat", in: -90...90))
-            let radius = try query.number("radius", in: 1...1000) ?? service.intake.duplicateRadius
-            let hints = try service.duplicateHints(near: Coordinate(longitude: lon, latitude: lat), phones: [], radius: radius)
-            return try Responses.json(Nearby(possibleDuplicates: hints))
+        let outcome = try await service.file(draft, by: caller, key: key, body: try JSONBody.canonical(members), answer: filed)
+        switch outcome {
+        case .first(let reply), .replayed(let reply): return Self.response(reply)
         }
-        router.handle(.myReports) { _, query, _, identity in
-            let limit = try query.integer("limit", in: 1...500, default: 50)!
-            let before = try query.integer("before", in: 1...Int(ReportLimits.maxID)).map(Int64.init)
-            let reports = try await Blocking.run { try service.reports(filedBy: identity.caller, before: before, limit: limit) }
-            var members: [(String, String)] = [("numberReturned", "\(reports.count)")]
-            if reports.count == limit, let last = reports.last {
-                let next = "/v1/me/reports?limit=\(limit)&before=\(last.id)"
-                members.append(Responses.nextLink(next))
-            }
-            var response = Responses.geoJSON(Responses.featureCollection(reports, members: members))
-            response.headers[.cacheControl] = "private, no-store"
-            return response
+    }
+
+    @Sendable func nearby(_: Request, _ query: QueryParameters, _: AppRequestContext) throws -> Response {
+        let lon = try query.required("lon", try query.number("lon", in: -180...180))
+        let lat = try query.required("lat", try query.number("lat", in: -90...90))
+        let radius = try query.number("radius", in: 1...1000) ?? service.intake.duplicateRadius
+        let hints = try service.duplicateHints(near: Coordinate(longitude: lon, latitude: lat), phones: [], radius: radius)
+        return try Responses.json(Nearby(possibleDuplicates: hints))
+    }
+
+    @Sendable func myReports(_: Request, _ query: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let limit = try query.integer("limit", in: 1...500, default: 50)!
+        let before = try query.integer("before", in: 1...Int(ReportLimits.maxID)).map(Int64.init)
+        let reports = try await Blocking.run { try service.reports(filedBy: identity.caller, before: before, limit: limit) }
+        var members: [(String, String)] = [("numberReturned", "\(reports.count)")]
+        if reports.count == limit, let last = reports.last {
+            let next = "/v1/me/reports?limit=\(limit)&before=\(last.id)"
+            members.append(Responses.nextLink(next))
         }
-        router.handle(.editReport) { request, _, context, identity in
-            let id = try ReportRoutes.reportID(context)
-            guard let ifMatch = request.headers[.ifMatch] else {
-                throw APIError(
-                    .preconditionRequired, code: "precondition_required",
-                    message: "send If-Match with the report's ETag, so that an edit never overwrites one you have not seen", field: "If-Match")
-            }
-            let (patch, issues) = ReportIntake.patch(
-                try await JSONBody.read(request, allowed: ReportIntake.fields + ReportIntake.assigned + ["longitude", "latitude"]))
-            let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id), issues: issues) { current in
-                patch.applied(to: current)
-            }
-            return try await views.response(report, for: identity.caller)
+        var response = Responses.geoJSON(Responses.featureCollection(reports, members: members))
+        response.headers[.cacheControl] = "private, no-store"
+        return response
+    }
+
+    @Sendable func editReport(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let id = try ReportRoutes.reportID(context)
+        guard let ifMatch = request.headers[.ifMatch] else {
+            throw APIError(
+                .preconditionRequired, code: "precondition_required",
+                message: "send If-Match with the report's ETag, so that an edit never overwrites one you have not seen", field: "If-Match")
         }
-        router.handle(.transition) { request, _, context, identity in
-            let id = try ReportRoutes.reportID(context)
-            var body = try await JSONBody.read(request, allowed: ["to", "note", "duplicate_of"])
-            let (to, note, duplicateOf) = (body.string("to"), body.string("note", required: false), body.integer("duplicate_of"))
-            try body.finish()
-            let ifMatch = request.headers[.ifMatch].map { ReportViews.version(ifMatch: $0, id: id) }
-            let report = try await service.transition(
-                id, to: to!, note: note, duplicateOf: duplicateOf, by: identity.caller, ifMatch: ifMatch ?? nil)
-            return try await views.response(report, for: identity.caller)
+        let (patch, issues) = ReportIntake.patch(
+            try await JSONBody.read(request, allowed: ReportIntake.fields + ReportIntake.assigned + ["longitude", "latitude"]))
+        let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id), issues: issues) { current in
+            patch.applied(to: current)
         }
-        router.handle(.hideReport) { request, _, context, identity in
-            let id = try ReportRoutes.reportID(context)
-            var body = try await JSONBody.read(request, allowed: ["note"])
-            let note = body.string("note")
-            try body.finish()
-            let hidden = try await service.hide(id, note: note, by: identity.caller)
-            return try await views.response(hidden.report, hidden: hidden, for: identity.caller)
+        return try await views.response(report, for: identity.caller)
+    }
+
+    @Sendable func transition(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let id = try ReportRoutes.reportID(context)
+        var body = try await JSONBody.read(request, allowed: ["to", "note", "duplicate_of"])
+        let (to, note, duplicateOf) = (body.string("to"), body.string("note", required: false), body.integer("duplicate_of"))
+        try body.finish()
+        let ifMatch = request.headers[.ifMatch].map { ReportViews.version(ifMatch: $0, id: id) }
+        let report = try await service.transition(
+            id, to: to!, note: note, duplicateOf: duplicateOf, by: identity.caller, ifMatch: ifMatch ?? nil)
+        return try await views.response(report, for: identity.caller)
+    }
+
+    @Sendable func hideReport(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let id = try ReportRoutes.reportID(context)
+        var body = try await JSONBody.read(request, allowed: ["note"])
+        let note = body.string("note")
+        try body.finish()
+        let hidden = try await service.hide(id, note: note, by: identity.caller)
+        return try await views.response(hidden.report, hidden: hidden, for: identity.caller)
+    }
+
+    @Sendable func unhideReport(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+        let id = try ReportRoutes.reportID(context)
+        var body = try await JSONBody.read(request, allowed: ["note"])
+        let note = body.string("note", required: false)
+        try body.finish()
+        return try await views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
+    }
+
+    @Sendable func history(_: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
+        let id = try ReportRoutes.reportID(context)
+        guard let entries = try await Blocking.run({ try service.history(of: id, for: context.caller) }) else { throw ReportNotFound(id: id) }
+        let staff = context.caller?.isStaff == true
+        var names: [Int64: String] = [:]
+        if staff {
+            for account in Set(entries.compactMap(\.author.accountID)) { names[account] = try await views.accounts.account(id: account)?.name }
         }
-        router.handle(.unhideReport) { request, _, context, identity in
-            let id = try ReportRoutes.reportID(context)
-            var body = try await JSONBody.read(request, allowed: ["note"])
-            let note = body.string("note", required: false)
-            try body.finish()
-            return try await views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
-        }
-        router.readAwaiting(.history) { _, _, context in
-            let id = try ReportRoutes.reportID(context)
-            guard let entries = try await Blocking.run({ try service.history(of: id, for: context.caller) }) else { throw ReportNotFound(id: id) }
-            let staff = context.caller?.isStaff == true
-            var names: [Int64: String] = [:]
-            if staff {
-                for account in Set(entries.compactMap(\.author.accountID)) { names[account] = try await views.accounts.account(id: account)?.name }
-            }
-            var response = try Responses.json(History(history: entries.map { History.Entry($0, staff: staff, names: names) }))
-            response.headers[.vary] = "Authorization"
-            if staff { response.headers[.cacheControl] = "private, no-store" }
-            return response
-        }
+        var response = try Responses.json(History(history: entries.map { History.Entry($0, staff: staff, names: names) }))
+        response.headers[.vary] = "Authorization"
+        if staff { response.headers[.cacheControl] = "private, no-store" }
+        return response
     }
 
     /// The 201 of a filing, as an idempotency key keeps it.
