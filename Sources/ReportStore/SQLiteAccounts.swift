@@ -21,7 +21,7 @@ public struct SQLiteAccounts: AccountStorage {
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE email_key = ?", arguments: [new.emailKey]) == true { throw EmailTaken() }
             try db.execute(
                 sql: "INSERT INTO account (name, email, email_key, phone, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                arguments: [new.name, new.email, new.emailKey, new.phone, new.passwordHash, new.role.rawValue, Self.ms(now)])
+                arguments: [new.name, new.email, new.emailKey, new.phone, new.passwordHash, new.role.rawValue, now.milliseconds])
             return try Self.fetch(db, id: db.lastInsertedRowID)!
         }
     }
@@ -72,7 +72,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func recordLogin(id: Int64, at time: Date) async throws {
-        try await pool.write { db in try db.execute(sql: "UPDATE account SET last_login_at = ? WHERE id = ?", arguments: [Self.ms(time), id]) }
+        try await pool.write { db in try db.execute(sql: "UPDATE account SET last_login_at = ? WHERE id = ?", arguments: [time.milliseconds, id]) }
     }
 
     static let columns = "id, name, email, phone, role, disabled, created_at, last_login_at"
@@ -84,21 +84,21 @@ public struct SQLiteAccounts: AccountStorage {
     static func account(_ row: Row) -> Account {
         Account(
             id: row["id"], name: row["name"], email: row["email"], phone: row["phone"], role: Role(rawValue: row["role"]) ?? .inspector,
-            disabled: row["disabled"], createdAt: date(row["created_at"]), lastLoginAt: (row["last_login_at"] as Int64?).map(date))
+            disabled: row["disabled"], createdAt: Date(milliseconds: row["created_at"]), lastLoginAt: (row["last_login_at"] as Int64?).map(Date.init(milliseconds:)))
     }
 
     // MARK: Sessions
 
     public func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date) async throws {
         try await pool.write { db in
-            let forgotten = Self.ms(forgetBefore)
+            let forgotten = forgetBefore.milliseconds
             try db.execute(
                 sql: "DELETE FROM session_rotated WHERE session_id IN (SELECT id FROM session WHERE ended_at < ? OR expires_at < ?)",
                 arguments: [forgotten, forgotten])
             try db.execute(sql: "DELETE FROM session WHERE ended_at < ? OR expires_at < ?", arguments: [forgotten, forgotten])
             try db.execute(
                 sql: "INSERT INTO session (id, account_id, refresh_hash, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [session.id, session.accountID, refreshHash, Self.ms(session.createdAt), Self.ms(session.lastUsedAt), Self.ms(session.expiresAt)])
+                arguments: [session.id, session.accountID, refreshHash, session.createdAt.milliseconds, session.lastUsedAt.milliseconds, session.expiresAt.milliseconds])
         }
     }
 
@@ -106,7 +106,7 @@ public struct SQLiteAccounts: AccountStorage {
         try await pool.write { db in
             if let row = try Row.fetchOne(
                 db, sql: "SELECT \(Self.sessionColumns) FROM session WHERE refresh_hash = ? AND ended_at IS NULL AND expires_at > ?",
-                arguments: [presented, Self.ms(now)])
+                arguments: [presented, now.milliseconds])
             {
                 var session = Self.session(row)
                 session.lastUsedAt = now
@@ -121,7 +121,7 @@ public struct SQLiteAccounts: AccountStorage {
                     arguments: [session.id, kept])
                 try db.execute(
                     sql: "UPDATE session SET refresh_hash = ?, last_used_at = ?, expires_at = ? WHERE id = ?",
-                    arguments: [next, Self.ms(now), Self.ms(expiresAt), session.id])
+                    arguments: [next, now.milliseconds, expiresAt.milliseconds, session.id])
                 return .rotated(session)
             }
             if let id = try String.fetchOne(db, sql: "SELECT session_id FROM session_rotated WHERE refresh_hash = ?", arguments: [presented]) {
@@ -146,7 +146,7 @@ public struct SQLiteAccounts: AccountStorage {
     static func endSessions(_ db: Database, _ condition: String, _ arguments: StatementArguments, now: Date) throws -> Int {
         let ended = try Row.fetchAll(db, sql: "SELECT id, account_id FROM session WHERE ended_at IS NULL AND \(condition)", arguments: arguments)
         for row in ended {
-            try db.execute(sql: "UPDATE session SET ended_at = ? WHERE id = ?", arguments: [ms(now), row["id"] as String])
+            try db.execute(sql: "UPDATE session SET ended_at = ? WHERE id = ?", arguments: [now.milliseconds, row["id"] as String])
             try record(.sessionEnded(sessionID: row["id"], accountID: row["account_id"]), db, now: now)
         }
         return ended.count
@@ -156,7 +156,7 @@ public struct SQLiteAccounts: AccountStorage {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT \(Self.sessionColumns) FROM session WHERE account_id = ? AND ended_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id",
-                arguments: [accountID, Self.ms(now)]
+                arguments: [accountID, now.milliseconds]
             ).map(Self.session)
         }
     }
@@ -165,8 +165,8 @@ public struct SQLiteAccounts: AccountStorage {
 
     static func session(_ row: Row) -> Session {
         Session(
-            id: row["id"], accountID: row["account_id"], createdAt: date(row["created_at"]), lastUsedAt: date(row["last_used_at"]),
-            expiresAt: date(row["expires_at"]))
+            id: row["id"], accountID: row["account_id"], createdAt: Date(milliseconds: row["created_at"]), lastUsedAt: Date(milliseconds: row["last_used_at"]),
+            expiresAt: Date(milliseconds: row["expires_at"]))
     }
 
     // MARK: API keys
@@ -174,7 +174,7 @@ public struct SQLiteAccounts: AccountStorage {
     public func createAPIKey(name: String, role: Role, keyHash: Data, now: Date) async throws -> APIKey {
         let id = try await pool.write { db in
             try db.execute(
-                sql: "INSERT INTO api_key (name, role, key_hash, created_at) VALUES (?, ?, ?, ?)", arguments: [name, role.rawValue, keyHash, Self.ms(now)])
+                sql: "INSERT INTO api_key (name, role, key_hash, created_at) VALUES (?, ?, ?, ?)", arguments: [name, role.rawValue, keyHash, now.milliseconds])
             return db.lastInsertedRowID
         }
         return APIKey(id: id, name: name, role: role, createdAt: now, revokedAt: nil)
@@ -193,7 +193,7 @@ public struct SQLiteAccounts: AccountStorage {
     public func revokeAPIKey(id: Int64, now: Date) async throws {
         try await pool.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM api_key WHERE id = ?", arguments: [id]) == true else { throw APIKeyNotFound(id: id) }
-            try db.execute(sql: "UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [Self.ms(now), id])
+            try db.execute(sql: "UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now.milliseconds, id])
             if db.changesCount == 1 { try Self.record(.apiKeyRevoked(id: id), db, now: now) }
         }
     }
@@ -202,8 +202,8 @@ public struct SQLiteAccounts: AccountStorage {
 
     static func key(_ row: Row) -> APIKey {
         APIKey(
-            id: row["id"], name: row["name"], role: Role(rawValue: row["role"]) ?? .integration, createdAt: date(row["created_at"]),
-            revokedAt: (row["revoked_at"] as Int64?).map(date))
+            id: row["id"], name: row["name"], role: Role(rawValue: row["role"]) ?? .integration, createdAt: Date(milliseconds: row["created_at"]),
+            revokedAt: (row["revoked_at"] as Int64?).map(Date.init(milliseconds:)))
     }
 
     // MARK: Signing keys
@@ -212,7 +212,7 @@ public struct SQLiteAccounts: AccountStorage {
         try await pool.write { db in
             if try Int.fetchOne(db, sql: "SELECT count(*) FROM signing_key") == 0 { try Self.insert(first, db) }
             return try Row.fetchAll(db, sql: "SELECT kid, secret, created_at FROM signing_key ORDER BY rowid DESC")
-                .map { SigningKey(kid: $0["kid"], secret: $0["secret"], createdAt: Self.date($0["created_at"])) }
+                .map { SigningKey(kid: $0["kid"], secret: $0["secret"], createdAt: Date(milliseconds: $0["created_at"])) }
         }
     }
 
@@ -225,7 +225,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     static func insert(_ key: SigningKey, _ db: Database) throws {
-        try db.execute(sql: "INSERT INTO signing_key (kid, secret, created_at) VALUES (?, ?, ?)", arguments: [key.kid, key.secret, ms(key.createdAt)])
+        try db.execute(sql: "INSERT INTO signing_key (kid, secret, created_at) VALUES (?, ?, ?)", arguments: [key.kid, key.secret, key.createdAt.milliseconds])
     }
 
     // MARK: Account events
@@ -243,10 +243,10 @@ public struct SQLiteAccounts: AccountStorage {
             }
         try db.execute(
             sql: "INSERT INTO account_event (kind, account_id, session_id, role, disabled, api_key_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            arguments: [kind, account, session, role, disabled, key, ms(now)])
+            arguments: [kind, account, session, role, disabled, key, now.milliseconds])
         try db.execute(
             sql: "DELETE FROM account_event WHERE at < ? AND seq < (SELECT max(seq) FROM account_event)",
-            arguments: [ms(now.addingTimeInterval(-eventRetention))])
+            arguments: [now.addingTimeInterval(-eventRetention).milliseconds])
     }
 
     public func accountEvents(after seq: Int64, limit: Int) async throws -> [NumberedAccountEvent] {
@@ -255,7 +255,7 @@ public struct SQLiteAccounts: AccountStorage {
                 db, sql: "SELECT seq, at, kind, account_id, session_id, role, disabled, api_key_id FROM account_event WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [seq, limit]
             ).map { row in
-                NumberedAccountEvent(seq: row["seq"], at: Self.date(row["at"]), event: try Self.event(row))
+                NumberedAccountEvent(seq: row["seq"], at: Date(milliseconds: row["at"]), event: try Self.event(row))
             }
         }
     }
@@ -275,14 +275,14 @@ public struct SQLiteAccounts: AccountStorage {
 
     public func revocations(since: Date) async throws -> RevocationSnapshot {
         try await pool.read { db in
-            let horizon = Self.ms(since)
+            let horizon = since.milliseconds
             var ended: [String: Date] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT id, ended_at FROM session WHERE ended_at >= ?", arguments: [horizon]) {
-                ended[row["id"]] = Self.date(row["ended_at"])
+                ended[row["id"]] = Date(milliseconds: row["ended_at"])
             }
             let roles = try Row.fetchAll(
                 db, sql: "SELECT account_id, role, at FROM account_event WHERE kind = 'account_changed' AND at >= ? ORDER BY seq", arguments: [horizon]
-            ).map { (accountID: $0["account_id"] as Int64, role: Role(rawValue: $0["role"]) ?? .inspector, at: Self.date($0["at"])) }
+            ).map { (accountID: $0["account_id"] as Int64, role: Role(rawValue: $0["role"]) ?? .inspector, at: Date(milliseconds: $0["at"])) }
             return RevocationSnapshot(
                 seq: try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM account_event") ?? 0, endedSessions: ended,
                 disabledAccounts: Set(try Int64.fetchAll(db, sql: "SELECT id FROM account WHERE disabled")), roleChanges: roles,
@@ -290,6 +290,4 @@ public struct SQLiteAccounts: AccountStorage {
         }
     }
 
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 }
