@@ -8,7 +8,7 @@
 //   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
 //                 accounts and roles; phone-number normalization, reference data
 //   StorePorts    what every store implements (accounts and webhooks so far), with the rules its conformance suite checks
-//   ReportStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
+//   SQLiteStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
 //   ReportService the store, the cluster index and the tally kept in step; what the CLI and the server call
@@ -35,7 +35,7 @@ let package = Package(
     products: [
         .executable(name: "posterwatch", targets: ["posterwatch"]),
         .executable(name: "posterwatch-bench", targets: ["Benchmarks"]),
-        .library(name: "ReportStore", targets: ["ReportStore"]),
+        .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
         .library(name: "Clustering", targets: ["Clustering"]),
         .library(name: "Geometry", targets: ["Geometry"]),
         .library(name: "ReportModel", targets: ["ReportModel"]),
@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "StorePorts", dependencies: ["ReportModel"]),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
         .target(
-            name: "ReportStore",
+            name: "SQLiteStore",
             dependencies: [
                 "Geometry", "ReportModel", "StorePorts", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "ReportService",
             dependencies: [
-                "Clustering", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "ReportStore", .product(name: "Crypto", package: "swift-crypto"),
+                "Clustering", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "SQLiteStore", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "Accounts",
@@ -95,7 +95,7 @@ let package = Package(
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
         .target(
-            name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "ReportStore", .product(name: "NIOCore", package: "swift-nio")]),
+            name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "SQLiteStore", .product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "Webhooks",
             dependencies: [
@@ -105,12 +105,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(name: "Photos", dependencies: ["CJPEG", "CPNG", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "Backup", dependencies: ["Photos", "ReportStore"]),
+        .target(name: "Backup", dependencies: ["Photos", "SQLiteStore"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
             dependencies: [
-                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Offloading", "Geometry", "Interchange", "ReportModel", "ReportService", "ReportStore", "Reprojection",
+                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Offloading", "Geometry", "Interchange", "ReportModel", "ReportService", "SQLiteStore", "Reprojection",
                 "Photos", "Tiles", "Webhooks", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -123,32 +123,32 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "Backup", "ChangeFeed", "CMalloc", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Accounts", "Backup", "ChangeFeed", "CMalloc", "Photos", "SQLiteStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 "Tiles", "Webhooks", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Accounts", "Offloading", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "ReportStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Accounts", "Offloading", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "SQLiteStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 "Tiles", "Webhooks", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         .target(
-            name: "TestSupport", dependencies: ["Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "ReportModel", "ReportStore"],
+            name: "TestSupport", dependencies: ["Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "ReportModel", "SQLiteStore"],
             path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
-        .testTarget(name: "ReportStoreTests", dependencies: ["ReportStore", "Generator", "TestSupport"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Generator", "TestSupport"]),
         .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(
-            name: "StoreConformanceTests", dependencies: ["ReportModel", "ReportStore", "StorePorts", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            name: "StoreConformanceTests", dependencies: ["ReportModel", "SQLiteStore", "StorePorts", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
-        .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "ReportStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "ReportStore", "TestSupport"]),
+        .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "SQLiteStore", "TestSupport"]),
         .testTarget(
             name: "ServerTests",
             dependencies: [
@@ -162,7 +162,7 @@ let package = Package(
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
         .testTarget(
             name: "CLITests",
-            dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "ReportStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "SQLiteStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "PhotosTests", dependencies: ["CJPEG", "CPNG", "CZlib", "Photos", "TestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],

@@ -1,6 +1,6 @@
 import Foundation
 import Photos
-import ReportStore
+import SQLiteStore
 
 /// A consistent copy of a served database and its photos, taken while the server goes on
 /// serving and writing, and put back in place.
@@ -38,7 +38,7 @@ public enum Backup {
     /// Takes a backup of `store` (and of the pictures in `photos`) into `folder`, which
     /// must be absent or empty. `progress` hears the database's pages copied of all.
     public static func take(
-        of store: ReportStore, photos: PhotoFiles, into folder: URL, progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }
+        of store: SQLiteReports, photos: PhotoFiles, into folder: URL, progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }
     ) throws -> Manifest {
         let files = FileManager.default
         if files.fileExists(atPath: folder.path) {
@@ -53,7 +53,7 @@ public enum Backup {
         try store.backup(to: partial.path, progress: progress)
         try Durable.sync(partial)
         try Durable.rename(partial, to: database)
-        let summary = try ReportStore.summary(ofFileAt: database.path)
+        let summary = try SQLiteReports.summary(ofFileAt: database.path)
         let copies = try PhotoFiles(root: folder.appendingPathComponent(photosName))
         for name in summary.photos.sorted() where !(try copies.copy(name, from: photos)) {
             throw BackupError("the photo \(name) that the database names is missing from \(photos.root.path); nothing was removed, take the backup again")
@@ -83,7 +83,7 @@ public enum Backup {
             movedAside = aside
         }
         let stored = try PhotoFiles(root: folder.appendingPathComponent(photosName))
-        for name in try ReportStore.summary(ofFileAt: folder.appendingPathComponent(databaseName).path).photos.sorted() {
+        for name in try SQLiteReports.summary(ofFileAt: folder.appendingPathComponent(databaseName).path).photos.sorted() {
             _ = try photos.copy(name, from: stored)
         }
         let target = URL(fileURLWithPath: path)
@@ -107,7 +107,7 @@ public enum Backup {
         do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch {
             throw BackupError("\(manifestURL.path) cannot be read: \(error)")
         }
-        let summary = try ReportStore.summary(ofFileAt: folder.appendingPathComponent(databaseName).path)
+        let summary = try SQLiteReports.summary(ofFileAt: folder.appendingPathComponent(databaseName).path)
         guard summary.reports == manifest.reports, summary.lastChange == manifest.lastChange, summary.schema == manifest.schema else {
             throw BackupError("the database in \(folder.path) does not hold what \(manifestName) says (\(summary.reports) reports up to change \(summary.lastChange), not \(manifest.reports) up to \(manifest.lastChange))")
         }

@@ -5,7 +5,7 @@ import Generator
 import Geometry
 import Interchange
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// `make bench`: generates reports, imports them, and measures the store's query paths
 /// next to the plain scans they replace. Prints a Markdown table and writes it to a file
@@ -82,27 +82,27 @@ struct Bench: AsyncParsableCommand {
             return
         }
         if onlyPhones {
-            try await measurePhones(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            try await measurePhones(SQLiteReports(path: "\(work)/bench.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }
         if onlyStream {
-            try await measureStream(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            try await measureStream(SQLiteReports(path: "\(work)/bench.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }
         if onlyUploads {
-            try await measureUploads(copy(ReportStore(path: "\(work)/bench.sqlite"), to: "\(work)/writes.sqlite"), &report)
+            try await measureUploads(copy(SQLiteReports(path: "\(work)/bench.sqlite"), to: "\(work)/writes.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }
         if onlyWrites {
-            try await measureWrites(ReportStore(path: "\(work)/bench.sqlite"), &report)
+            try await measureWrites(SQLiteReports(path: "\(work)/bench.sqlite"), &report)
             print(report.markdown(machine: machineDescription(), dataset: "a copy of the database of the previous run in \(work)"))
             return
         }
         if onlyHTTP || onlyTiles {
-            try await measureServed(ReportStore(path: "\(work)/bench.sqlite"), http: onlyHTTP, tiles: onlyTiles, &report)
+            try await measureServed(SQLiteReports(path: "\(work)/bench.sqlite"), http: onlyHTTP, tiles: onlyTiles, &report)
             print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
             return
         }
@@ -130,9 +130,9 @@ struct Bench: AsyncParsableCommand {
         var summary = ImportSummary()
         let importSeconds = try time {
             let batches = try ReportReader(url: URL(fileURLWithPath: dataPath)).readingAhead()
-            summary = try ReportStore.create(path: dbPath, next: { try batches.next()?.records })
+            summary = try SQLiteReports.create(path: dbPath, next: { try batches.next()?.records })
         }
-        let store = try ReportStore(path: dbPath)
+        let store = try SQLiteReports(path: dbPath)
         precondition(summary.imported == count, "imported \(summary.imported) of \(count)")
         report.section("Import of \(fmt(count)) reports (`posterwatch import` into a new database, one transaction)", header: ["step", "seconds", "reports/s"])
         report.row(["read and parse GeoJSON text sequences (alone; overlapped with the steps below in the import)", f2(readSeconds), fmt(Int(Double(count) / readSeconds))])
@@ -188,7 +188,7 @@ struct Bench: AsyncParsableCommand {
     }
 
     /// 1280×800 viewports around the centre of Kyiv, jittered by up to a tenth of their size.
-    func measureViewports(_ store: ReportStore, _ report: inout Report) throws {
+    func measureViewports(_ store: SQLiteReports, _ report: inout Report) throws {
         report.section(
             "Box queries: 1280×800 px viewports around the centre of Kyiv (p50 / p99, ms)",
             header: ["zoom", "reports in view (mean)", "first page of 100", "all reports", "full-table scan", "all vs scan"])
@@ -220,7 +220,7 @@ struct Bench: AsyncParsableCommand {
     }
 
     /// Fragments of stored phone numbers, from the subscriber digits (after 380).
-    func measureSearch(_ store: ReportStore, _ report: inout Report) throws {
+    func measureSearch(_ store: SQLiteReports, _ report: inout Report) throws {
         report.section(
             "Phone search: fragments of stored numbers (p50 / p99, ms)",
             header: ["digits", "matches (mean)", "first 50 (exact id, then newest)", "full count", "`LIKE '%…%'` scan", "first 50 vs scan"])

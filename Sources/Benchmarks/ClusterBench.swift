@@ -4,14 +4,14 @@ import Generator
 import Geometry
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// The clustering section of `make bench`: the index over the imported kyiv reports
 /// (loaded from the store, as the service starts) and over as many uniform world reports.
 extension Bench {
     /// `store`: the imported kyiv reports (read as the service reads them at start-up);
     /// without it the same reports come from the generator.
-    func measureClustering(_ store: ReportStore?, reference: ReferenceData, _ report: inout Report) throws {
+    func measureClustering(_ store: SQLiteReports?, reference: ReferenceData, _ report: inout Report) throws {
         func generated(_ distribution: Distribution, seed: UInt64) -> [ClusterEntry] {
             ReportGenerator(count: count, seed: seed, distribution: distribution, reference: reference).map { ClusterEntry($0, reference: reference)! }
         }

@@ -6,7 +6,7 @@ import Geometry
 import Interchange
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import Server
 
 /// The HTTP section of `make bench`, against the real server in this process on
@@ -15,7 +15,7 @@ import Server
 extension Bench {
     /// The sections measured against the real server (one index, one server): the API
     /// under load and the export, and the tiles.
-    func measureServed(_ store: ReportStore, http: Bool, tiles: Bool, _ report: inout Report) async throws {
+    func measureServed(_ store: SQLiteReports, http: Bool, tiles: Bool, _ report: inout Report) async throws {
         let service = try ReportService(store: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
         let (port, server) = try await startServer(service, accounts: accounts)
@@ -199,7 +199,7 @@ extension Bench {
         }
     }
 
-    func measureExport(_ store: ReportStore, port: Int, _ report: inout Report) async throws {
+    func measureExport(_ store: SQLiteReports, port: Int, _ report: inout Report) async throws {
         let count = try store.count()
         report.section(
             "Export of all \(fmt(count)) reports through `GET /v1/export` (curl to /dev/null)",

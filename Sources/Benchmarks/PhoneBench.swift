@@ -5,13 +5,13 @@ import Generator
 import Geometry
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// Numbers ranked by reports (`/v1/stats/phones`), the dashboard's counts (`/v1/stats`)
 /// and blocking, on a copy of the bench database; PostgreSQL (with PostGIS when it is
 /// installed) answering the same GROUP BY beside it.
 extension Bench {
-    func measurePhones(_ source: ReportStore, _ report: inout Report) async throws {
+    func measurePhones(_ source: SQLiteReports, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/phones.sqlite")
         var built: ReportService?
         let startup = try time { built = try ReportService(store: store) }
@@ -94,7 +94,7 @@ extension Bench {
     /// The same rankings as one GROUP BY in PostgreSQL over the same rows (a number and
     /// where its report is), with PostGIS and a GiST index when PostGIS is installed, a
     /// GiST index on `point` otherwise; timed by psql itself, so no connection is counted.
-    private func measurePostgres(_ store: ReportStore, cityWide: Samples, z12: Samples, z12Boxes: [BoundingBox], _ report: inout Report) throws {
+    private func measurePostgres(_ store: SQLiteReports, cityWide: Samples, z12: Samples, z12Boxes: [BoundingBox], _ report: inout Report) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/psql"), (try? psql("SELECT 1;")) != nil else {
             report.note("PostgreSQL is not running here (`pg_ctlcluster 15 main start`), so it was not measured beside.")
             return

@@ -5,7 +5,7 @@ import Foundation
 import Geometry
 import Photos
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// A camera photo (4000×3000 JPEG) processed into its stored picture and thumbnail, on
 /// one core, beside ImageMagick doing the stored picture alone with
@@ -91,7 +91,7 @@ extension Bench {
     /// Photo uploads over HTTP (the camera JPEG, 16 connections) while cluster viewports
     /// are read: the upload's decoding and encoding share the cores with everything else.
     /// A server for each number of photo workers, one and every core.
-    func measureUploads(_ store: ReportStore, _ report: inout Report) async throws {
+    func measureUploads(_ store: SQLiteReports, _ report: inout Report) async throws {
         let file = "\(work)/camera.jpg"
         try Data(PhotoBench.cameraJPEG()).write(to: URL(fileURLWithPath: file))
         let id = try await store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM report LIMIT 1") } ?? 1

@@ -4,7 +4,7 @@ import Glibc
 import Offloading
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 
 /// `GET /v1/changes/stream` under load: subscribers of the whole city on sockets of this

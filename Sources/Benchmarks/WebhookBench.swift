@@ -5,7 +5,7 @@ import GRDB
 import Hummingbird
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Webhooks
 
@@ -25,7 +25,7 @@ struct WebhookBench {
     func run(work: String, port: Int) async throws -> Result {
         let path = "\(work)/webhooks.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        let store = try ReportStore(path: path)
+        let store = try SQLiteReports(path: path)
         let service = try ReportService(store: store)
         let webhooks = WebhookService(storage: SQLiteWebhooks(store))
         let webhook = try await webhooks.register(

@@ -7,7 +7,7 @@ import Geometry
 import GRDB
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import Server
 
 /// The write section of `make bench`: filing over HTTP (bearer tokens, 64 connections)
@@ -15,7 +15,7 @@ import Server
 /// HTTP, transitions, and cluster reads while filings stream in. On a copy of the bench
 /// database, so that the other sections always see the same 1,000,000 reports.
 extension Bench {
-    func measureWrites(_ source: ReportStore, _ report: inout Report) async throws {
+    func measureWrites(_ source: SQLiteReports, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/writes.sqlite")
         let service = try ReportService(store: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
@@ -74,7 +74,7 @@ extension Bench {
     }
 
     /// The change stream alone (`--only-stream`), on a copy of the bench database.
-    func measureStream(_ source: ReportStore, _ report: inout Report) async throws {
+    func measureStream(_ source: SQLiteReports, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/writes.sqlite")
         let service = try ReportService(store: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
@@ -152,18 +152,18 @@ extension Bench {
     }
 
     /// A copy of the bench database to write on, made afresh (SQLite's backup API).
-    func copy(_ source: ReportStore, to path: String) throws -> ReportStore {
+    func copy(_ source: SQLiteReports, to path: String) throws -> SQLiteReports {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try source.pool.backup(to: try DatabaseQueue(path: path))
         // On disk before the runs: the kernel writing the copy back would fall within them.
         let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try file.synchronize()
         try file.close()
-        return try ReportStore(path: path)
+        return try SQLiteReports(path: path)
     }
 
     /// Sets how the writer connection syncs the WAL at commit.
-    static func synchronous(_ mode: String, _ store: ReportStore) throws {
+    static func synchronous(_ mode: String, _ store: SQLiteReports) throws {
         try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(mode)") }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// One change as a reader may see it.
 ///
@@ -87,12 +87,12 @@ public struct ChangesUnavailable: Error, Sendable, CustomStringConvertible {
 
 /// The changes feed over the store's numbered writes (`report_change`).
 public struct ChangeFeed: Sendable {
-    public let store: ReportStore
+    public let store: SQLiteReports
 
     /// The most entries of one page.
     public static let maxPage = 1_000
 
-    public init(store: ReportStore) {
+    public init(store: SQLiteReports) {
         self.store = store
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
 import NIOCore
-import ReportStore
+import SQLiteStore
 import Synchronization
 
 /// Live changes for subscribers (Server-Sent Events): one reader follows the changes

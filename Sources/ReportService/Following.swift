@@ -1,7 +1,7 @@
 import Clustering
 import Foundation
 import Offloading
-import ReportStore
+import SQLiteStore
 import Tally
 
 /// Other processes write to the database too: `posterwatch import`, the CLI, a second

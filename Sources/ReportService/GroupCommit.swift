@@ -2,7 +2,7 @@ import Clustering
 import Dispatch
 import Foundation
 import Tally
-import ReportStore
+import SQLiteStore
 import Synchronization
 
 /// What a committed write changes in the index, and the entries it touched (the old and
@@ -40,7 +40,7 @@ package final class GroupCommit: Sendable {
     /// behind the others).
     static let maxBatch = 512
 
-    private let store: ReportStore
+    private let store: SQLiteReports
     private let apply: @Sendable ([IndexEffect]) -> Void
     private let queue = Mutex<[Pending]>([])
     /// How many transactions have been committed (or tried), for tests and metrics.
@@ -49,7 +49,7 @@ package final class GroupCommit: Sendable {
     private let batchObservers = Mutex<[@Sendable (Int) -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
 
-    init(store: ReportStore, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
+    init(store: SQLiteReports, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
         self.store = store
         self.apply = apply
         let thread = Thread { [self] in run() }

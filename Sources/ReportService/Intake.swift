@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Geometry
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// What filing accepts and hints: the service area, and how near or alike an open report
 /// must be to be hinted as a possible duplicate.

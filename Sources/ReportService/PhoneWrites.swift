@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// A phone's change and the reports it moved, as they are now.
 public struct PhoneChange: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import Offloading
 import Photos
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// Photos of reports: the filer adds and removes them while the report is open,
 /// supervisors at any time. The picture's files are in place before its row is

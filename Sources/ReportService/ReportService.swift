@@ -3,7 +3,7 @@ import Foundation
 import Geometry
 import Offloading
 import ReportModel
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Tally
 
@@ -18,7 +18,7 @@ import Tally
 /// database being served) are not seen until the service is restarted.
 ///
 /// ```swift
-/// let service = try ReportService(store: ReportStore(path: "var/posterwatch.sqlite"))
+/// let service = try ReportService(store: SQLiteReports(path: "var/posterwatch.sqlite"))
 /// let filter = try service.filter(statuses: ["new", "verifying"], created: nil)
 /// let answer = try service.clusters(in: box, zoom: 12, filter: filter)
 /// ```
@@ -26,7 +26,7 @@ public final class ReportService: Sendable {
     /// The store and the index are the service's own: everything outside the package
     /// reads and writes through the methods below, so no write can reach the index
     /// around the store, nor the store around the index and its observers.
-    package let store: ReportStore
+    package let store: SQLiteReports
     package let index: ClusterIndex
     /// The numbers of every public report, for rankings by area (kept with the index).
     package let tally: ReportTally
@@ -51,7 +51,7 @@ public final class ReportService: Sendable {
 
     /// Opens the service over `store`, building the index from every stored report. Photos
     /// are processed `photoWorkers` at a time (by default ``defaultPhotoWorkers``).
-    public init(store: ReportStore, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) throws {
+    public init(store: SQLiteReports, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) throws {
         self.store = store
         photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
         statusCodes = store.reference.statuses.map(\.code)

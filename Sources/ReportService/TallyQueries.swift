@@ -2,7 +2,7 @@ import Clustering
 import Geometry
 import Tally
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// Numbers ranked by how many reports carry them, and reports counted for a dashboard:
 /// from memory (``ReportTally``), the area and period through the cluster index.

@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// Who asks for a write or a read that depends on who asks: an account with its role, or
 /// an API key.

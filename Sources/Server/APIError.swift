@@ -9,7 +9,7 @@ import Interchange
 import Photos
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import StorePorts
 import Webhooks
 

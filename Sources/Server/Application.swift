@@ -9,7 +9,7 @@ import Logging
 import Photos
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import ServiceLifecycle
 import Tiles
 import Webhooks

@@ -5,7 +5,7 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Offloading
-import ReportStore
+import SQLiteStore
 import ServiceLifecycle
 
 /// `GET /v1/changes`: the numbered writes since a sequence number, for offline apps and

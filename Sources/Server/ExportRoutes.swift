@@ -4,7 +4,7 @@ import Hummingbird
 import Interchange
 import Offloading
 import ReportService
-import ReportStore
+import SQLiteStore
 import Reprojection
 
 /// `/v1/export`: the whole matching data set for GIS tools, streamed a page at a time.

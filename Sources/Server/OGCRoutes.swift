@@ -5,7 +5,7 @@ import Hummingbird
 import Interchange
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// OGC API – Features, Part 1 (core and GeoJSON), rooted at `/ogc`, for GIS clients:
 /// QGIS's "WFS / OGC API – Features" layer and GDAL's OAPIF driver page through the one

@@ -8,7 +8,7 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// `/v1/phones/{number}`: a number's record and reports, and the supervisors' verifying,
 /// blocking and unblocking; `/v1/blocklist` for the operators' systems.

@@ -1,5 +1,5 @@
 import Accounts
-import ReportStore
+import SQLiteStore
 
 /// The endpoints of photos (`PhotoRoutes.swift`), in the table of `Endpoints.swift`.
 extension Endpoint {

@@ -6,7 +6,7 @@ import Hummingbird
 import Photos
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 
 /// Photos of reports: upload (the image as the body), removal, and the stored files,

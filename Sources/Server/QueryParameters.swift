@@ -5,7 +5,7 @@ import Hummingbird
 import Interchange
 import Offloading
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// The query string of a request, checked: every parameter must be one the endpoint
 /// takes, and given once. Values are read by typed accessors that name the parameter and

@@ -4,7 +4,7 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// `/v1/reports` and `/v1/search`: reports by area (cursor paging), by id, and by phone
 /// fragment or id.

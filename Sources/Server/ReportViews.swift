@@ -7,7 +7,7 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// A report as an answer: the interchange Feature, and for supervisors and administrators
 /// who filed it and whether it is hidden. The public form never names the filer.

@@ -7,7 +7,7 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// Filing and working reports: `POST /v1/reports`, `/v1/reports/nearby`,
 /// `/v1/me/reports`, `PATCH /v1/reports/{id}`, its transitions, hiding and history.

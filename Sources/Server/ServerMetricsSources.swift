@@ -1,7 +1,7 @@
 import ChangeFeed
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import StorePorts
 import Tiles
 import Webhooks
@@ -25,7 +25,7 @@ struct ServerMetricsSources {
             metrics.total("tile_cache_hits_total", cache.hits)
             metrics.total("tile_cache_misses_total", cache.misses)
             metrics.gauge("cluster_index_reports", service.reportCount)
-            if let bytes = ReportStore.sqliteHeapBytes { metrics.gauge("sqlite_heap_bytes", bytes) }
+            if let bytes = SQLiteReports.sqliteHeapBytes { metrics.gauge("sqlite_heap_bytes", bytes) }
             metrics.gauge("change_stream_subscribers", hub.subscriberCount)
             metrics.total("change_stream_cut_off_total", hub.cutOff.load(ordering: .relaxed))
             let refused = limiter.refused.withLock { $0 }

@@ -1,7 +1,7 @@
 import Hummingbird
 import Offloading
 import ReportService
-import ReportStore
+import SQLiteStore
 
 /// `/v1/stats`: reports counted for a dashboard, and `/v1/stats/phones`: the numbers the
 /// most reports carry (for supervisors: it says which are blocked). Both from memory, for

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Offloading
 import ReportService
-import ReportStore
+import SQLiteStore
 import Tiles
 
 /// `/v1/tiles`: PNG tiles of the clustered markers, from an in-memory cache that every

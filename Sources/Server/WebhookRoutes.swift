@@ -5,7 +5,7 @@ import Hummingbird
 import Interchange
 import Offloading
 import ReportModel
-import ReportStore
+import SQLiteStore
 import Webhooks
 
 /// `/v1/webhooks`: administrators register, change and delete the endpoints that receive

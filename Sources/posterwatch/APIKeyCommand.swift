@@ -2,7 +2,7 @@ import Accounts
 import ArgumentParser
 import Foundation
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 /// `posterwatch apikey …`: credentials for machine clients.
 struct APIKeyCommand: AsyncParsableCommand {

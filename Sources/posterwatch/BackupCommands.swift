@@ -2,7 +2,7 @@ import ArgumentParser
 import Backup
 import Foundation
 import Photos
-import ReportStore
+import SQLiteStore
 
 /// `posterwatch backup`: a consistent copy of the database and its photos, taken while
 /// the server goes on serving.
@@ -61,7 +61,7 @@ struct RestoreCommand: ParsableCommand {
         let restored = try Backup.restore(from: URL(fileURLWithPath: folder), to: db, photos: files, replacing: replace)
         if let aside = restored.movedAside { print("moved the database that was there to \(aside)") }
         // Opening it brings a backup of an earlier release to this one's schema.
-        _ = try ReportStore(path: db)
+        _ = try SQLiteReports(path: db)
         let manifest = restored.manifest
         print("restored \(Format.count(manifest.reports)) reports (up to change \(manifest.lastChange)) and \(Format.count(manifest.photos)) photos, taken at \(manifest.takenAt), to \(db)")
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ReportStore
+import SQLiteStore
 import Server
 
 struct BlocklistCommand: ParsableCommand {

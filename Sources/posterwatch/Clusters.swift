@@ -3,7 +3,7 @@ import Clustering
 import Geometry
 import Interchange
 import ReportService
-import ReportStore
+import SQLiteStore
 
 struct Clusters: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,7 +39,7 @@ struct Clusters: ParsableCommand {
         let grid = try ClusterGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: minPoints)
         try grid.checkZoom(zoom, field: "--zoom")
         let box = try BoundingBox(parsing: bbox)
-        let service = try ReportService(store: ReportStore(path: store.db), grid: grid)
+        let service = try ReportService(store: SQLiteReports(path: store.db), grid: grid)
         let filter = try service.filter(statuses: self.filter.statuses, created: self.filter.created())
         let answer = try service.clusters(in: box, zoom: zoom, filter: filter)
         Console.write(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [

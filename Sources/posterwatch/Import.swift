@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Interchange
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,7 +29,7 @@ struct Import: ParsableCommand {
         let reader = try ReportReader(url: URL(fileURLWithPath: file))
         // A new database is built aside and moved into place once complete (faster, and
         // never half-made); an existing one takes the import in one transaction.
-        let existing = FileManager.default.fileExists(atPath: store.db) ? try ReportStore(path: store.db) : nil
+        let existing = FileManager.default.fileExists(atPath: store.db) ? try SQLiteReports(path: store.db) : nil
         var progress = ProgressBar("import", total: reader.totalBytes)
         let batches = reader.readingAhead()  // parse on one core while SQLite writes on the other
         let start = Date()
@@ -44,7 +44,7 @@ struct Import: ParsableCommand {
                 return batch.records
             }
             let summary = try existing?.importRecords(options: options, next: next)
-                ?? ReportStore.create(path: store.db, options: options, next: next)
+                ?? SQLiteReports.create(path: store.db, options: options, next: next)
             progress.finish()
             let seconds = Date().timeIntervalSince(start)
             for issue in summary.issues { Console.error("skipped \(issue)") }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Photos
-import ReportStore
+import SQLiteStore
 
 /// `posterwatch photos gc`: the stored files no photo row names.
 struct PhotosCommand: ParsableCommand {
@@ -20,7 +20,7 @@ struct PhotosCommand: ParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            let names = try ReportStore(path: store.db).photoNames()
+            let names = try SQLiteReports(path: store.db).photoNames()
             let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
             print("removed \(try files.collect(keeping: names)) unreferenced photos")
         }

@@ -2,7 +2,7 @@ import Accounts
 import ArgumentParser
 import Foundation
 import Interchange
-import ReportStore
+import SQLiteStore
 import Webhooks
 
 /// `posterwatch`: the command-line face of the PosterWatch libraries. Each subcommand
@@ -35,12 +35,12 @@ struct StoreOptions: ParsableArguments {
 
     /// The account service over the database's accounts.
     func accounts() async throws -> AccountService {
-        try await AccountService(storage: SQLiteAccounts(try ReportStore(path: db)))
+        try await AccountService(storage: SQLiteAccounts(try SQLiteReports(path: db)))
     }
 
     /// The webhook service over the database's endpoints.
     func webhooks() throws -> WebhookService {
-        WebhookService(storage: SQLiteWebhooks(try ReportStore(path: db)))
+        WebhookService(storage: SQLiteWebhooks(try SQLiteReports(path: db)))
     }
 }
 
@@ -91,7 +91,7 @@ struct ExistingStoreOptions: ParsableArguments {
         }
     }
 
-    func open() throws -> ReportStore { try ReportStore(path: db) }
+    func open() throws -> SQLiteReports { try SQLiteReports(path: db) }
 }
 
 /// The status and creation-time filters of the commands that draw or count clusters.

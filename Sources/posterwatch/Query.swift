@@ -1,7 +1,7 @@
 import ArgumentParser
 import Geometry
 import Interchange
-import ReportStore
+import SQLiteStore
 
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,7 +29,7 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let box = try BoundingBox(parsing: bbox)
-        let reports = try ReportStore(path: store.db)
+        let reports = try SQLiteReports(path: store.db)
         let page = try reports.page(in: box, after: after, limit: limit)
         let matched = try reports.count(in: box)
         Console.printFeatureCollection(page, members: [

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Geometry
 import ReportService
-import ReportStore
+import SQLiteStore
 import Tiles
 
 struct Render: ParsableCommand {
@@ -51,7 +51,7 @@ struct Render: ParsableCommand {
         let tile = try z.map { z in try TileID(z: z, x: x!, y: y!) }
         let picture = try bbox.map { text in (box: try BoundingBox(parsing: text), size: try Self.size(size)) }
         let created = try filter.created()
-        let service = try ReportService(store: ReportStore(path: store.db))
+        let service = try ReportService(store: SQLiteReports(path: store.db))
         let renderer = TileRenderer(index: service.index)
         let filter = try service.filter(statuses: self.filter.statuses, created: created)
         let image: RenderedImage

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Interchange
-import ReportStore
+import SQLiteStore
 
 struct Search: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +23,7 @@ struct Search: ParsableCommand {
     }
 
     func run() throws {
-        let reports = try ReportStore(path: store.db)
+        let reports = try SQLiteReports(path: store.db)
         let found = try reports.search(text, limit: limit)
         let matched = try reports.searchCount(text)
         Console.printFeatureCollection(found, members: [

@@ -5,7 +5,7 @@ import Foundation
 import struct Geometry.BoundingBox
 import Logging
 import ReportService
-import ReportStore
+import SQLiteStore
 import Server
 import ServiceLifecycle
 import Webhooks
@@ -156,7 +156,7 @@ struct Serve: AsyncParsableCommand {
         MallocSettings.apply()
         if logFormat == .json { LoggingSystem.bootstrap(JSONLogHandler.init) }
         let started = Date()
-        let reports = try ReportStore(path: store.db)
+        let reports = try SQLiteReports(path: store.db)
         var intake = IntakeSettings(reference: reports.reference)
         if let area { intake.area = try BoundingBox(parsing: area) }
         intake.duplicateRadius = duplicateRadius

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Interchange
 import ReportModel
-import ReportStore
+import SQLiteStore
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +11,7 @@ struct Stats: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let reports = try ReportStore(path: store.db)
+        let reports = try SQLiteReports(path: store.db)
         let stats = try reports.statistics()
         let reference = reports.reference
         var lines = ["\(store.db): \(Format.count(stats.total)) reports"]

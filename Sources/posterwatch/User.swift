@@ -2,7 +2,7 @@ import Accounts
 import ArgumentParser
 import Foundation
 import ReportModel
-import ReportStore
+import SQLiteStore
 import StorePorts
 
 extension Role: ExpressibleByArgument {}

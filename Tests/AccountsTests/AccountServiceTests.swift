@@ -3,7 +3,7 @@ import Foundation
 import Geometry
 import JWTKit
 import ReportModel
-import ReportStore
+import SQLiteStore
 import StorePorts
 import Testing
 import TestSupport

@@ -2,7 +2,7 @@
 import Foundation
 import Geometry
 import ReportModel
-import ReportStore
+import SQLiteStore
 import Testing
 import TestSupport
 

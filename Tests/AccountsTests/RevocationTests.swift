@@ -2,7 +2,7 @@
 import Foundation
 import GRDB
 import ReportModel
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport
@@ -25,7 +25,7 @@ struct RevocationTests {
         init() async throws {
             fixture = try TemporaryAccounts()
             here = try await AccountServiceTests.service(fixture)
-            let other = try ReportStore(path: fixture.database.directory.path("test.sqlite"))
+            let other = try SQLiteReports(path: fixture.database.directory.path("test.sqlite"))
             there = try await AccountService(storage: SQLiteAccounts(other), passwords: Passwords(cost: 4))
         }
 

@@ -5,7 +5,7 @@ import FoundationNetworking
 import Generator
 import Geometry
 import ReportModel
-import ReportStore
+import SQLiteStore
 import Testing
 import TestSupport
 
@@ -382,7 +382,7 @@ struct BlocklistCLITests {
             Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), phones: i < 4 ? [blocked] : [other], using: &rng)
         }
         do {
-            let store = try ReportStore(path: db)
+            let store = try SQLiteReports(path: db)
             try store.insert(drafts)
             let outcome = store.commit([{ t in
                 try t.setPhoneStatus(blocked, to: .violator, action: .verified, note: nil, author: .system, now: Date())

@@ -5,7 +5,7 @@ import Generator
 import Geometry
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport
@@ -58,7 +58,7 @@ struct ChangeFeedTests {
     }
 
     /// Every report a reader may see, by id: the public ones, and for staff the hidden too.
-    static func everything(_ store: ReportStore, staff: Bool) throws -> [Int64: Report] {
+    static func everything(_ store: SQLiteReports, staff: Bool) throws -> [Int64: Report] {
         var all = try store.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM report") }
         if staff { all += try store.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM report_hidden") } }
         var found = Dictionary(try store.reports(ids: all).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })

@@ -4,14 +4,14 @@ import Geometry
 import GRDB
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport
 
 /// The change log's contract, on which the feed's cursors, the following of other
 /// processes, the change stream and the webhook outbox all rest: a reader that has seen
-/// change N never later finds a change numbered below N (`ReportStore.changes(after:limit:)`).
+/// change N never later finds a change numbered below N (`SQLiteReports.changes(after:limit:)`).
 @Suite("The change log's contract")
 struct ChangeLogTests {
     /// Whether the writers still write (an Atomic cannot be captured by an escaping closure).
@@ -19,7 +19,7 @@ struct ChangeLogTests {
 
     /// Every report's version (`updated_at`, which every write moves on), hidden ones too,
     /// and the last change number, read together.
-    static func versions(_ store: ReportStore) throws -> (versions: [Int64: Int64], lastChange: Int64) {
+    static func versions(_ store: SQLiteReports) throws -> (versions: [Int64: Int64], lastChange: Int64) {
         try store.pool.read { db in
             var versions: [Int64: Int64] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT id, updated_at FROM report UNION ALL SELECT id, updated_at FROM report_hidden") {
@@ -39,8 +39,8 @@ struct ChangeLogTests {
         let path = temporary.directory.path("test.sqlite")
         let start = try temporary.store.lastChange()
         // Each with its own connections and locks, as separate processes have.
-        let writers = try (0..<3).map { _ in try ReportService(store: ReportStore(path: path)) }
-        let readers = try (0..<4).map { _ in try ReportStore(path: path) }
+        let writers = try (0..<3).map { _ in try ReportService(store: SQLiteReports(path: path)) }
+        let readers = try (0..<4).map { _ in try SQLiteReports(path: path) }
         let writing = Writing()
 
         let followers = (0..<3).map { n in

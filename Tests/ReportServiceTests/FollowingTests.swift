@@ -4,7 +4,7 @@ import Generator
 import Geometry
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport
@@ -15,7 +15,7 @@ import TestSupport
 @Suite("Following other processes' writes")
 struct FollowingTests {
     /// Whether `service`'s index holds exactly the reports on the map in the database.
-    static func indexEqualsRows(_ service: ReportService, _ store: ReportStore) throws -> Bool {
+    static func indexEqualsRows(_ service: ReportService, _ store: SQLiteReports) throws -> Bool {
         let rows = try store.markers(ClusterEntry.init)
         return service.index.count == rows.count && rows.allSatisfy(service.index.holds)
     }
@@ -27,7 +27,7 @@ struct FollowingTests {
         let seeded = (0..<200).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }
         try temporary.store.insert(seeded)
         let a = try ReportService(store: temporary.store)
-        let other = try ReportStore(path: temporary.directory.path("test.sqlite"))
+        let other = try SQLiteReports(path: temporary.directory.path("test.sqlite"))
         let b = try ReportService(store: other)
         let ids = Array(1...Int64(seeded.count))
         try await ChangeFeedTests.randomWrites(b, ids: ids, steps: 20, workers: 1, seed: 3)
@@ -63,7 +63,7 @@ struct FollowingTests {
         var rng = SplitMix64(state: 7)
         _ = try await service.file(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng), by: WorkflowTests.filer)
         let records = Drafts.records((0..<500).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) })
-        let importer = try ReportStore(path: temporary.directory.path("test.sqlite"))
+        let importer = try SQLiteReports(path: temporary.directory.path("test.sqlite"))
         var batches = [records]
         var options = ImportOptions()
         options.marksDataSetChanged = true

@@ -5,7 +5,7 @@ import Geometry
 import GRDB
 import ReportModel
 @testable import ReportService
-@testable import ReportStore
+@testable import SQLiteStore
 import Testing
 import TestSupport
 
@@ -63,7 +63,7 @@ struct MigrationTests {
         let before = try Self.contents(DatabaseQueue(path: path))
         #expect(before.ids.count >= 100)
 
-        let store = try ReportStore(path: path)
+        let store = try SQLiteReports(path: path)
         let fresh = try TemporaryStore()
         let migrated = try Self.layout(store.pool)
         #expect(migrated.applied == Schema.migrator(seed: store.reference).list.map(\.identifier))
@@ -114,7 +114,7 @@ struct MigrationTests {
         try queue.close()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect {
-            _ = try ReportStore(path: path)
+            _ = try SQLiteReports(path: path)
         } throws: { error in
             "\(error)".contains("newer release") && "\(error)".contains("v99: from a later release") && "\(error)".contains("untouched")
         }
@@ -127,7 +127,7 @@ struct MigrationTests {
     func writeFixtures() async throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("fixture.sqlite")
-        let store = try ReportStore(path: path)
+        let store = try SQLiteReports(path: path)
         // Account 1 a supervisor, 2 an inspector: the callers above.
         let accounts = try await AccountService(storage: SQLiteAccounts(store), passwords: Passwords(cost: 4))
         for (n, role) in [Role.supervisor, .inspector].enumerated() {

@@ -7,7 +7,7 @@ import Interchange
 import Geometry
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 import Testing
 import TestSupport
 
@@ -17,7 +17,7 @@ struct PhoneTests {
     static let inspector = Caller(accountID: 8, role: .inspector)
 
     /// The public reports, read back whole: what every brute force below counts.
-    static func rows(_ store: ReportStore) throws -> [Report] {
+    static func rows(_ store: SQLiteReports) throws -> [Report] {
         try store.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM report") }.chunked(500).flatMap { try store.reports(ids: $0) }
     }
 

@@ -4,7 +4,7 @@ import Generator
 import Geometry
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport

@@ -6,7 +6,7 @@ import Generator
 import Geometry
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport
@@ -24,12 +24,12 @@ struct WorkflowTests {
     }
 
     /// What the public and the rows say: the ids in the index against those in `report`.
-    static func storedIDs(_ store: ReportStore) throws -> Set<Int64> {
+    static func storedIDs(_ store: SQLiteReports) throws -> Set<Int64> {
         Set(try numbers(store, "SELECT id FROM report"))
     }
 
     /// The integers a query selects (a synchronous read, away from GRDB's async overloads).
-    static func numbers(_ store: ReportStore, _ sql: String) throws -> [Int64] {
+    static func numbers(_ store: SQLiteReports, _ sql: String) throws -> [Int64] {
         try store.pool.read { db in try Int64.fetchAll(db, sql: sql) }
     }
 
@@ -101,7 +101,7 @@ struct WorkflowTests {
 
     /// The phone search (its full-text index) finds exactly the stored reports whose
     /// phones or id hold a fragment, for fragments of stored numbers and of none.
-    static func expectSearchMatchesRows(_ store: ReportStore, using rng: inout SplitMix64) throws {
+    static func expectSearchMatchesRows(_ store: SQLiteReports, using rng: inout SplitMix64) throws {
         let rows = try store.pool.read { db in try Row.fetchAll(db, sql: "SELECT id, phones FROM report").map { (id: $0[0] as Int64, phones: $0[1] as String) } }
         for _ in 0..<100 {
             let phone = rows[rng.below(rows.count)].phones.split(separator: ";")[0]

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import ReportModel
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Testing
 import Webhooks

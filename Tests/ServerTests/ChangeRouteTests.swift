@@ -2,7 +2,7 @@ import Accounts
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Testing
 

@@ -5,7 +5,7 @@ import HTTPTypes
 import HummingbirdTesting
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Testing
 import TestSupport

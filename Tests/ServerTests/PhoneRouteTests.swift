@@ -7,7 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Testing
 import TestSupport

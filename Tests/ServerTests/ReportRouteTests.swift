@@ -6,7 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import ReportModel
 @testable import ReportService
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Testing
 

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Synchronization
 import Testing

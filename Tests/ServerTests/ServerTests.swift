@@ -8,7 +8,7 @@ import HummingbirdTesting
 import Interchange
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 @testable import Server
 import Testing
 import TestSupport

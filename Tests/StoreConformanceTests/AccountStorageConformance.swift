@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import ReportModel
-import ReportStore
+import SQLiteStore
 import StorePorts
 import Synchronization
 import Testing

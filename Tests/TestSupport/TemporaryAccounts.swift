@@ -1,5 +1,5 @@
 import Accounts
-import ReportStore
+import SQLiteStore
 
 /// The account tables of a fresh store in a temporary directory, removed when the value
 /// goes away.
@@ -8,7 +8,7 @@ public final class TemporaryAccounts {
     /// The store's accounts, as the account service sees them.
     public let accounts: SQLiteAccounts
 
-    public var store: ReportStore { database.store }
+    public var store: SQLiteReports { database.store }
 
     public init() throws {
         database = try TemporaryStore()

@@ -5,7 +5,7 @@ import Geometry
 import GRDB
 import ReportModel
 import ReportService
-import ReportStore
+import SQLiteStore
 import StorePorts
 import Testing
 import TestSupport
@@ -37,7 +37,7 @@ struct OutboxTests {
         return ids
     }
 
-    static func pairs(_ store: ReportStore) throws -> Set<[Int64]> {
+    static func pairs(_ store: SQLiteReports) throws -> Set<[Int64]> {
         Set(try store.pool.read { db in try Row.fetchAll(db, sql: "SELECT webhook_id, change_seq FROM webhook_delivery") }.map { [$0[0], $0[1]] })
     }
 

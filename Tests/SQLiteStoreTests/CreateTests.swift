@@ -3,11 +3,11 @@ import Generator
 import Geometry
 import GRDB
 import ReportModel
-@testable import ReportStore
+@testable import SQLiteStore
 import Testing
 import TestSupport
 
-/// `ReportStore.create`: a new database built aside (its phone index on a second core,
+/// `SQLiteReports.create`: a new database built aside (its phone index on a second core,
 /// its pages written once) and moved into place.
 @Suite("A new database from an import")
 struct CreateTests {
@@ -27,7 +27,7 @@ struct CreateTests {
         let drafts = Self.drafts(1_500, seed: 71)
         let now = Date(timeIntervalSince1970: 1_750_000_000)
         var batches = [Array(Drafts.records(drafts)[700...]), Array(Drafts.records(drafts)[..<700])]
-        let summary = try ReportStore.create(path: folder.path("new.sqlite"), now: now, next: { batches.popLast() })
+        let summary = try SQLiteReports.create(path: folder.path("new.sqlite"), now: now, next: { batches.popLast() })
         #expect(summary.imported == 1_500 && summary.rebuiltIndexes)
         #expect(folder.files() == ["new.sqlite"])  // no partial file, log or journal left
 
@@ -35,7 +35,7 @@ struct CreateTests {
         var one = [Drafts.records(drafts)]
         try reference.store.importRecords(now: now, next: { one.popLast() })
 
-        let created = try ReportStore(path: folder.path("new.sqlite"))
+        let created = try SQLiteReports(path: folder.path("new.sqlite"))
         #expect(try created.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
         #expect(try created.checkIndexes() == "ok")
         #expect(try created.all() == reference.store.all())
@@ -66,14 +66,14 @@ struct CreateTests {
         drafts[4].district = "atlantis"
         var batches = [Drafts.records(drafts)]
         #expect(throws: RecordsRejected.self) {
-            try ReportStore.create(path: folder.path("new.sqlite"), next: { batches.popLast() })
+            try SQLiteReports.create(path: folder.path("new.sqlite"), next: { batches.popLast() })
         }
         #expect(folder.files().isEmpty)
 
         batches = [Drafts.records(drafts)]
-        let summary = try ReportStore.create(path: folder.path("new.sqlite"), options: ImportOptions(skipInvalid: true), next: { batches.popLast() })
+        let summary = try SQLiteReports.create(path: folder.path("new.sqlite"), options: ImportOptions(skipInvalid: true), next: { batches.popLast() })
         #expect(summary.imported == 49 && summary.skipped == 1)
-        #expect(try ReportStore(path: folder.path("new.sqlite")).checkIndexes() == "ok")
+        #expect(try SQLiteReports(path: folder.path("new.sqlite")).checkIndexes() == "ok")
     }
 
     @Test("an existing database is refused and left alone; a partial file left by a killed import is replaced")
@@ -81,19 +81,19 @@ struct CreateTests {
         let folder = try TemporaryDirectory()
         let path = folder.path("db.sqlite")
         var batches = [Drafts.records(Self.drafts(10, seed: 74))]
-        try ReportStore.create(path: path, next: { batches.popLast() })
+        try SQLiteReports.create(path: path, next: { batches.popLast() })
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         batches = [Drafts.records(Self.drafts(10, seed: 75))]
         #expect(throws: StoreUnavailable.self) {
-            try ReportStore.create(path: path, next: { batches.popLast() })
+            try SQLiteReports.create(path: path, next: { batches.popLast() })
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
 
         let other = folder.path("other.sqlite")
         try Data("not a database".utf8).write(to: URL(fileURLWithPath: other + ".partial"))
         batches = [Drafts.records(Self.drafts(10, seed: 76))]
-        #expect(try ReportStore.create(path: other, next: { batches.popLast() }).imported == 10)
-        #expect(try ReportStore(path: other).count() == 10)
+        #expect(try SQLiteReports.create(path: other, next: { batches.popLast() }).imported == 10)
+        #expect(try SQLiteReports(path: other).count() == 10)
         #expect(!folder.files().contains("other.sqlite.partial"))
     }
 }

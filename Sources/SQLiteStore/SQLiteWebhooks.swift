@@ -11,7 +11,7 @@ import StorePorts
 public struct SQLiteWebhooks: WebhookStorage {
     let pool: DatabasePool
 
-    public init(_ store: ReportStore) { pool = store.pool }
+    public init(_ store: SQLiteReports) { pool = store.pool }
 
     // MARK: Endpoints
 

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import ReportModel
 
-extension ReportStore {
+extension SQLiteReports {
     /// The history rows that are notifications of `?1`'s (an account): the status changes
     /// of the reports it filed, not hidden ones, not the changes it made itself.
     private static let notificationRows = """

@@ -3,7 +3,7 @@ import GRDB
 import Generator
 import Geometry
 import ReportModel
-@testable import ReportStore
+@testable import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport

@@ -4,7 +4,7 @@ import GRDB
 import GRDBSQLite
 import ReportModel
 
-extension ReportStore {
+extension SQLiteReports {
     // MARK: Single writes
 
     /// Validates and stores new reports in one transaction, all or none; returns them as

@@ -12,11 +12,11 @@ public struct ImportOptions: Sendable {
     /// An import into a table with fewer reports than this is a bulk load, which rebuilds
     /// the indexes whole; into a larger table, rows are indexed one by one.
     public var bulkBelow = 100_000
-    /// Whether ``ImportSummary/ids`` lists the ids stored (for ``ReportStore/insert(_:now:)``,
+    /// Whether ``ImportSummary/ids`` lists the ids stored (for ``SQLiteReports/insert(_:now:)``,
     /// which returns the reports; a large import has no use for a million ids in memory).
     var keepsIDs = false
     /// Whether the database is a new file that no other connection uses
-    /// (``ReportStore/create(path:reference:options:now:next:progress:)``): a bulk load then
+    /// (``SQLiteReports/create(path:reference:options:now:next:progress:)``): a bulk load then
     /// keeps its rollback journal in memory and writes each page once, straight to the file,
     /// instead of to the write-ahead log and again at the checkpoint.
     var intoNewFile = false
@@ -61,7 +61,7 @@ public struct ImportSummary: Sendable {
     public init() {}
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// Imports records in one transaction: all of them, or, when any is invalid and
     /// `skipInvalid` is off, none (``RecordsRejected`` then lists the issues; every
     /// record is still read and checked, so one run reports all of them).
@@ -106,7 +106,7 @@ extension ReportStore {
             defer {
                 if bulk {
                     try? db.execute(sql: """
-                        PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(ReportStore.cacheSize); PRAGMA threads = 0
+                        PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(SQLiteReports.cacheSize); PRAGMA threads = 0
                         """)
                     if options.intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
                 }
@@ -257,7 +257,7 @@ extension ReportStore {
     }
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// Creates a new database at `path` holding the records read from `next`, as one bulk
     /// load (see ``importRecords(options:now:next:progress:)`` for the rules and the summary).
     ///
@@ -282,7 +282,7 @@ extension ReportStore {
         do {
             var options = options
             options.intoNewFile = true
-            let store = try ReportStore(path: partial, reference: reference)
+            let store = try SQLiteReports(path: partial, reference: reference)
             store.pool.releaseMemory()  // closes the reader that loaded the reference data
             let summary = try store.importRecords(options: options, now: now, next: next, progress: progress)
             try store.pool.close()

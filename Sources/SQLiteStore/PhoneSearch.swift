@@ -19,7 +19,7 @@ import ReportModel
 ///   and confirms each candidate against its row: 30% faster for 7 digits.
 /// - 1–2 digits (too short for trigrams): a walk of the reports newest first through
 ///   the `report_recent` index, which holds the phones, checking each.
-extension ReportStore {
+extension SQLiteReports {
     /// The reports whose phones or id contain the digits of `text`, exact id first, then newest.
     public func search(_ text: String, limit: Int) throws -> [Report] {
         let digits = try Self.searchDigits(text)

@@ -7,7 +7,7 @@ import ReportModel
 /// parameters only) along the id index: a scan of the table from the cursor, cheap per
 /// row, that suits exports (which read everything anyway, a page at a time, each page in
 /// its own short transaction) and filtered listings.
-extension ReportStore {
+extension SQLiteReports {
     /// Up to `limit` matching reports with ids above `after`, in id order.
     ///
     /// A box that holds few reports is read through the R*Tree: its ids, then the matching

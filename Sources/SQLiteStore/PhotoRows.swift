@@ -12,7 +12,7 @@ extension WriteTransaction {
     public func addPhoto(
         to id: Int64, sha256: String, width: Int, height: Int, bytes: Int, author: Author, now: Date
     ) throws -> (photo: PhotoRow, added: Bool) {
-        let photos = try ReportStore.photos(db, of: id)
+        let photos = try SQLiteReports.photos(db, of: id)
         if let existing = photos.first(where: { $0.sha256 == sha256 }) { return (existing, false) }
         guard photos.count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
         try db.execute(
@@ -27,12 +27,12 @@ extension WriteTransaction {
 
     /// Throws ``PhotoLimitReached`` when report `id` has as many photos as it may.
     public func ensurePhotoRoom(on id: Int64) throws {
-        guard try ReportStore.photos(db, of: id).count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
+        guard try SQLiteReports.photos(db, of: id).count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
     }
 
     /// Removes photo `photoID` of report `id`; its file stays while another row names it.
     public func removePhoto(_ photoID: Int64, of id: Int64, now: Date) throws -> PhotoRow {
-        guard let photo = try ReportStore.photos(db, of: id).first(where: { $0.id == photoID }) else { throw PhotoNotFound(reportID: id, photoID: photoID) }
+        guard let photo = try SQLiteReports.photos(db, of: id).first(where: { $0.id == photoID }) else { throw PhotoNotFound(reportID: id, photoID: photoID) }
         try db.execute(sql: "DELETE FROM report_photo WHERE id = ?", arguments: [photoID])
         try touch(id, .photoRemoved, now: now)
         return photo
@@ -48,7 +48,7 @@ extension WriteTransaction {
     }
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// Report `id`'s photos in the order they were added.
     public func photos(of id: Int64) throws -> [PhotoRow] {
         try pool.read { db in try Self.photos(db, of: id) }

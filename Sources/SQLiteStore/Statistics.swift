@@ -3,7 +3,7 @@ import Geometry
 import GRDB
 import ReportModel
 
-extension ReportStore {
+extension SQLiteReports {
     /// Counts of the stored reports; see ``StoreStatistics``.
     public func statistics() throws -> StoreStatistics {
         try pool.read { db in
@@ -30,7 +30,7 @@ extension ReportStore {
     }
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// The creation times of the oldest and the newest report (nil when there are none):
     /// two steps along the `created_at` index, not a scan.
     public func createdRange() throws -> ClosedRange<Date>? {

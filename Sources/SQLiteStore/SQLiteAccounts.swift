@@ -12,7 +12,7 @@ import StorePorts
 public struct SQLiteAccounts: AccountStorage {
     let pool: DatabasePool
 
-    public init(_ store: ReportStore) { pool = store.pool }
+    public init(_ store: SQLiteReports) { pool = store.pool }
 
     // MARK: Accounts
 

@@ -2,10 +2,10 @@ import Foundation
 import GRDB
 import Geometry
 import ReportModel
-@testable import ReportStore
+@testable import SQLiteStore
 import TestSupport
 
-extension ReportStore {
+extension SQLiteReports {
     /// Imports drafts as one batch, the way the CLI does.
     @discardableResult
     func importDrafts(_ drafts: [ReportDraft], options: ImportOptions = ImportOptions()) throws -> ImportSummary {

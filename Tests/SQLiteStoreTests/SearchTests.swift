@@ -2,7 +2,7 @@ import Foundation
 import Generator
 import Geometry
 import ReportModel
-@testable import ReportStore
+@testable import SQLiteStore
 import Testing
 import TestSupport
 

@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 import ReportModel
 
-extension ReportStore {
+extension SQLiteReports {
     /// What a map index needs of every report (id, position, status number, creation time
     /// in ms), made into the caller's type by `make`, in the table's order (by place). One
     /// pass of the table with SQLite's column API: the start-up load of the cluster index.
@@ -60,7 +60,7 @@ extension Report {
     public var createdMilliseconds: Int64 { ReportRow.milliseconds(createdAt) }
 }
 
-extension ReportStore {
+extension SQLiteReports {
     static let tallyColumns = "id, phones, district, object_type, status, created_at"
 
     /// Every report's map marker (made by `make`, as ``markers(_:)`` makes them) and tally
@@ -108,10 +108,10 @@ extension WriteTransaction {
     /// The tally markers of those of these reports that are public, as this transaction sees them.
     public func tallyMarkers(ids: some Collection<Int64>) throws -> [TallyMarker] {
         guard !ids.isEmpty else { return [] }
-        let statement = try db.cachedStatement(sql: "SELECT \(ReportStore.tallyColumns) FROM report WHERE id IN (SELECT value FROM json_each(?))")
-        try statement.setArguments([ReportStore.jsonList(ids)])
+        let statement = try db.cachedStatement(sql: "SELECT \(SQLiteReports.tallyColumns) FROM report WHERE id IN (SELECT value FROM json_each(?))")
+        try statement.setArguments([SQLiteReports.jsonList(ids)])
         var result: [TallyMarker] = []
-        try ReportStore.forEachTallyMarker(db, statement, reference) { result.append($0) }
+        try SQLiteReports.forEachTallyMarker(db, statement, reference) { result.append($0) }
         return result
     }
 }

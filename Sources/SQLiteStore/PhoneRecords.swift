@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import ReportModel
 
-extension ReportStore {
+extension SQLiteReports {
     /// The record of a normalized number, or nil when no report carries it and nobody
     /// ever changed its status.
     public func phoneRecord(_ number: String) throws -> PhoneRecord? {
@@ -138,7 +138,7 @@ extension ReportStore {
 extension WriteTransaction {
     /// A number's status now (`unverified` without a record).
     public func phoneStatus(_ number: String) throws -> PhoneStatus {
-        try ReportStore.phoneStatuses(db, [number])[number] ?? .unverified
+        try SQLiteReports.phoneStatuses(db, [number])[number] ?? .unverified
     }
 
     /// Whether any report, public or hidden, carries the number, or it has a record.
@@ -188,7 +188,7 @@ extension WriteTransaction {
 
     /// Which of these numbers are blocked now.
     public func blockedNumbers(among numbers: some Collection<String>) throws -> Set<String> {
-        Set(try ReportStore.phoneStatuses(db, numbers).filter { $0.value == .blocked }.keys)
+        Set(try SQLiteReports.phoneStatuses(db, numbers).filter { $0.value == .blocked }.keys)
     }
 
     /// Moves a report to `status` as the consequence of a phone's change (a block or an
@@ -213,12 +213,12 @@ extension WriteTransaction {
                 WHERE m.report_id IN (SELECT value FROM json_each(?))
                   AND m.history_seq = (SELECT max(h.seq) FROM report_history h WHERE h.report_id = m.report_id AND h.action = 'transition')
                 """,
-            arguments: [ReportStore.jsonList(ids)]))
+            arguments: [SQLiteReports.jsonList(ids)]))
     }
 
     /// Forgets what blocks moved of these reports.
     public func forgetBlockMoves(_ ids: [Int64]) throws {
         guard !ids.isEmpty else { return }
-        try db.execute(sql: "DELETE FROM phone_block_move WHERE report_id IN (SELECT value FROM json_each(?))", arguments: [ReportStore.jsonList(ids)])
+        try db.execute(sql: "DELETE FROM phone_block_move WHERE report_id IN (SELECT value FROM json_each(?))", arguments: [SQLiteReports.jsonList(ids)])
     }
 }

@@ -4,7 +4,7 @@ import GRDB
 import GRDBSQLite
 import ReportModel
 
-extension ReportStore {
+extension SQLiteReports {
     /// Up to `limit` change rows after `seq`, oldest first, with the last sequence number
     /// and the retention mark as of the same read.
     public func changes(after seq: Int64, limit: Int) throws -> ChangeRows {
@@ -124,23 +124,23 @@ extension WriteTransaction {
     /// Up to `limit` change rows after `seq`, oldest first, as this transaction sees them
     /// (what other processes committed included).
     public func changes(after seq: Int64, limit: Int) throws -> [ChangeRow] {
-        try ReportStore.changeRows(db, after: seq, limit: limit)
+        try SQLiteReports.changeRows(db, after: seq, limit: limit)
     }
 
     /// Changes up to this sequence number have been forgotten (0: none).
     public func prunedThrough() throws -> Int64 {
-        try ReportStore.prunedThrough(db)
+        try SQLiteReports.prunedThrough(db)
     }
 
     /// The markers of those of these reports that are on the map (hidden and deleted ones
-    /// are not), made by `make` as ``ReportStore/markers(_:)`` makes them.
+    /// are not), made by `make` as ``SQLiteReports/markers(_:)`` makes them.
     public func markers<Marker>(ids: some Collection<Int64>, _ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker) throws -> [Marker] {
         guard !ids.isEmpty else { return [] }
         let statement = try db.cachedStatement(
             sql: "SELECT id, longitude, latitude, status, created_at FROM report WHERE id IN (SELECT value FROM json_each(?))")
-        try statement.setArguments([ReportStore.jsonList(ids)])
+        try statement.setArguments([SQLiteReports.jsonList(ids)])
         var result: [Marker] = []
-        try ReportStore.forEachMarker(db, statement, reference) { result.append(make($0, $1, $2, $3)) }
+        try SQLiteReports.forEachMarker(db, statement, reference) { result.append(make($0, $1, $2, $3)) }
         return result
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-extension ReportStore {
+extension SQLiteReports {
     /// What a database file holds, as a backup records it and a restore checks it.
     public struct FileSummary: Codable, Sendable, Equatable {
         public var reports: Int
@@ -52,7 +52,7 @@ extension ReportStore {
     }
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// The last call before the process ends: stops the background checkpoints, copies
     /// every committed page from the write-ahead log into the database file and empties
     /// the log, so that the file alone holds everything. False if a reader still in a

@@ -16,7 +16,7 @@ import ReportModel
 /// (``CellCover/keyRanges(_:)``), read in one pass each, every row checked against the
 /// box's exact edges. Only the rows of the cells along the rim can fall outside, and
 /// those are passed over before they are decoded.
-extension ReportStore {
+extension SQLiteReports {
     /// Every report in the box, in storage order (by zoom-16 cell, then id).
     public func reports(in box: BoundingBox) throws -> [Report] {
         try pool.read { db in try Self.scan(db, in: box) }

@@ -3,7 +3,7 @@ import GRDB
 import Generator
 import Geometry
 import ReportModel
-@testable import ReportStore
+@testable import SQLiteStore
 import Testing
 import TestSupport
 
@@ -71,7 +71,7 @@ struct BoxQueryTests {
         for box in [BoundingBox.world, try BoundingBox(west: 170, south: -60, east: -100, north: 60)] {
             let stored = all.filter { box.contains($0.coordinate) }
                 .sorted { ReportRow.key($0.coordinate, id: $0.id) < ReportRow.key($1.coordinate, id: $1.id) }
-            #expect(try fixture.store.pool.read { try ReportStore.scan($0, in: box, batchSize: batchSize) } == stored)
+            #expect(try fixture.store.pool.read { try SQLiteReports.scan($0, in: box, batchSize: batchSize) } == stored)
         }
     }
 
@@ -197,7 +197,7 @@ struct CellCoverTests {
 @Suite("The packed R*Tree")
 struct PackedRTreeTests {
     /// Every report's leaf, by storage key.
-    static func leaves(_ store: ReportStore) throws -> [Int64: Int64] {
+    static func leaves(_ store: SQLiteReports) throws -> [Int64: Int64] {
         try store.pool.read { db in
             Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT rowid, nodeno FROM report_rtree_rowid").map { ($0[0], $0[1]) })
         }

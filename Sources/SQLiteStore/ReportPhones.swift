@@ -38,7 +38,7 @@ enum ReportPhones {
         """
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// The newest `limit` reports that carry the normalized number `phone`.
     public func holders(of phone: String, limit: Int) throws -> [PhoneHolder] {
         try pool.read { db in

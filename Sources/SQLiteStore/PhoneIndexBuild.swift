@@ -13,7 +13,7 @@ import GRDBSQLite
 /// instead of seconds of tokenizing on the critical path.
 ///
 /// Only for a database that no other connection has opened
-/// (``ReportStore/create(path:reference:options:now:next:progress:)``), whose connection
+/// (``SQLiteReports/create(path:reference:options:now:next:progress:)``), whose connection
 /// is closed after the import: an FTS5 table keeps its structure record cached per
 /// connection, so a connection that later wrote through `report_search` itself would not
 /// see that its pages were replaced underneath it.

@@ -4,7 +4,7 @@ import GRDB
 import GRDBSQLite
 import ReportModel
 
-/// The rows of writes, inside one transaction the caller owns (``ReportStore/commit(_:)``):
+/// The rows of writes, inside one transaction the caller owns (``SQLiteReports/commit(_:)``):
 /// a report's row, its history row and its change row go in together or not at all.
 ///
 /// Every recorded write moves `updated_at` forward by at least a millisecond, so that it
@@ -62,7 +62,7 @@ public struct WriteTransaction {
 
     /// A hidden report, or nil.
     public func hidden(_ id: Int64) throws -> HiddenReport? {
-        try ReportStore.hidden(db, id: id)
+        try SQLiteReports.hidden(db, id: id)
     }
 
     /// The account that filed report `id`, when a person did.
@@ -182,7 +182,7 @@ public struct WriteTransaction {
 
     /// The answer stored for a caller's key, if any.
     public func storedAnswer(caller: String, key: String) throws -> StoredAnswer? {
-        try ReportStore.storedAnswer(db, caller: caller, key: key)
+        try SQLiteReports.storedAnswer(db, caller: caller, key: key)
     }
 
     /// Keeps the answer to a caller's key.
@@ -210,7 +210,7 @@ extension FieldChange {
     }
 }
 
-extension ReportStore {
+extension SQLiteReports {
     /// Runs the writes in one transaction, committed once (one sync for all), and returns
     /// each one's outcome in order. A write that throws before it has changed a row (a
     /// refused transition, a stale version) simply fails. One that throws after changing

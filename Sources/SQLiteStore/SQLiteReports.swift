@@ -31,11 +31,11 @@ import Synchronization
 /// - **Writes are transactions**: a batch that fails leaves nothing behind.
 ///
 /// ```swift
-/// let store = try ReportStore(path: "var/posterwatch.sqlite")
+/// let store = try SQLiteReports(path: "var/posterwatch.sqlite")
 /// let inView = try store.reports(in: BoundingBox(parsing: "30.50,50.44,30.54,50.46"))
 /// let hits = try store.search("067 12", limit: 50)
 /// ```
-public final class ReportStore: Sendable {
+public final class SQLiteReports: Sendable {
     /// The connection pool: one writer, several concurrent readers (WAL).
     public let pool: DatabasePool
     /// The vocabularies reports are checked against, as stored in this database.
@@ -57,7 +57,7 @@ public final class ReportStore: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: """
                 PRAGMA synchronous = NORMAL;
-                PRAGMA cache_size = \(ReportStore.cacheSize);
+                PRAGMA cache_size = \(SQLiteReports.cacheSize);
                 PRAGMA temp_store = MEMORY;
                 PRAGMA mmap_size = 1073741824;
                 PRAGMA journal_size_limit = \(Checkpointer.restartPages * 4096);
