@@ -70,7 +70,7 @@ let package = Package(
 
         .target(name: "Geometry"),
         .target(name: "Offloading"),
-        .target(name: "StorePorts", dependencies: ["ReportModel"]),
+        .target(name: "StorePorts", dependencies: ["Geometry", "ReportModel"]),
         .target(name: "ReportModel", dependencies: ["Geometry"], resources: [.embedInCode("reference")]),
         .target(
             name: "SQLiteStore",
@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "ReportService",
             dependencies: [
-                "Clustering", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "SQLiteStore", .product(name: "Crypto", package: "swift-crypto"),
+                "Clustering", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "StorePorts", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "Accounts",
@@ -95,7 +95,7 @@ let package = Package(
         .target(name: "Interchange", dependencies: ["Clustering", "Geometry", "ReportModel"]),
         .target(name: "Tiles", dependencies: ["Clustering", "Geometry", "CPNG"]),
         .target(
-            name: "ChangeFeed", dependencies: ["Interchange", "ReportModel", "SQLiteStore", .product(name: "NIOCore", package: "swift-nio")]),
+            name: "ChangeFeed", dependencies: ["Interchange", "Offloading", "ReportModel", "StorePorts", .product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "Webhooks",
             dependencies: [
@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Offloading", "Geometry", "Interchange", "ReportModel", "ReportService", "SQLiteStore", "Reprojection",
+                "Accounts", "ChangeFeed", "Clustering", "CZlib", "Offloading", "Geometry", "Interchange", "ReportModel", "ReportService", "StorePorts", "Reprojection",
                 "Photos", "Tiles", "Webhooks", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -140,7 +140,7 @@ let package = Package(
             path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
-        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Generator", "TestSupport"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "StorePorts", "Generator", "TestSupport"]),
         .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(

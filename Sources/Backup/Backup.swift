@@ -35,11 +35,13 @@ public enum Backup {
         }
     }
 
-    /// Takes a backup of `store` (and of the pictures in `photos`) into `folder`, which
-    /// must be absent or empty. `progress` hears the database's pages copied of all.
+    /// Takes a backup of the SQLite database at `path`, served or not (and of the pictures
+    /// in `photos`), into `folder`, which must be absent or empty. `progress` hears the
+    /// database's pages copied of all.
     public static func take(
-        of store: SQLiteReports, photos: PhotoFiles, into folder: URL, progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }
+        ofDatabaseAt path: String, photos: PhotoFiles, into folder: URL, progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }
     ) throws -> Manifest {
+        let store = try SQLiteReports(path: path)
         let files = FileManager.default
         if files.fileExists(atPath: folder.path) {
             guard try files.contentsOfDirectory(atPath: folder.path).isEmpty else {
@@ -93,6 +95,8 @@ public enum Backup {
         try files.copyItem(at: folder.appendingPathComponent(databaseName), to: partial)
         try Durable.sync(partial)
         try Durable.rename(partial, to: target)
+        // Opening it brings a backup of an earlier release to this one's schema.
+        _ = try SQLiteReports(path: path)
         return (manifest, movedAside)
     }
 

@@ -72,7 +72,7 @@ struct Bench: AsyncParsableCommand {
         var report = Report(command: "make bench (posterwatch-bench --count \(count))")
         let reference = try ReferenceData.bundled()
         if onlyPhotos {
-            try measurePhotos(&report)
+            try await measurePhotos(&report)
             print(report.markdown(machine: machineDescription(), dataset: "a generated 4000×3000 JPEG"))
             return
         }
@@ -107,7 +107,7 @@ struct Bench: AsyncParsableCommand {
             return
         }
         if onlyClustering {
-            try measureClustering(nil, reference: reference, &report)
+            try await measureClustering(nil, reference: reference, &report)
             print(report.markdown(machine: machineDescription(), dataset: "\(fmt(count)) generated `kyiv` (seed 42) and `world` (seed 43) reports"))
             return
         }
@@ -115,20 +115,20 @@ struct Bench: AsyncParsableCommand {
         // Data.
         let dataPath = "\(work)/kyiv-\(count)-seed42.geojsonl"
         if !FileManager.default.fileExists(atPath: dataPath) {
-            let seconds = try time { try generate(to: dataPath, reference: reference) }
+            let seconds = try await time { try generate(to: dataPath, reference: reference) }
             report.note("generated \(count) kyiv reports (seed 42) in \(f2(seconds)) s")
         }
 
         // Import.
         let dbPath = "\(work)/bench.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: dbPath + suffix) }
-        let readSeconds = try time {
+        let readSeconds = try await time {
             var reader = try ReportReader(url: URL(fileURLWithPath: dataPath))
             while try reader.next() != nil {}
         }
         // As `posterwatch import` into a new database: built aside and moved into place.
         var summary = ImportSummary()
-        let importSeconds = try time {
+        let importSeconds = try await time {
             let batches = try ReportReader(url: URL(fileURLWithPath: dataPath)).readingAhead()
             summary = try SQLiteReports.create(path: dbPath, next: { try batches.next()?.records })
         }
@@ -143,20 +143,20 @@ struct Bench: AsyncParsableCommand {
         report.row(["commit (pages written once: a new database is built aside, then renamed)", f2(summary.commitSeconds), fmt(Int(Double(count) / summary.commitSeconds))])
         report.row(["**total, end to end**", "**\(f2(importSeconds))**", "**\(fmt(Int(Double(count) / importSeconds)))**"])
         report.goal("import ≥ 100,000 reports/s", "\(fmt(Int(Double(count) / importSeconds)))/s", Double(count) / importSeconds >= 100_000)
-        let check = try time {
+        let check = try await time {
             let verdict = try store.pool.read { db in try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") }
             precondition(verdict == "ok", "rtreecheck: \(verdict ?? "nil")")
         }
         report.note("`rtreecheck('report_rtree')` on the packed tree: ok (\(f2(check)) s)")
 
-        try measureViewports(store, &report)
+        try await measureViewports(store, &report)
         if !onlyImportAndBoxes {
-            try measureSearch(store, &report)
+            try await measureSearch(store, &report)
             try await measureServed(store, http: true, tiles: true, &report)
             try await measureWrites(store, &report)
             try await measurePhones(store, &report)
-            try measurePhotos(&report)
-            try measureClustering(store, reference: reference, &report)
+            try await measurePhotos(&report)
+            try await measureClustering(store, reference: reference, &report)
         }
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \
@@ -188,7 +188,7 @@ struct Bench: AsyncParsableCommand {
     }
 
     /// 1280×800 viewports around the centre of Kyiv, jittered by up to a tenth of their size.
-    func measureViewports(_ store: SQLiteReports, _ report: inout Report) throws {
+    func measureViewports(_ store: SQLiteReports, _ report: inout Report) async throws {
         report.section(
             "Box queries: 1280×800 px viewports around the centre of Kyiv (p50 / p99, ms)",
             header: ["zoom", "reports in view (mean)", "first page of 100", "all reports", "full-table scan", "all vs scan"])
@@ -200,10 +200,10 @@ struct Bench: AsyncParsableCommand {
                 return try! BoundingBox(west: base.west + dx, south: base.south + dy, east: base.east + dx, north: base.north + dy)
             }
             var counts = 0
-            let page = try samples(boxes) { _ = try store.page(in: $0, limit: 100) }
-            let all = try samples(boxes) { counts += try store.reports(in: $0).count }
+            let page = try await samples(boxes) { _ = try store.page(in: $0, limit: 100) }
+            let all = try await samples(boxes) { counts += try store.reports(in: $0).count }
             let scanBoxes = Array(boxes.prefix(max(5, repeats / 20)))
-            let scan = try samples(scanBoxes) { box in
+            let scan = try await samples(scanBoxes) { box in
                 try store.pool.read { db in
                     let rows = try Row.fetchCursor(db, sql: """
                         SELECT id, longitude, latitude, address, city, district, object_type, balance_holder, violator, phones,
@@ -220,7 +220,7 @@ struct Bench: AsyncParsableCommand {
     }
 
     /// Fragments of stored phone numbers, from the subscriber digits (after 380).
-    func measureSearch(_ store: SQLiteReports, _ report: inout Report) throws {
+    func measureSearch(_ store: SQLiteReports, _ report: inout Report) async throws {
         report.section(
             "Phone search: fragments of stored numbers (p50 / p99, ms)",
             header: ["digits", "matches (mean)", "first 50 (exact id, then newest)", "full count", "`LIKE '%…%'` scan", "first 50 vs scan"])
@@ -235,9 +235,9 @@ struct Bench: AsyncParsableCommand {
                 fragments.append(String(Array(phone)[start..<(start + length)]))
             }
             var matches = 0
-            let first = try samples(fragments) { _ = try store.search($0, limit: 50) }
-            let countSamples = try samples(fragments) { matches += try store.searchCount($0) }
-            let scan = try samples(Array(fragments.prefix(max(5, repeats / 20)))) { q in
+            let first = try await samples(fragments) { _ = try store.search($0, limit: 50) }
+            let countSamples = try await samples(fragments) { matches += try store.searchCount($0) }
+            let scan = try await samples(Array(fragments.prefix(max(5, repeats / 20)))) { q in
                 _ = try store.pool.read { db in
                     try Int.fetchOne(db, sql: "SELECT count(*) FROM report WHERE phones LIKE ?", arguments: ["%\(q)%"])
                 }
@@ -263,20 +263,20 @@ struct Samples {
     }
 }
 
-func samples<T>(_ inputs: [T], _ body: (T) throws -> Void) throws -> Samples {
-    if let first = inputs.first { try body(first) }  // warm the caches
+func samples<T>(_ inputs: [T], _ body: (T) async throws -> Void) async throws -> Samples {
+    if let first = inputs.first { try await body(first) }  // warm the caches
     var ms: [Double] = []
     for input in inputs {
         let start = DispatchTime.now().uptimeNanoseconds
-        try body(input)
+        try await body(input)
         ms.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
     }
     return Samples(milliseconds: ms)
 }
 
-func time(_ body: () throws -> Void) throws -> Double {
+func time(_ body: () async throws -> Void) async throws -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
-    try body()
+    try await body()
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 

@@ -11,14 +11,14 @@ import SQLiteStore
 extension Bench {
     /// `store`: the imported kyiv reports (read as the service reads them at start-up);
     /// without it the same reports come from the generator.
-    func measureClustering(_ store: SQLiteReports?, reference: ReferenceData, _ report: inout Report) throws {
+    func measureClustering(_ store: SQLiteReports?, reference: ReferenceData, _ report: inout Report) async throws {
         func generated(_ distribution: Distribution, seed: UInt64) -> [ClusterEntry] {
             ReportGenerator(count: count, seed: seed, distribution: distribution, reference: reference).map { ClusterEntry($0, reference: reference)! }
         }
         var kyiv: [ClusterEntry]
         if let store {
             var markers: [ClusterEntry] = []
-            let loadSeconds = try time { markers = try store.markers(ClusterEntry.init) }
+            let loadSeconds = try await time { markers = try store.markers(ClusterEntry.init) }
             report.note("Cluster index start-up: reading the \(fmt(markers.count)) markers (id, position, status, time) from SQLite took \(f2(loadSeconds)) s.")
             kyiv = markers
         } else {
@@ -37,7 +37,7 @@ extension Bench {
             var builds: [Double] = []
             for _ in 0..<3 {
                 index = nil
-                builds.append(try time { index = try ClusterIndex(statusCount: statusCount, entries: entries) })
+                await builds.append(try time { index = try ClusterIndex(statusCount: statusCount, entries: entries) })
             }
             let build = builds.sorted()[1]
             let perReport = Double(index.memoryBytes) / Double(entries.count)
@@ -46,11 +46,11 @@ extension Bench {
             let picks = (0..<2_000).map { _ in entries[rng.below(entries.count)] }
             var deletes: [Double] = [], inserts: [Double] = [], moves: [Double] = []
             for (k, e) in picks.enumerated() {
-                deletes.append(try time { index.remove(id: e.id) } * 1e3)
-                inserts.append(try time { try index.upsert(e) } * 1e3)
+                await deletes.append(try time { index.remove(id: e.id) } * 1e3)
+                await inserts.append(try time { try index.upsert(e) } * 1e3)
                 var moved = e
                 moved.coordinate = picks[(k + 1) % picks.count].coordinate
-                moves.append(try time { try index.upsert(moved) } * 1e3)
+                await moves.append(try time { try index.upsert(moved) } * 1e3)
                 try index.upsert(e)
             }
             let ins = Samples(milliseconds: inserts), del = Samples(milliseconds: deletes), mov = Samples(milliseconds: moves)
@@ -62,7 +62,7 @@ extension Bench {
             indexes.append((name, index, entries))
         }
 
-        try measureLeafCapacity(kyiv, statusCount: statusCount, &report)
+        try await measureLeafCapacity(kyiv, statusCount: statusCount, &report)
 
         report.section(
             "Clustering: `clusters()` for 1280×800 px viewports (p50 / p99, ms)",
@@ -77,9 +77,9 @@ extension Bench {
                         center: Coordinate(longitude: 360 * rng.unit() - 180, latitude: 140 * rng.unit() - 70), zoom: Double(zoom), width: 1280, height: 800)
                 }
                 var items = 0
-                let all = try samples(boxes) { items += try index.clusters(in: $0, zoom: zoom).count }
-                let openOnly = try samples(boxes) { _ = try index.clusters(in: $0, zoom: zoom, filter: open) }
-                let lastDays = try samples(Array(boxes.prefix(max(5, repeats / 4)))) { _ = try index.clusters(in: $0, zoom: zoom, filter: recent) }
+                let all = try await samples(boxes) { items += try index.clusters(in: $0, zoom: zoom).count }
+                let openOnly = try await samples(boxes) { _ = try index.clusters(in: $0, zoom: zoom, filter: open) }
+                let lastDays = try await samples(Array(boxes.prefix(max(5, repeats / 4)))) { _ = try index.clusters(in: $0, zoom: zoom, filter: recent) }
                 report.row([name, "\(zoom)", fmt(items / boxes.count), all.text, openOnly.text, lastDays.text])
                 report.goal("clusters(), \(name), z\(zoom) viewport: p50 ≤ 0.3 ms", "\(f3(all.p50)) ms", all.p50 <= 0.3)
             }
@@ -107,16 +107,16 @@ extension Bench {
     }
 
     /// The leaf capacity against memory and query time, in one run.
-    func measureLeafCapacity(_ entries: [ClusterEntry], statusCount: Int, _ report: inout Report) throws {
+    func measureLeafCapacity(_ entries: [ClusterEntry], statusCount: Int, _ report: inout Report) async throws {
         report.section(
             "Clustering: leaf capacity (kyiv; the default is 64)",
             header: ["leaf capacity", "build (s)", "bytes per report", "z10 p50 (ms)", "z14 p50 (ms)", "z16 p50 (ms)"])
         for capacity in [16, 32, 64, 128] {
             var index: ClusterIndex!
-            let build = try time { index = try ClusterIndex(statusCount: statusCount, entries: entries, leafCapacity: capacity) }
+            let build = try await time { index = try ClusterIndex(statusCount: statusCount, entries: entries, leafCapacity: capacity) }
             var cells: [String] = []
             for zoom in [10, 14, 16] {
-                cells.append(f3(try samples(kyivViewports(zoom: zoom, seed: 17)) { _ = try index.clusters(in: $0, zoom: zoom) }.p50))
+                await cells.append(f3(try samples(kyivViewports(zoom: zoom, seed: 17)) { _ = try index.clusters(in: $0, zoom: zoom) }.p50))
             }
             report.row(["\(capacity)", f2(build), f1(Double(index.memoryBytes) / Double(entries.count))] + cells)
         }

@@ -1,4 +1,6 @@
 import Accounts
+import ChangeFeed
+import Webhooks
 import CMalloc
 import Foundation
 import Generator
@@ -16,13 +18,13 @@ extension Bench {
     /// The sections measured against the real server (one index, one server): the API
     /// under load and the export, and the tiles.
     func measureServed(_ store: SQLiteReports, http: Bool, tiles: Bool, _ report: inout Report) async throws {
-        let service = try ReportService(store: store)
+        let service = try await ReportService(storage: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
-        let (port, server) = try await startServer(service, accounts: accounts)
+        let (port, server) = try await startServer(service, accounts: accounts, store: store)
         defer { server.cancel() }
         if http {
-            try measureLoad(service, port: port, &report)
-            try measureMixedLoad(service, port: port, &report)
+            try await measureLoad(service, store: store, port: port, &report)
+            try await measureMixedLoad(service, port: port, &report)
             try await measureAuth(accounts, store: store, port: port, &report)
             try await measureExport(store, port: port, &report)
         }
@@ -30,8 +32,7 @@ extension Bench {
     }
 
     /// wrk with 64 connections for 10 s per row, each row cycling through `repeats` requests.
-    func measureLoad(_ service: ReportService, port: Int, _ report: inout Report) throws {
-        let store = service.store
+    func measureLoad(_ service: ReportService, store: SQLiteReports, port: Int, _ report: inout Report) async throws {
         report.section(
             "HTTP under load: wrk, 2 threads, 64 connections, 10 s per row, on loopback (server and wrk share the 2 cores)",
             header: ["requests", "requests/s", "p50 (ms)", "p99 (ms)"])
@@ -50,7 +51,7 @@ extension Bench {
             ("`/v1/reports`, first page of 100, z14 viewports", kyivViewports(zoom: 14, seed: 33).map { "/v1/reports?bbox=\(box($0))&limit=100" }),
             ("`/v1/search`, 4-digit fragments, first 50", fragments.map { "/v1/search?q=\($0)" }),
         ]
-        let answers = try measureAnswers(service, zoom: 14, seed: 32)
+        let answers = try await measureAnswers(service, zoom: 14, seed: 32)
         for (label, paths) in rows {
             let result = try wrk(port: port, paths: paths)
             report.row([label, fmt(Int(result.rate)), f2(result.p50), f2(result.p99)])
@@ -66,7 +67,7 @@ extension Bench {
     /// A mix of 50 URLs (clusters at z10 and z14, report pages, searches, tiles) under wrk,
     /// with one export of a small box in it and, alternately, without it: an export must
     /// cost what its box holds, not hold the rest of the mix back.
-    func measureMixedLoad(_ service: ReportService, port: Int, _ report: inout Report) throws {
+    func measureMixedLoad(_ service: ReportService, port: Int, _ report: inout Report) async throws {
         func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
         var rng = SplitMix64(state: 51)
         var mix = kyivViewports(zoom: 14, seed: 52).prefix(16).map { "/v1/clusters?bbox=\(box($0))&zoom=14" }
@@ -76,7 +77,7 @@ extension Bench {
         mix += (0..<6).map { i in "/v1/tiles/12/\(2_394 + i % 3)/\(1_384 + i / 3).png" }
         let small = try BoundingBox(west: 30.5150, south: 50.4450, east: 30.5165, north: 50.4460)
         let exportURL = "/v1/export?bbox=\(box(small))"
-        let inBox = try service.count(ReportFilter(box: small))
+        let inBox = try await service.count(ReportFilter(box: small))
         report.section(
             "HTTP, a mixed load of 50 URLs (16 z14 and 10 z10 cluster viewports, 10 report pages, 7 searches, 6 z12 tiles, and the 50th), wrk as above, alternated",
             header: ["the 50th URL", "requests/s", "p50 (ms)", "p99 (ms)"])
@@ -94,10 +95,10 @@ extension Bench {
     /// The work of one `/v1/clusters` answer without the HTTP around it, for the viewports
     /// of a wrk row: the index's clusters, the lone reports read from the store and the
     /// GeoJSON body, one at a time. A sentence for the report (also shown at once).
-    func measureAnswers(_ service: ReportService, zoom: Int, seed: UInt64) throws -> String {
+    func measureAnswers(_ service: ReportService, zoom: Int, seed: UInt64) async throws -> String {
         var bytes = 0, answers = 0
-        let times = try samples(kyivViewports(zoom: zoom, seed: seed)) { box in
-            let answer = try service.clusters(in: box, zoom: zoom)
+        let times = try await samples(kyivViewports(zoom: zoom, seed: seed)) { box in
+            let answer = try await service.clusters(in: box, zoom: zoom)
             bytes += ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes).count
             answers += 1
         }
@@ -111,14 +112,15 @@ extension Bench {
     /// cancel the task to stop it. Without rate limits: the bench is one client that files
     /// thousands of reports a second (the limits' own cost, a lookup per write, stays).
     func startServer(
-        _ service: ReportService, accounts: AccountService, configure: (inout ServerConfiguration) -> Void = { _ in }
+        _ service: ReportService, accounts: AccountService, store: SQLiteReports, configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> (port: Int, task: Task<Void, any Error>) {
         let port = 18_000 + Int.random(in: 0..<6_000)
         var configuration = ServerConfiguration(port: port, logLevel: .warning)
         configuration.rateLimits = .none
         configuration.photosDirectory = "\(work)/photos"
         configure(&configuration)
-        let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
+        let backend = Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: SQLiteWebhooks(store)), feed: ChangeFeed(storage: store))
+        let app = makeApplication(backend, configuration: configuration)
         let server = Task { try await app.runService() }
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {
             try await Task.sleep(for: .milliseconds(100))
@@ -215,7 +217,7 @@ extension Bench {
                 return peak
             }
             var result = (status: Int32(0), bytes: 0)
-            let seconds = try time { result = try curl("http://127.0.0.1:\(port)/v1/export?\(query)") }
+            let seconds = try await time { result = try curl("http://127.0.0.1:\(port)/v1/export?\(query)") }
             sampler.cancel()
             let peak = max(await sampler.value, residentMB())
             precondition(result.status == 0, "curl failed on \(query)")

@@ -14,9 +14,9 @@ extension Bench {
     func measurePhones(_ source: SQLiteReports, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/phones.sqlite")
         var built: ReportService?
-        let startup = try time { built = try ReportService(store: store) }
+        let startup = try await time { built = try await ReportService(storage: store) }
         let service = built!
-        let tallyBuild = try time { _ = ReportService.tally(try store.snapshot { id, _, _, _ in id }.tally, store.reference) }
+        let tallyBuild = try await time { _ = ReportService.tally(try store.snapshot { id, _, _, _ in id }.tally, store.reference) }
         let total = service.reportCount
 
         report.section(
@@ -31,35 +31,35 @@ extension Bench {
             }
         }
         let runs = Array(0..<repeats)
-        let cityWide = try samples(runs) { _ in _ = try service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 50) }
+        let cityWide = try await samples(runs) { _ in _ = try await service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 50) }
         report.row(["top 50, city-wide", fmt(total), cityWide.text])
         report.goal("city-wide top 50 phones: p50 ≤ 5 ms", "\(f3(cityWide.p50)) ms", cityWide.p50 <= 5)
-        let open = try samples(runs) { _ in _ = try service.topPhones(box: nil, created: nil, statuses: ["new", "verifying", "confirmed"], district: nil, limit: 50) }
+        let open = try await samples(runs) { _ in _ = try await service.topPhones(box: nil, created: nil, statuses: ["new", "verifying", "confirmed"], district: nil, limit: 50) }
         report.row(["top 50, city-wide, open statuses", "–", open.text])
-        let district = try samples(runs) { _ in _ = try service.topPhones(box: nil, created: nil, statuses: nil, district: "pecherskyi", limit: 50) }
+        let district = try await samples(runs) { _ in _ = try await service.topPhones(box: nil, created: nil, statuses: nil, district: "pecherskyi", limit: 50) }
         report.row(["top 50, one district", fmt(total), district.text])
         var z12Seen = 0
         let z12Boxes = viewports(12)
         for box in z12Boxes { z12Seen += try service.summary(box: box, created: nil).total }
-        let z12 = try samples(z12Boxes) { _ = try service.topPhones(box: $0, created: nil, statuses: nil, district: nil, limit: 50) }
+        let z12 = try await samples(z12Boxes) { _ = try await service.topPhones(box: $0, created: nil, statuses: nil, district: nil, limit: 50) }
         report.row(["top 50, z12 viewport (1280×800)", fmt(z12Seen / z12Boxes.count), z12.text])
         report.goal("top 50 phones of a z12 viewport: p50 ≤ 50 ms", "\(f3(z12.p50)) ms", z12.p50 <= 50)
         let year = Int64(Date().addingTimeInterval(-365 * 86_400).timeIntervalSince1970 * 1000)...Int64.max
-        let z12Year = try samples(z12Boxes) { _ = try service.topPhones(box: $0, created: year, statuses: nil, district: nil, limit: 50) }
+        let z12Year = try await samples(z12Boxes) { _ = try await service.topPhones(box: $0, created: year, statuses: nil, district: nil, limit: 50) }
         report.row(["top 50, z12 viewport, filed in the last 365 days", "–", z12Year.text])
         let z14Boxes = viewports(14)
         var z14Seen = 0
         for box in z14Boxes { z14Seen += try service.summary(box: box, created: nil).total }
-        let z14 = try samples(z14Boxes) { _ = try service.topPhones(box: $0, created: nil, statuses: nil, district: nil, limit: 50) }
+        let z14 = try await samples(z14Boxes) { _ = try await service.topPhones(box: $0, created: nil, statuses: nil, district: nil, limit: 50) }
         report.row(["top 50, z14 viewport", fmt(z14Seen / z14Boxes.count), z14.text])
-        let statsAll = try samples(runs) { _ in _ = try service.summary(box: nil, created: nil) }
+        let statsAll = try await samples(runs) { _ in _ = try service.summary(box: nil, created: nil) }
         report.row(["dashboard counts (`/v1/stats`), city-wide", fmt(total), statsAll.text])
-        let statsZ12 = try samples(z12Boxes) { _ = try service.summary(box: $0, created: nil) }
+        let statsZ12 = try await samples(z12Boxes) { _ = try service.summary(box: $0, created: nil) }
         report.row(["dashboard counts, z12 viewport", fmt(z12Seen / z12Boxes.count), statsZ12.text])
         report.note(
             "The service starts in \(f2(startup)) s (one read of the rows for the cluster index and the tally, and both built); reading the rows again and building the tally alone takes \(f2(tallyBuild)) s. City-wide rankings without an area or period read the counts kept per number; the others walk the cluster index's reports of the area.")
 
-        try measurePostgres(store, cityWide: cityWide, z12: z12, z12Boxes: z12Boxes, &report)
+        try await measurePostgres(store, cityWide: cityWide, z12: z12, z12Boxes: z12Boxes, &report)
         try await measureBlocking(service, &report)
     }
 
@@ -94,13 +94,13 @@ extension Bench {
     /// The same rankings as one GROUP BY in PostgreSQL over the same rows (a number and
     /// where its report is), with PostGIS and a GiST index when PostGIS is installed, a
     /// GiST index on `point` otherwise; timed by psql itself, so no connection is counted.
-    private func measurePostgres(_ store: SQLiteReports, cityWide: Samples, z12: Samples, z12Boxes: [BoundingBox], _ report: inout Report) throws {
+    private func measurePostgres(_ store: SQLiteReports, cityWide: Samples, z12: Samples, z12Boxes: [BoundingBox], _ report: inout Report) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/psql"), (try? psql("SELECT 1;")) != nil else {
             report.note("PostgreSQL is not running here (`pg_ctlcluster 15 main start`), so it was not measured beside.")
             return
         }
         let csv = "/tmp/posterwatch-bench-phones.csv"
-        try store.pool.read { db in
+        try await store.pool.read { db in
             FileManager.default.createFile(atPath: csv, contents: nil)
             let file = try FileHandle(forWritingTo: URL(fileURLWithPath: csv))
             defer { try? file.close() }
@@ -117,7 +117,7 @@ extension Bench {
         let spatial = postgis
             ? "ALTER TABLE bench_phone ADD COLUMN geom geometry(Point, 4326); UPDATE bench_phone SET geom = ST_SetSRID(ST_MakePoint(lon, lat), 4326); CREATE INDEX ON bench_phone USING gist (geom);"
             : "CREATE INDEX ON bench_phone USING gist (point(lon, lat));"
-        let load = try time {
+        let load = try await time {
             _ = try psql("""
                 DROP TABLE IF EXISTS bench_phone;
                 CREATE TABLE bench_phone (phone text NOT NULL, lon float8 NOT NULL, lat float8 NOT NULL, status text NOT NULL);
@@ -138,7 +138,7 @@ extension Bench {
             header: ["query", "PostgreSQL", "PosterWatch", "PosterWatch faster"])
         report.row(["top 50, city-wide", pgCity.text, cityWide.text, "\(f1(pgCity.p50 / cityWide.p50))×"])
         report.row(["top 50, z12 viewport", pgZ12.text, z12.text, "\(f1(pgZ12.p50 / z12.p50))×"])
-        report.note("PostgreSQL 15 as Debian ships it (default settings), the \(fmt(try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM report_phone") ?? 0 })) (number, report) rows loaded, indexed and analyzed in \(f1(load)) s; each query timed by psql's `\\timing`, after one run unmeasured.")
+        report.note("PostgreSQL 15 as Debian ships it (default settings), the \(await fmt(try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM report_phone") ?? 0 })) (number, report) rows loaded, indexed and analyzed in \(f1(load)) s; each query timed by psql's `\\timing`, after one run unmeasured.")
         _ = try? psql("DROP TABLE IF EXISTS bench_phone;")
     }
 

@@ -53,14 +53,14 @@ struct PhotoBench {
 }
 
 extension Bench {
-    func measurePhotos(_ report: inout Report) throws {
+    func measurePhotos(_ report: inout Report) async throws {
         let bench = PhotoBench()
         let upload = PhotoBench.cameraJPEG()
         var processor = PhotoProcessor()
         var stored = 0, optimizedStored = 0
-        let ours = try samples(Array(0..<bench.runs)) { _ in stored = try processor.process(upload).image.count }
+        let ours = try await samples(Array(0..<bench.runs)) { _ in stored = try processor.process(upload).image.count }
         processor.optimizedTables = true
-        let optimized = try samples(Array(0..<bench.runs)) { [processor] _ in optimizedStored = try processor.process(upload).image.count }
+        let optimized = try await samples(Array(0..<bench.runs)) { [processor] _ in optimizedStored = try processor.process(upload).image.count }
         report.section(
             "Photos: a 4000×3000 camera JPEG (\(fmt(upload.count)) bytes) to its stored picture (≤ 2048 px, quality 85, no metadata) and thumbnail, one core, \(bench.runs) runs",
             header: ["what", "p50 (ms)", "p99 (ms)"])
@@ -74,7 +74,7 @@ extension Bench {
         }
         let input = "\(work)/camera.jpg", output = "\(work)/camera-im.jpg"
         try Data(upload).write(to: URL(fileURLWithPath: input))
-        let peer = try samples(Array(0..<bench.runs)) { _ in
+        let peer = try await samples(Array(0..<bench.runs)) { _ in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["convert", input, "-auto-orient", "-strip", "-resize", "2048x2048", "-quality", "85", output]
@@ -102,9 +102,9 @@ extension Bench {
             header: ["what", "per second", "p50 (ms)", "p99 (ms)"])
         let cores = ProcessInfo.processInfo.activeProcessorCount
         for workers in Set([ReportService.defaultPhotoWorkers, cores]).sorted() {
-            let service = try ReportService(store: store, photoWorkers: workers)
+            let service = try await ReportService(storage: store, photoWorkers: workers)
             let accounts = try await AccountService(storage: SQLiteAccounts(store))
-            let (port, server) = try await startServer(service, accounts: accounts)
+            let (port, server) = try await startServer(service, accounts: accounts, store: store)
             defer { server.cancel() }
             let supervisors = try await benchTokens(accounts, store: store, role: .supervisor)
             let uploads = try startWrk(port: port, lists: [upload], bearerTokens: [supervisors[0]], threads: 1, connections: 16, seconds: 12, name: "wrk-photos")

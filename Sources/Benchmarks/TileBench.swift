@@ -24,7 +24,7 @@ extension Bench {
             }
             // At least 50 timings (zoom 8 has one tile over Kyiv: it is drawn 50 times).
             let timed = Array(repeating: shown, count: max(1, 50 / max(shown.count, 1))).flatMap { $0 }
-            let timing = try samples(timed) { tile in _ = try renderer.render(tile: tile, scale: scale) }
+            let timing = try await samples(timed) { tile in _ = try renderer.render(tile: tile, scale: scale) }
             let sizes = images.map(\.png.count).sorted()
             let medianSize = sizes[sizes.count / 2]
             let markers = images.isEmpty ? 0 : Double(images.map(\.markerCount).reduce(0, +)) / Double(images.count)

@@ -26,7 +26,7 @@ struct WebhookBench {
         let path = "\(work)/webhooks.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         let store = try SQLiteReports(path: path)
-        let service = try ReportService(store: store)
+        let service = try await ReportService(storage: store)
         let webhooks = WebhookService(storage: SQLiteWebhooks(store))
         let webhook = try await webhooks.register(
             try WebhookDraft(url: "http://127.0.0.1:\(port)/hook", events: ["report.created"], description: "bench")).webhook
@@ -52,7 +52,7 @@ struct WebhookBench {
         defer { receiving.cancel() }
         try await Task.sleep(for: .milliseconds(300))
 
-        let dispatcher = WebhookDispatcher(storage: webhooks.storage, feed: ChangeFeed(store: store))
+        let dispatcher = WebhookDispatcher(storage: webhooks.storage, feed: ChangeFeed(storage: store))
         let started = DispatchTime.now().uptimeNanoseconds
         let sending = Task { try await dispatcher.run() }
         defer { sending.cancel() }

@@ -17,9 +17,9 @@ import Server
 extension Bench {
     func measureWrites(_ source: SQLiteReports, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/writes.sqlite")
-        let service = try ReportService(store: store)
+        let service = try await ReportService(storage: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
-        let (port, server) = try await startServer(service, accounts: accounts)
+        let (port, server) = try await startServer(service, accounts: accounts, store: store)
         defer { server.cancel() }
         let inspectors = try await benchTokens(accounts, store: store)
         let supervisors = try await benchTokens(accounts, store: store, role: .supervisor)
@@ -67,8 +67,8 @@ extension Bench {
             clusters.rate >= 4_000 && stream.rate >= 900)
         report.note(sharing)
         report.note(try tileFreshness(port: port, body: bodies[0][0], token: inspectors[0]))
-        try measureFeed(ChangeFeed(store: store), &report)
-        try await measureStream(service, accounts: accounts, &report)
+        try await measureFeed(ChangeFeed(storage: store), &report)
+        try await measureStream(service, accounts: accounts, store: store, &report)
         try await measureUploads(store, &report)
         try await measureWebhooks(&report)
     }
@@ -76,20 +76,20 @@ extension Bench {
     /// The change stream alone (`--only-stream`), on a copy of the bench database.
     func measureStream(_ source: SQLiteReports, _ report: inout Report) async throws {
         let store = try copy(source, to: "\(work)/writes.sqlite")
-        let service = try ReportService(store: store)
+        let service = try await ReportService(storage: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
         _ = try await benchTokens(accounts, store: store)
         // A copy's pages are cold: 20,000 filings first, unmeasured, as the write section
         // warms up before its first row.
         _ = try await fileDirectly(service, accounts: accounts, count: 20_000)
-        try await measureStream(service, accounts: accounts, &report)
+        try await measureStream(service, accounts: accounts, store: store, &report)
     }
 
     /// Subscribers of the change stream while filings are committed at a steady rate: with
     /// the poll alone (0), and with commits ringing the hub and its reads kept at least
     /// each of `streamWindows` ms apart; a server of its own for each, on the same service;
     /// for each count of `streamSubscribers`.
-    func measureStream(_ service: ReportService, accounts: AccountService, _ report: inout Report) async throws {
+    func measureStream(_ service: ReportService, accounts: AccountService, store: SQLiteReports, _ report: inout Report) async throws {
         guard let filer = try await accounts.account(email: "bench0@example.org")?.id else { throw CocoaError(.userCancelled) }
         let bench = StreamBench()
         bench.observe(service)
@@ -103,7 +103,7 @@ extension Bench {
         var goal: (p99: Double, met: Bool)?
         for subscribers in streamSubscribers {
             for window in streamWindows.map(Duration.milliseconds) {
-                let (port, server) = try await startServer(service, accounts: accounts) {
+                let (port, server) = try await startServer(service, accounts: accounts, store: store) {
                     $0.changes.batchWindow = window
                     $0.changes.ringOnCommit = window > .zero
                     $0.webhooks = nil
@@ -131,14 +131,14 @@ extension Bench {
 
     /// The whole changes feed the rows above wrote, read page by page (1,000 a page) and
     /// written as JSON, as the public and as staff see it.
-    func measureFeed(_ feed: ChangeFeed, _ report: inout Report) throws {
+    func measureFeed(_ feed: ChangeFeed, _ report: inout Report) async throws {
         report.section("Reading the changes feed the rows above wrote (`ChangeFeed` pages of 1,000, JSON included)", header: ["reader", "changes", "changes/s"])
         var publicRate = 0.0
         for staff in [false, true] {
             let started = DispatchTime.now().uptimeNanoseconds
             var since: Int64 = 0, read = 0, bytes = 0
             while true {
-                let page = try feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
+                let page = try await feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
                 bytes += try ChangeJSON.page(page).count
                 read += page.entries.count
                 since = page.lastSeq

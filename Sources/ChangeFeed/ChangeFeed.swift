@@ -1,6 +1,7 @@
 import Foundation
 import ReportModel
-import SQLiteStore
+import Offloading
+import StorePorts
 
 /// One change as a reader may see it.
 ///
@@ -85,37 +86,58 @@ public struct ChangesUnavailable: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// The changes feed over the store's numbered writes (`report_change`).
+/// The changes feed over the store's numbered writes (its ``ChangeLog``).
+///
+/// Its reads enter `Blocking.offPool` themselves: a caller on the cooperative pool (the
+/// change stream's reader, the webhook dispatcher) keeps it free.
 public struct ChangeFeed: Sendable {
-    public let store: SQLiteReports
+    let storage: any ReportReads & ChangeLog
 
     /// The most entries of one page.
     public static let maxPage = 1_000
 
-    public init(store: SQLiteReports) {
-        self.store = store
+    public init(storage: any ReportReads & ChangeLog) {
+        self.storage = storage
+    }
+
+    /// The number of the last change, by any process.
+    public func lastChange() async throws -> Int64 {
+        try await Blocking.offPool { try await storage.lastChange() }
+    }
+
+    /// The change rows of these numbers that are still kept, in order.
+    public func changes(seqs: [Int64]) async throws -> [ChangeRow] {
+        try await Blocking.offPool { try await storage.changes(seqs: seqs) }
     }
 
     /// The changes after `since`, at most `limit`, as the public (`staff` false) or
     /// supervisors and administrators see them.
-    public func page(since: Int64, limit: Int, staff: Bool) throws -> ChangePage {
-        let (read, reports) = try store.changesWithReports(after: since, limit: limit)
-        try ChangesUnavailable.check(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
-        let full = read.rows.count == limit
-        return ChangePage(entries: try entries(read.rows, staff: staff, reports: reports), lastSeq: full ? read.rows.last!.seq : read.lastSeq)
+    public func page(since: Int64, limit: Int, staff: Bool) async throws -> ChangePage {
+        try await Blocking.offPool {
+            let (read, reports) = try await storage.changesWithReports(after: since, limit: limit)
+            try ChangesUnavailable.check(since: since, prunedThrough: read.prunedThrough, lastSeq: read.lastSeq)
+            let full = read.rows.count == limit
+            return ChangePage(entries: try await entries(read.rows, staff: staff, reports: reports), lastSeq: full ? read.rows.last!.seq : read.lastSeq)
+        }
     }
 
     /// The entries of these change rows as the public or staff see them; `reports`, when
     /// given, are the current rows of the public reports they name (read otherwise).
-    public func entries(_ rows: [ChangeRow], staff: Bool, reports: [Int64: Report]? = nil) throws -> [ChangeEntry] {
+    public func entries(_ rows: [ChangeRow], staff: Bool, reports: [Int64: Report]? = nil) async throws -> [ChangeEntry] {
+        try await Blocking.offPool { try await read(rows, staff: staff, reports: reports) }
+    }
+
+    private func read(_ rows: [ChangeRow], staff: Bool, reports: [Int64: Report]?) async throws -> [ChangeEntry] {
         let (phoneRows, reportRows) = (rows.filter(\.action.isPhone), rows.filter { !$0.action.isPhone })
         let ids = Set(reportRows.map(\.reportID))
-        let reports = try reports ?? Dictionary(try store.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let hidden = staff ? try store.hidden(ids: ids.subtracting(reports.keys)) : [:]
-        let history = staff ? try store.history(seqs: reportRows.compactMap(\.historySeq)) : [:]
-        let filers = staff ? try store.filers(of: ids) : [:]
-        let phoneStatuses = try store.phoneStatuses(Set(phoneRows.compactMap(\.phone)))
-        let phoneHistory = staff ? try store.phoneHistory(seqs: phoneRows.compactMap(\.historySeq)) : [:]
+        let reports = if let reports { reports } else {
+            Dictionary(try await storage.reports(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        let hidden = staff ? try await storage.hidden(ids: ids.subtracting(reports.keys)) : [:]
+        let history = staff ? try await storage.history(seqs: reportRows.compactMap(\.historySeq)) : [:]
+        let filers = staff ? try await storage.filers(of: ids) : [:]
+        let phoneStatuses = try await storage.phoneStatuses(Set(phoneRows.compactMap(\.phone)))
+        let phoneHistory = staff ? try await storage.phoneHistory(seqs: phoneRows.compactMap(\.historySeq)) : [:]
         return rows.map { row in
             let entry = if row.action.isPhone {
                 ChangeEntry(

@@ -1,7 +1,6 @@
 import Foundation
 import Geometry
 import NIOCore
-import SQLiteStore
 import Synchronization
 
 /// Live changes for subscribers (Server-Sent Events): one reader follows the changes
@@ -98,11 +97,13 @@ public final class ChangeHub: Sendable {
     /// ends (``unsubscribe(_:)``) or when it falls behind. Its chunks come in its
     /// subscription's `events`; or, given a `connection`, are written to it, from when
     /// it opens (``open(_:)``), and `events` only ends.
-    public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?, connection: (any ChangeConnection)? = nil) throws -> Subscription {
+    public func subscribe(after since: Int64, staff: Bool, box: BoundingBox?, connection: (any ChangeConnection)? = nil) async throws -> Subscription {
         let (events, continuation) = AsyncStream<Chunk>.makeStream(bufferingPolicy: .bufferingOldest(queueLimit))
-        let (subscription, bell) = try state.withLock { state in
-            // Idle, the hub has not followed the table: catch up first (a quick read).
-            if !state.reading { state.cursor = max(state.cursor, try feed.store.lastChange()) }
+        // An idle hub has not followed the table: it starts from the last change, read now
+        // (read before the lock, it is at most older: what came since is live).
+        let last = state.withLock { $0.reading } ? nil : try await feed.lastChange()
+        let (subscription, bell) = state.withLock { state in
+            if !state.reading, let last { state.cursor = max(state.cursor, last) }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(
@@ -191,9 +192,9 @@ public final class ChangeHub: Sendable {
     /// feed after `since`, up to `until` (its subscription's cursor), as `staff` may see
     /// them and within `box`; and where the next page starts, nil after the last.
     /// Throws ``ChangesUnavailable`` for a `since` the feed cannot continue from.
-    public func catchUp(after since: Int64, until: Int64, staff: Bool, box: BoundingBox?) throws -> (events: [Event], next: Int64?) {
+    public func catchUp(after since: Int64, until: Int64, staff: Bool, box: BoundingBox?) async throws -> (events: [Event], next: Int64?) {
         guard since < until else { return ([], nil) }
-        let page = try feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
+        let page = try await feed.page(since: since, limit: ChangeFeed.maxPage, staff: staff)
         let events = try page.entries.filter { $0.seq <= until && Self.shows($0, in: box) }.map(Self.event)
         let done = page.entries.count < ChangeFeed.maxPage || page.lastSeq >= until
         return (events, done ? nil : page.lastSeq)
@@ -290,7 +291,7 @@ public final class ChangeHub: Sendable {
     /// One read of the table after `cursor`, handed to every subscriber: as staff see it
     /// when any staff listens, the public form derived from it.
     private func deliver(after cursor: Int64, kinds: Set<Bool>, beat: Bool) async throws {
-        let page = try feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
+        let page = try await feed.page(since: cursor, limit: ChangeFeed.maxPage, staff: kinds.contains(true))
         if kinds.contains(true), !page.entries.isEmpty { await beforeStaffDelivery?() }
         var forms: [Bool: Read] = [:]
         for staff in kinds {

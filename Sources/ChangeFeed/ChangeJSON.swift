@@ -1,7 +1,6 @@
 import Foundation
 import Interchange
 import ReportModel
-import SQLiteStore
 
 /// The feed's JSON: `{changes: [...], last_seq}`, written by hand around the reports'
 /// own Feature writer (a page of a thousand changes is a thousand Features). It writes

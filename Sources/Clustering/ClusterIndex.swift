@@ -146,12 +146,12 @@ public final class ClusterIndex: @unchecked Sendable {
         return try lock.read { leaves(tree, try cluster(tree, id, cell, filter), limit: limit, offset: offset, filter) }
     }
 
-    /// How many matching reports lie in the box (edges included), exactly: counts come
-    /// from the aggregates of cells wholly inside the box; reports within a fixed-point
-    /// unit (under 1 cm) of an edge, where the index's rounded positions cannot decide,
-    /// are handed to `confirm`, which answers how many of those ids are inside by their
-    /// exact positions (e.g. from the store).
-    public func count(in box: BoundingBox, filter: ClusterFilter = .all, confirm: ([Int64]) throws -> Int) rethrows -> Int {
+    /// How many matching reports lie in the box (edges included), in two parts: `certain`
+    /// comes from the aggregates of cells wholly inside the box; `nearEdge` lists the
+    /// reports within a fixed-point unit (under 1 cm) of an edge, where the index's rounded
+    /// positions cannot decide. The exact count is `certain` plus how many of those lie
+    /// inside by their exact positions (which the store knows).
+    public func count(in box: BoundingBox, filter: ClusterFilter = .all) -> (certain: Int, nearEdge: [Int64]) {
         var uncertain: [UInt32] = []
         let certain = lock.read {
             box.parts.reduce(0) { n, part in
@@ -161,7 +161,7 @@ public final class ClusterIndex: @unchecked Sendable {
                 return n + tree.count(in: fixed, filter: filter, uncertain: &uncertain)
             }
         }
-        return certain + (uncertain.isEmpty ? 0 : try confirm(uncertain.map(Int64.init)))
+        return (certain, uncertain.map(Int64.init))
     }
 
     /// Calls `body` with the id and status number of every matching report in the box

@@ -6,11 +6,34 @@ import Synchronization
 public enum Blocking {
     public static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
 
+    /// The threads of ``queue`` as a task executor (see ``offPool(_:)``).
+    public static let executor = BlockingExecutor()
+
+    /// Runs `body`, and every async function it calls that is not bound to an actor, on the
+    /// threads of ``queue`` instead of the cooperative pool, and waits. A store whose async
+    /// methods do their work in place (SQLite: a read is a few microseconds of file access)
+    /// is called from here; a networked store suspends here as anywhere. Nested calls cost
+    /// no further hop (measured: 0.3 µs), so a service can enter it for each read while the
+    /// server enters it once per request: the in-memory work of an answer then stays off
+    /// the two cooperative threads, which move the bytes (keeping z14 clusters on it was
+    /// 15-20 % slower under wrk).
+    public static func offPool<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
+        try await withTaskExecutorPreference(executor, operation: body)
+    }
+
     /// Runs `body` on `queue` (by default one that runs any number at once) and waits.
     public static func run<T: Sendable>(on queue: DispatchQueue = queue, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
+    }
+}
+
+/// The blocking threads as an executor of tasks' jobs.
+public final class BlockingExecutor: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job), executor = asUnownedTaskExecutor()
+        Blocking.queue.async { job.runSynchronously(on: executor) }
     }
 }
 

@@ -3,6 +3,9 @@ import Geometry
 
 /// A photo of a report as stored: its picture is the file named by `sha256`.
 public struct PhotoRow: Sendable, Hashable {
+    /// The most photos one report may have.
+    public static let maxPerReport = 5
+
     public var id: Int64
     public var reportID: Int64
     public var sha256: String

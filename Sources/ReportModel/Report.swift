@@ -117,3 +117,22 @@ public enum ReportLimits {
     /// The highest report number (ids are stored in 31 bits).
     public static let maxID: Int64 = 2_147_483_647
 }
+
+extension Report {
+    /// The position of this report's status in `reference.statuses` (nil for an unknown one).
+    public func statusNumber(in reference: ReferenceData) -> Int? {
+        reference.statuses.firstIndex { $0.code == status }
+    }
+
+    /// Creation time in milliseconds since 1970, as stored.
+    public var createdMilliseconds: Int64 { createdAt.milliseconds }
+}
+
+extension Date {
+    /// Milliseconds since 1970, as every table stores a time.
+    public var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+
+    public init(milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

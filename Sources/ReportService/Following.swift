@@ -1,7 +1,7 @@
 import Clustering
 import Foundation
 import Offloading
-import SQLiteStore
+import StorePorts
 import Tally
 
 /// Other processes write to the database too: `posterwatch import`, the CLI, a second
@@ -31,12 +31,12 @@ extension ReportService {
 
     /// Brings the index up to the changes committed so far, by any process.
     @discardableResult
-    public func catchUp() throws -> CatchUp {
+    public func catchUp() async throws -> CatchUp {
         var result = CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false)
         while true {
-            let last = try store.lastChange(), from = followed.load(ordering: .acquiring)
+            let last = try await lastChange(), from = followed.load(ordering: .acquiring)
             guard last > from else { break }
-            let pass = try commits.performWaiting { [self] t in
+            let pass = try await commits.perform { [self] t in
                 // Changes forgotten (retention) before they were followed: only the rows can say
                 // what they did, so the index is rebuilt, as after an import.
                 guard try t.prunedThrough() <= from else { return (Pass(end: from, applied: 0, rebuild: true), IndexEffect()) }
@@ -49,7 +49,7 @@ extension ReportService {
             followed.store(pass.end, ordering: .releasing)
             result.applied += pass.applied
             if pass.rebuild {
-                try rebuild()
+                try await rebuild()
                 result.rebuilt = true
             }
         }
@@ -65,7 +65,7 @@ extension ReportService {
     }
 
     /// What brings the index's entries of `ids` to the rows as `t` sees them.
-    private func reconcile(_ ids: Set<Int64>, _ t: WriteTransaction) throws -> IndexEffect {
+    private func reconcile(_ ids: Set<Int64>, _ t: any ReportTransaction) throws -> IndexEffect {
         let rows = Dictionary(uniqueKeysWithValues: try t.markers(ids: ids, ClusterEntry.init).map { ($0.id, $0) })
         var effect = IndexEffect()
         for id in ids.sorted() {
@@ -88,11 +88,11 @@ extension ReportService {
 
     /// Builds an index from the rows beside the served one and swaps it in; the changes
     /// after the rows' read are followed from there.
-    private func rebuild() throws {
-        let (markers, tallied, lastChange) = try store.snapshot(ClusterEntry.init)
+    private func rebuild() async throws {
+        let (markers, tallied, lastChange) = try await read { try await $0.snapshot(ClusterEntry.init) }
         let fresh = try ClusterIndex(grid: index.grid, statusCount: index.statusCount, entries: markers)
-        let tally = Self.tally(tallied, store.reference)
-        try commits.performWaiting { _ in ((), IndexEffect(replacement: (fresh, tally))) }
+        let tally = Self.tally(tallied, reference)
+        try await commits.perform { _ in ((), IndexEffect(replacement: (fresh, tally))) }
         followed.store(lastChange, ordering: .releasing)
     }
 
@@ -105,7 +105,7 @@ extension ReportService {
     /// Follows other processes' writes every `interval` until cancelled.
     public func followChanges(every interval: Duration) async {
         while !Task.isCancelled {
-            _ = try? await Blocking.run { [self] in try catchUp() }
+            _ = try? await catchUp()
             try? await Task.sleep(for: interval)
         }
     }

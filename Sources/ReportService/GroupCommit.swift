@@ -2,7 +2,7 @@ import Clustering
 import Dispatch
 import Foundation
 import Tally
-import SQLiteStore
+import StorePorts
 import Synchronization
 
 /// What a committed write changes in the index, and the entries it touched (the old and
@@ -32,7 +32,7 @@ struct IndexEffect: Sendable {
 /// nor a client, before it is in the database.
 package final class GroupCommit: Sendable {
     struct Pending: Sendable {
-        let write: @Sendable (WriteTransaction) throws -> IndexEffect
+        let write: @Sendable (any ReportTransaction) throws -> IndexEffect
         let done: @Sendable (Result<Void, any Error>) -> Void
     }
 
@@ -40,7 +40,7 @@ package final class GroupCommit: Sendable {
     /// behind the others).
     static let maxBatch = 512
 
-    private let store: SQLiteReports
+    private let storage: any ReportWrites
     private let apply: @Sendable ([IndexEffect]) -> Void
     private let queue = Mutex<[Pending]>([])
     /// How many transactions have been committed (or tried), for tests and metrics.
@@ -49,8 +49,8 @@ package final class GroupCommit: Sendable {
     private let batchObservers = Mutex<[@Sendable (Int) -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
 
-    init(store: SQLiteReports, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
-        self.store = store
+    init(storage: any ReportWrites, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
+        self.storage = storage
         self.apply = apply
         let thread = Thread { [self] in run() }
         thread.name = "posterwatch.writer"
@@ -70,14 +70,14 @@ package final class GroupCommit: Sendable {
     }
 
     /// Runs `write` in the next transaction and waits for it.
-    func perform<T: Sendable>(_ write: @escaping @Sendable (WriteTransaction) throws -> (T, IndexEffect)) async throws -> T {
+    func perform<T: Sendable>(_ write: @escaping @Sendable (any ReportTransaction) throws -> (T, IndexEffect)) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             submit(write) { continuation.resume(with: $0) }
         }
     }
 
     /// The same, for a caller that is not async (the command line, tests): blocks its thread.
-    func performWaiting<T: Sendable>(_ write: @escaping @Sendable (WriteTransaction) throws -> (T, IndexEffect)) throws -> T {
+    func performWaiting<T: Sendable>(_ write: @escaping @Sendable (any ReportTransaction) throws -> (T, IndexEffect)) throws -> T {
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         submit(write) { result in
@@ -89,7 +89,7 @@ package final class GroupCommit: Sendable {
     }
 
     private func submit<T: Sendable>(
-        _ write: @escaping @Sendable (WriteTransaction) throws -> (T, IndexEffect), then done: @escaping @Sendable (Result<T, any Error>) -> Void
+        _ write: @escaping @Sendable (any ReportTransaction) throws -> (T, IndexEffect), then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let value = Mutex<T?>(nil)
         submit(Pending(
@@ -123,7 +123,7 @@ package final class GroupCommit: Sendable {
             guard !batch.isEmpty else { continue }
             // The semaphore counted one signal per write; those taken along are used up.
             for _ in 1..<batch.count { ready.wait() }
-            let outcomes = store.commit(batch.map { $0.write })
+            let outcomes = storage.commit(batch.map { $0.write })
             transactions.add(1, ordering: .relaxed)
             for observer in batchObservers.withLock({ $0 }) { observer(batch.count) }
             apply(outcomes.compactMap { try? $0.get() })

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Geometry
 import ReportModel
-import SQLiteStore
+import StorePorts
 
 /// What filing accepts and hints: the service area, and how near or alike an open report
 /// must be to be hinted as a possible duplicate.
@@ -60,9 +60,8 @@ extension ReportService {
 
     /// Open reports within the duplicate radius (or `radius`) of `c`, or sharing one of
     /// `phones`, nearest first, at most ``IntakeSettings/maxHints``.
-    public func duplicateHints(near c: Coordinate, phones: [String], radius: Double? = nil) throws -> [DuplicateHint] {
+    public func duplicateHints(near c: Coordinate, phones: [String], radius: Double? = nil) async throws -> [DuplicateHint] {
         let radius = radius ?? intake.duplicateRadius
-        let reference = store.reference
         var hints: [Int64: DuplicateHint] = [:]
         func hint(_ id: Int64, at position: Coordinate) -> DuplicateHint {
             hints[id] ?? DuplicateHint(id: id, distanceM: (position.distance(to: c) * 10).rounded() / 10, sharedPhones: [])
@@ -75,7 +74,7 @@ extension ReportService {
             if position.distance(to: c) <= radius { hints[member.id] = hint(member.id, at: position) }
         }
         for phone in phones {
-            for holder in try store.holders(of: phone, limit: Self.phoneHolderLimit) where reference.isOpen(holder.status) {
+            for holder in try await read({ try await $0.holders(of: phone, limit: Self.phoneHolderLimit) }) where reference.isOpen(holder.status) {
                 var h = hint(holder.reportID, at: holder.coordinate)
                 h.sharedPhones.append(Phone.written(phone))
                 hints[holder.reportID] = h
@@ -99,12 +98,12 @@ extension ReportService {
         let slot = caller.scope + " " + key
         guard keysInFlight.withLock({ $0.insert(slot).inserted }) else { throw IdempotencyKeyInFlight() }
         defer { _ = keysInFlight.withLock { $0.remove(slot) } }
-        if let stored = try store.storedAnswer(caller: caller.scope, key: key) {
+        if let stored = try await read({ try await $0.storedAnswer(caller: caller.scope, key: key) }) {
             guard stored.fingerprint == fingerprint else { throw IdempotencyKeyReused() }
             return .replayed(stored.reply)
         }
         let draft = draft.filed
-        let hints = try duplicateHints(near: draft.coordinate, phones: draft.phones)
+        let hints = try await duplicateHints(near: draft.coordinate, phones: draft.phones)
         return try await commits.perform { [self] t in
             let report = try t.insert(draft, filer: caller.author.accountID, author: caller.author, now: now)
             let reply = try answer(Filing(report: report, possibleDuplicates: hints))
@@ -115,8 +114,9 @@ extension ReportService {
 
     /// Forgets idempotency keys older than their lifetime; returns how many.
     @discardableResult
-    public func forgetOldIdempotencyKeys(now: Date = Date()) throws -> Int {
-        try store.forgetIdempotencyKeys(before: now.addingTimeInterval(-intake.idempotencyKeyLifetime))
+    public func forgetOldIdempotencyKeys(now: Date = Date()) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-intake.idempotencyKeyLifetime)
+        return try await read { try await $0.forgetIdempotencyKeys(before: cutoff) }
     }
 }
 

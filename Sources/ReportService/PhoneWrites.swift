@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
 import ReportModel
-import SQLiteStore
+import StorePorts
 
 /// A phone's change and the reports it moved, as they are now.
 public struct PhoneChange: Sendable {
@@ -29,7 +29,7 @@ extension ReportService {
         return try await commits.perform { t in
             let status = try Self.known(number, t)
             guard status != .blocked else { throw PhoneStatusConflict(number: number, status: status, wanted: .verified) }
-            let entry = try t.setPhoneStatus(number, to: outcome, action: .verified, note: note, author: caller.author, now: now)
+            let entry = try t.setPhoneStatus(number, to: outcome, action: .verified, note: note, moved: 0, author: caller.author, now: now)
             return (PhoneChange(entry: entry, moved: []), IndexEffect())
         }
     }
@@ -69,8 +69,8 @@ extension ReportService {
 
     /// A number's record as `caller` may see it (the history's authors and notes are
     /// staff's), or nil when no report carries it and it has no record.
-    public func phoneRecord(_ number: String, for caller: Caller?) throws -> PhoneRecord? {
-        guard var record = try store.phoneRecord(number) else { return nil }
+    public func phoneRecord(_ number: String, for caller: Caller?) async throws -> PhoneRecord? {
+        guard var record = try await read({ try await $0.phoneRecord(number) }) else { return nil }
         if caller?.isStaff != true {
             record.history = record.history.map { entry in
                 var entry = entry
@@ -82,14 +82,14 @@ extension ReportService {
     }
 
     /// The statuses of these numbers.
-    public func phoneStatuses(_ numbers: some Collection<String>) throws -> [String: PhoneStatus] {
-        try store.phoneStatuses(numbers)
+    public func phoneStatuses(_ numbers: [String]) async throws -> [String: PhoneStatus] {
+        try await read { try await $0.phoneStatuses(numbers) }
     }
 
     /// A page of the public reports that carry a number, in id order after the cursor, and
     /// how many there are.
-    public func reports(carrying number: String, after: Int64, limit: Int) throws -> (reports: [Report], matched: Int) {
-        try store.reports(carrying: number, after: after, limit: limit)
+    public func reports(carrying number: String, after: Int64, limit: Int) async throws -> (reports: [Report], matched: Int) {
+        try await read { try await $0.reports(carrying: number, after: after, limit: limit) }
     }
 
     // MARK: Rules
@@ -101,7 +101,7 @@ extension ReportService {
     }
 
     /// The number's status; a number no report carries and nobody recorded is ``PhoneNotFound``.
-    private static func known(_ number: String, _ t: WriteTransaction) throws -> PhoneStatus {
+    private static func known(_ number: String, _ t: any ReportTransaction) throws -> PhoneStatus {
         guard try t.knows(phone: number) else { throw PhoneNotFound(number: number) }
         return try t.phoneStatus(number)
     }
@@ -109,7 +109,7 @@ extension ReportService {
     /// Moves reports as the consequence of a phone's change, each step's note naming it.
     /// The supervisor's own note stays with the phone's history: a step's note reaches the
     /// report's filer as a notification.
-    private func move(_ reports: [Report], to status: String, because change: PhoneHistoryEntry, _ t: WriteTransaction) throws -> [(report: Report, historySeq: Int64)] {
+    private func move(_ reports: [Report], to status: String, because change: PhoneHistoryEntry, _ t: any ReportTransaction) throws -> [(report: Report, historySeq: Int64)] {
         let why = "phone +\(change.number) \(change.action.rawValue) (phone change \(change.seq))"
         return try reports.map { report in
             let (after, seq) = try t.moveForPhone(report, to: status, note: why, author: change.author, now: change.at)

@@ -2,7 +2,7 @@ import Foundation
 import Offloading
 import Photos
 import ReportModel
-import SQLiteStore
+import StorePorts
 
 /// Photos of reports: the filer adds and removes them while the report is open,
 /// supervisors at any time. The picture's files are in place before its row is
@@ -18,18 +18,18 @@ extension ReportService {
     public func addPhotos(
         _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
     ) async throws -> [(photo: PhotoRow, processed: ProcessedPhoto)] {
-        let processed = try await photoLanes.run { [store] () throws -> [ProcessedPhoto] in
+        let processed = try await photoLanes.run { () throws -> [ProcessedPhoto] in
             var done: [ProcessedPhoto] = [], refused: [(Int, ImageRejected)] = []
             for (i, upload) in uploads.enumerated() {
                 do throws(ImageRejected) { done.append(try processor.process(upload)) } catch { refused.append((i, error)) }
             }
             guard refused.isEmpty else { throw PhotosRejected(refused: refused) }
-            // Checked again in the transaction; here, so that no file is stored for nothing.
-            let have = Set(try store.photos(of: id).map(\.sha256))
-            guard have.union(done.map(\.sha256)).count <= WriteTransaction.maxPhotos else {
-                throw PhotoLimitReached(id: id, limit: WriteTransaction.maxPhotos)
-            }
             return done
+        }
+        // Checked again in the transaction; here, so that no file is stored for nothing.
+        let have = Set(try await read { try await $0.photos(of: id) }.map(\.sha256))
+        guard have.union(processed.map(\.sha256)).count <= PhotoRow.maxPerReport else {
+            throw PhotoLimitReached(id: id, limit: PhotoRow.maxPerReport)
         }
         try await Blocking.run { for photo in processed { try files.store(photo) } }
         let rows = try await commits.perform { [self] t in
@@ -55,8 +55,8 @@ extension ReportService {
 
     /// The photos of `report` (a report whose version is its creation has none: adding a
     /// photo moves the version on, so a just-filed report costs no read).
-    public func photos(of report: Report) throws -> [PhotoRow] {
-        report.updatedAt == report.createdAt ? [] : try store.photos(of: report.id)
+    public func photos(of report: Report) async throws -> [PhotoRow] {
+        report.updatedAt == report.createdAt ? [] : try await read { try await $0.photos(of: report.id) }
     }
 
     /// Throws unless `caller` may add photos to report `id` now (a check before the
@@ -71,7 +71,7 @@ extension ReportService {
 
     /// The filer while the report is open; supervisors at any time. A hidden report's
     /// photos wait, as its fields do, until it is unhidden (``ReportHidden`` to staff).
-    private func checkPhotoRights(_ id: Int64, _ caller: Caller, _ t: WriteTransaction) throws {
+    private func checkPhotoRights(_ id: Int64, _ caller: Caller, _ t: any ReportTransaction) throws {
         let report = try current(id, t, ifMatch: nil, for: caller)
         if caller.isStaff { return }
         guard let account = caller.author.accountID, try t.filer(of: id) == account else {

@@ -3,12 +3,12 @@ import Foundation
 import Geometry
 import Offloading
 import ReportModel
-import SQLiteStore
+import StorePorts
 import Synchronization
 import Tally
 
-/// The reports as the service answers for them: the SQLite store and the cluster index,
-/// kept in step.
+/// The reports as the service answers for them: a store (its ports, `StorePorts`) and the
+/// cluster index, kept in step.
 ///
 /// The index is built from the store when the service starts. Every write made through
 /// the service is one transaction (the report's row, its history row and its change row),
@@ -18,20 +18,20 @@ import Tally
 /// database being served) are not seen until the service is restarted.
 ///
 /// ```swift
-/// let service = try ReportService(store: SQLiteReports(path: "var/posterwatch.sqlite"))
+/// let service = try await ReportService(storage: SQLiteReports(path: "var/posterwatch.sqlite"))
 /// let filter = try service.filter(statuses: ["new", "verifying"], created: nil)
-/// let answer = try service.clusters(in: box, zoom: 12, filter: filter)
+/// let answer = try await service.clusters(in: box, zoom: 12, filter: filter)
 /// ```
 public final class ReportService: Sendable {
-    /// The store and the index are the service's own: everything outside the package
-    /// reads and writes through the methods below, so no write can reach the index
-    /// around the store, nor the store around the index and its observers.
-    package let store: SQLiteReports
+    /// The store and the index are the service's own: everything outside reads and writes
+    /// through the methods below, so no write can reach the index around the store, nor
+    /// the store around the index and its observers.
+    let storage: any ReportStorage
     package let index: ClusterIndex
     /// The numbers of every public report, for rankings by area (kept with the index).
     package let tally: ReportTally
     /// The vocabularies of the store (districts, object types, holders, statuses).
-    public var reference: ReferenceData { store.reference }
+    public let reference: ReferenceData
     /// How many reports the index holds.
     public var reportCount: Int { index.count }
     /// The deepest zoom of the clusters.
@@ -39,6 +39,8 @@ public final class ReportService: Sendable {
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
     let observers = WriteObservers()
+    /// The reads that need no index, shared with one-shot commands.
+    public var stored: StoredReports { StoredReports(storage: storage) }
     /// The last change the index is known to include (see ``catchUp()``).
     let followed: Atomic<Int64>
     package let commits: GroupCommit
@@ -49,21 +51,23 @@ public final class ReportService: Sendable {
     /// Where uploaded photos are decoded and encoded, at most this many at once.
     public let photoLanes: Lanes
 
-    /// Opens the service over `store`, building the index from every stored report. Photos
-    /// are processed `photoWorkers` at a time (by default ``defaultPhotoWorkers``).
-    public init(store: SQLiteReports, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) throws {
-        self.store = store
+    /// Opens the service over `storage`, building the index from every stored report.
+    /// Photos are processed `photoWorkers` at a time (by default ``defaultPhotoWorkers``).
+    public init(storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) async throws {
+        self.storage = storage
+        let reference = storage.reference
+        self.reference = reference
         photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
-        statusCodes = store.reference.statuses.map(\.code)
-        let (markers, tallied, lastChange) = try store.snapshot(ClusterEntry.init)
+        statusCodes = reference.statuses.map(\.code)
+        let (markers, tallied, lastChange) = try await Blocking.offPool { try await storage.snapshot(ClusterEntry.init) }
         let index = try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: markers)
-        let tally = Self.tally(tallied, store.reference)
+        let tally = Self.tally(tallied, reference)
         followed = Atomic(lastChange)
         let observers = self.observers
         self.index = index
         self.tally = tally
-        self.intake = intake ?? IntakeSettings(reference: store.reference)
-        commits = GroupCommit(store: store) { effects in
+        self.intake = intake ?? IntakeSettings(reference: reference)
+        commits = GroupCommit(storage: storage) { effects in
             if let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement {
                 index.replaceContents(with: rebuilt.index)
                 tally.replaceContents(with: rebuilt.tally)
@@ -80,7 +84,7 @@ public final class ReportService: Sendable {
     }
 
     func entry(_ report: Report) -> ClusterEntry? {
-        ClusterEntry(report, reference: store.reference)
+        ClusterEntry(report, reference: reference)
     }
 
     /// The tally of these reports.
@@ -92,7 +96,6 @@ public final class ReportService: Sendable {
 
     /// What the tally keeps of a report.
     func tallyEntry(_ report: Report) -> ReportTally.Change {
-        let reference = store.reference
         guard let status = report.statusNumber(in: reference), let district = reference.districts.firstIndex(where: { $0.code == report.district }),
               let type = reference.objectTypes.firstIndex(where: { $0.code == report.objectType })
         else { return .remove(id: report.id) }
@@ -116,7 +119,7 @@ public final class ReportService: Sendable {
     @discardableResult
     public func insert(_ drafts: [ReportDraft], now: Date = Date()) throws -> [Report] {
         let checked = try drafts.enumerated().map { (i, draft) in
-            do { return try store.reference.validate(draft) } catch let error as ValidationError {
+            do { return try reference.validate(draft) } catch let error as ValidationError {
                 throw RecordsRejected(issues: [RecordIssue(location: .feature(i + 1), error: error)], issueCount: 1)
             }
         }
@@ -129,7 +132,7 @@ public final class ReportService: Sendable {
     /// Replaces report `id` (a move, a status change, any edit) in the store and the index.
     @discardableResult
     public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
-        var draft = try store.reference.validate(draft)
+        var draft = try reference.validate(draft)
         draft.id = id
         let checked = draft
         return try commits.performWaiting { [self] t in
@@ -170,6 +173,12 @@ public final class ReportService: Sendable {
 
     // MARK: Queries
 
+    /// Runs a read of the store off the cooperative pool (no further hop when the caller
+    /// is already off it, as the server's handlers are): see `Blocking.offPool`.
+    func read<T: Sendable>(_ body: (any ReportStorage) async throws -> T) async throws -> T {
+        try await Blocking.offPool { try await body(storage) }
+    }
+
     /// The filter of a list of status codes (nil: all) and a creation-time interval; an
     /// unknown code is an error on `status`.
     public func filter(statuses: [String]?, created: ClosedRange<Int64>?) throws(ValidationError) -> ClusterFilter {
@@ -192,38 +201,38 @@ public final class ReportService: Sendable {
     /// Clusters and lone reports at `zoom` in the box, with the lone reports read from the
     /// store.
     /// With `maxCells`, a box covering more cells than that at `zoom` is an error on `bbox`.
-    public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all, maxCells: Int = .max) throws -> ClusterAnswer {
+    public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all, maxCells: Int = .max) async throws -> ClusterAnswer {
         try index.grid.checkZoom(zoom)
         let block = index.grid.cells(in: box, zoom: zoom)
         let cells = block.cellCount
         guard cells <= maxCells else {
             throw ValidationError(field: "bbox", "covers \(cells) cells at zoom \(zoom); at most \(maxCells) may be asked at once (a smaller box or a lower zoom)")
         }
-        return try answer(index.clusters(in: block, filter: filter))
+        return try await answer(index.clusters(in: block, filter: filter))
     }
 
     /// What a cluster becomes one zoom deeper, with the lone reports read from the store;
     /// at the deepest zoom, its first `limit` reports.
-    public func children(of id: ClusterID, filter: ClusterFilter = .all, limit: Int = .max) throws -> ClusterAnswer {
-        try answer(index.children(of: id, filter: filter, limit: limit))
+    public func children(of id: ClusterID, filter: ClusterFilter = .all, limit: Int = .max) async throws -> ClusterAnswer {
+        try await answer(index.children(of: id, filter: filter, limit: limit))
     }
 
     /// How many reports match, counted by the index (cells wholly inside the box from
     /// their aggregates), with the store deciding only the reports within a centimetre of
     /// the box's edge: exact, and far cheaper than counting rows.
-    public func count(_ filter: ReportFilter) throws -> Int {
+    public func count(_ filter: ReportFilter) async throws -> Int {
         let statuses = try self.filter(statuses: filter.statuses, created: filter.created)
-        return try index.count(in: filter.box ?? .world, filter: statuses) { ids in
-            try store.count(matching: filter, ids: ids)
-        }
+        let (certain, nearEdge) = index.count(in: filter.box ?? .world, filter: statuses)
+        return nearEdge.isEmpty ? certain : certain + (try await read { try await $0.count(matching: filter, ids: nearEdge) })
     }
 
     /// A page of a cluster's reports, read from the store.
     /// `listed` counts the index's members of the page (a report deleted meanwhile is
     /// listed but not returned), so the next page starts at `offset + listed`.
-    public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) throws -> (total: Int, listed: Int, reports: [Report]) {
+    public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) async throws -> (total: Int, listed: Int, reports: [Report]) {
         let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
-        return (page.total, page.members.count, try store.reports(ids: page.members.map(\.id)))
+        let ids = page.members.map(\.id)
+        return (page.total, page.members.count, try await read { try await $0.reports(ids: ids) })
     }
 
     /// One cluster, counted under the filter.
@@ -232,37 +241,43 @@ public final class ReportService: Sendable {
     }
 
     /// One report by its number, or nil.
-    public func report(id: Int64) throws -> Report? { try store.report(id: id) }
+    public func report(id: Int64) async throws -> Report? { try await read { try await $0.report(id: id) } }
 
     /// Reports by a phone fragment or id (exact id first, then newest), and how many match.
-    public func search(_ text: String, limit: Int) throws -> (reports: [Report], matched: Int) {
-        (try store.search(text, limit: limit), try store.searchCount(text))
+    public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
+        try await stored.search(text, limit: limit)
     }
 
     /// A page of a filtered listing in id order after the cursor: the store's box paths
     /// when only a box narrows it, the filtered reads otherwise.
-    public func page(_ filter: ReportFilter, after: Int64?, limit: Int) throws -> [Report] {
-        filter.isBoxOnly
-            ? try store.page(in: filter.box ?? .world, after: after, limit: limit)
-            : try store.reports(matching: filter, after: after ?? 0, limit: limit)
+    public func page(_ filter: ReportFilter, after: Int64?, limit: Int) async throws -> [Report] {
+        try await read { storage in
+            filter.isBoxOnly
+                ? try await storage.page(in: filter.box ?? .world, after: after, limit: limit)
+                : try await storage.reports(matching: filter, after: after ?? 0, limit: limit)
+        }
     }
 
     /// How an export reads a filter: the ids of its box when the box holds at most an
     /// eighth of all reports (read by ``exportPage(_:of:after:limit:)`` a slice at a
     /// time), nil for pages along the id index.
-    public func exportIDs(_ filter: ReportFilter) throws -> [Int64]? {
-        try filter.box.flatMap { try store.ids(in: $0, cap: index.count / 8) }
+    public func exportIDs(_ filter: ReportFilter) async throws -> [Int64]? {
+        guard let box = filter.box else { return nil }
+        let cap = index.count / 8
+        return try await read { try await $0.ids(in: box, cap: cap) }
     }
 
     /// A page of an export: the matching reports among a slice of ``exportIDs(_:)``, or
     /// (without ids) up to `limit` after the cursor.
-    public func exportPage(_ filter: ReportFilter, among ids: ArraySlice<Int64>?, after: Int64, limit: Int) throws -> [Report] {
-        guard let ids else { return try store.scan(matching: filter, after: after, limit: limit) }
-        return try store.reports(among: ids, matching: filter)
+    public func exportPage(_ filter: ReportFilter, among ids: ArraySlice<Int64>?, after: Int64, limit: Int) async throws -> [Report] {
+        try await read { storage in
+            guard let ids else { return try await storage.scan(matching: filter, after: after, limit: limit) }
+            return try await storage.reports(among: ids, matching: filter)
+        }
     }
 
     /// The first and last creation times, nil without reports.
-    public func createdRange() throws -> ClosedRange<Date>? { try store.createdRange() }
+    public func createdRange() async throws -> ClosedRange<Date>? { try await read { try await $0.createdRange() } }
 
     /// The smallest box around every report (from the index, so current and cheap), nil
     /// when there are none. Reports on both sides of the antimeridian give a box from the
@@ -282,12 +297,12 @@ public final class ReportService: Sendable {
             west: boxes.map(\.west).min()!, south: boxes.map(\.south).min()!, east: boxes.map(\.east).max()!, north: boxes.map(\.north).max()!)
     }
 
-    private func answer(_ items: [ClusterItem]) throws -> ClusterAnswer {
+    private func answer(_ items: [ClusterItem]) async throws -> ClusterAnswer {
         let ids = items.compactMap { item -> Int64? in
             if case .report(let member) = item { return member.id }
             return nil
         }
-        let reports = try store.reports(ids: ids)
+        let reports = ids.isEmpty ? [] : try await read { try await $0.reports(ids: ids) }
         return ClusterAnswer(items: items, reports: Dictionary(reports.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
     }
 }

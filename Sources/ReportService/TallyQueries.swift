@@ -2,7 +2,7 @@ import Clustering
 import Geometry
 import Tally
 import ReportModel
-import SQLiteStore
+import StorePorts
 
 /// Numbers ranked by how many reports carry them, and reports counted for a dashboard:
 /// from memory (``ReportTally``), the area and period through the cluster index.
@@ -15,7 +15,7 @@ extension ReportService {
     /// with its counts per status code (those with none left out), and its status.
     public func topPhones(
         box: BoundingBox?, created: ClosedRange<Int64>?, statuses: [String]?, district: String?, limit: Int
-    ) throws -> [RankedPhone] {
+    ) async throws -> [RankedPhone] {
         let filter = try self.filter(statuses: statuses, created: created)
         let districtNumber = try district.map { code throws(ValidationError) in
             guard let i = reference.districts.firstIndex(where: { $0.code == code }) else {
@@ -27,7 +27,7 @@ extension ReportService {
         let ranked = box == nil && created == nil
             ? tally.ranking(limit: limit, statuses: filter.statuses, district: districtNumber)
             : tally.ranking(limit: limit, district: districtNumber) { visit in index.forEachReport(in: box ?? .world, filter: filter, visit) }
-        let phoneStatuses = try store.phoneStatuses(ranked.map(\.number))
+        let phoneStatuses = try await self.phoneStatuses(ranked.map(\.number))
         return ranked.map { r in
             RankedPhone(
                 number: r.number, count: r.count, status: phoneStatuses[r.number] ?? .unverified,

@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
 import ReportModel
-import SQLiteStore
+import StorePorts
 
 /// Who asks for a write or a read that depends on who asks: an account with its role, or
 /// an API key.
@@ -46,7 +46,7 @@ extension ReportService {
     /// Files a checked draft for `caller`: a new id, status new, times now.
     public func file(_ draft: ReportDraft, by caller: Caller, now: Date = Date()) async throws -> Filing {
         let draft = draft.filed
-        let hints = try duplicateHints(near: draft.coordinate, phones: draft.phones)
+        let hints = try await duplicateHints(near: draft.coordinate, phones: draft.phones)
         return try await commits.perform { [self] t in
             let report = try t.insert(draft, filer: caller.author.accountID, author: caller.author, now: now)
             return (Filing(report: report, possibleDuplicates: hints), effect(added: [report]))
@@ -68,14 +68,14 @@ extension ReportService {
                 guard try t.filer(of: id) == caller.author.accountID, caller.author.accountID != nil else {
                     throw Forbidden(reason: "only the filer or a supervisor may edit report \(id)")
                 }
-                guard current.status == store.reference.initialStatus else {
-                    throw Forbidden(reason: "the filer may edit a report only while it is \(store.reference.initialStatus); it is \(current.status)")
+                guard current.status == reference.initialStatus else {
+                    throw Forbidden(reason: "the filer may edit a report only while it is \(reference.initialStatus); it is \(current.status)")
                 }
             }
             var draft = try patch(current)
             draft.id = id
             draft.status = nil
-            var (checked, problems) = store.reference.check(draft)
+            var (checked, problems) = reference.check(draft)
             if problems.isEmpty, let outside = intake.check(checked.coordinate, field: "longitude") { problems.append(outside) }
             let flagged = Set(issues.map(\.field))
             problems = issues + problems.filter { !flagged.contains($0.field) }
@@ -91,7 +91,7 @@ extension ReportService {
     public func transition(
         _ id: Int64, to target: String, note: String?, duplicateOf: Int64?, by caller: Caller, ifMatch: Int64? = nil, now: Date = Date()
     ) async throws -> Report {
-        let reference = store.reference
+        let reference = reference
         guard reference.statuses.contains(where: { $0.code == target }) else {
             throw ValidationErrors([ValidationError(field: "to", "unknown status \"\(target.prefix(40))\"; known: \(statusCodes.joined(separator: ", "))")])
         }
@@ -138,24 +138,27 @@ extension ReportService {
     // MARK: Reads that depend on the caller
 
     /// Report `id` as `caller` may see it: a hidden one only for staff.
-    public func report(id: Int64, for caller: Caller?) throws -> (report: Report, hidden: HiddenReport?)? {
-        if let report = try store.report(id: id) { return (report, nil) }
-        guard caller?.isStaff == true, let hidden = try store.hidden(id: id) else { return nil }
-        return (hidden.report, hidden)
+    public func report(id: Int64, for caller: Caller?) async throws -> (report: Report, hidden: HiddenReport?)? {
+        let staff = caller?.isStaff == true
+        return try await read { storage in
+            if let report = try await storage.report(id: id) { return (report, nil) }
+            guard staff, let hidden = try await storage.hidden(id: id) else { return nil }
+            return (hidden.report, hidden)
+        }
     }
 
     /// The account that filed report `id`, for staff only.
-    public func filer(of id: Int64, for caller: Caller?) throws -> Int64? {
+    public func filer(of id: Int64, for caller: Caller?) async throws -> Int64? {
         guard caller?.isStaff == true else { return nil }
-        return try store.filer(of: id)
+        return try await read { try await $0.filer(of: id) }
     }
 
     /// A report's history: everything for staff; for others only the status steps and
     /// their times, without who made them or their notes. Nil for a report the caller
     /// cannot see.
-    public func history(of id: Int64, for caller: Caller?) throws -> [HistoryEntry]? {
-        guard try report(id: id, for: caller) != nil else { return nil }
-        let entries = try store.history(of: id)
+    public func history(of id: Int64, for caller: Caller?) async throws -> [HistoryEntry]? {
+        guard try await report(id: id, for: caller) != nil else { return nil }
+        let entries = try await read { try await $0.history(of: id) }
         guard caller?.isStaff != true else { return entries }
         return entries.filter { $0.action == .filed || $0.action == .transition }.map { entry in
             HistoryEntry(
@@ -165,16 +168,16 @@ extension ReportService {
     }
 
     /// A page of the caller's own reports, newest first, before the cursor.
-    public func reports(filedBy caller: Caller, before: Int64?, limit: Int) throws -> [Report] {
+    public func reports(filedBy caller: Caller, before: Int64?, limit: Int) async throws -> [Report] {
         guard let account = caller.author.accountID else { return [] }
-        return try store.reports(filedBy: account, before: before, limit: limit)
+        return try await read { try await $0.reports(filedBy: account, before: before, limit: limit) }
     }
 
     // MARK: Rules
 
     /// The current report, checked against the version the caller last saw. A hidden
     /// report is said to be hidden to staff only; to others it does not exist.
-    func current(_ id: Int64, _ t: WriteTransaction, ifMatch: Int64?, for caller: Caller) throws -> Report {
+    func current(_ id: Int64, _ t: any ReportTransaction, ifMatch: Int64?, for caller: Caller) throws -> Report {
         guard let current = try t.report(id) else {
             if caller.isStaff, try t.hidden(id) != nil { throw ReportHidden(id: id, hidden: true) }
             throw ReportNotFound(id: id)
@@ -184,7 +187,7 @@ extension ReportService {
     }
 
     /// Whether `caller` is one the step names: a role (or one above it), or the filer.
-    private func check(_ step: StatusTransition, of id: Int64, by caller: Caller, _ t: WriteTransaction) throws {
+    private func check(_ step: StatusTransition, of id: Int64, by caller: Caller, _ t: any ReportTransaction) throws {
         for actor in step.by {
             if actor == StatusTransition.filer {
                 if let account = caller.author.accountID, try t.filer(of: id) == account { return }
@@ -197,7 +200,7 @@ extension ReportService {
     }
 
     /// What is wrong with `duplicateOf` for this step, if anything.
-    private func duplicateProblem(_ other: Int64?, of id: Int64, required: Bool, _ t: WriteTransaction) throws -> ValidationError? {
+    private func duplicateProblem(_ other: Int64?, of id: Int64, required: Bool, _ t: any ReportTransaction) throws -> ValidationError? {
         guard let other else { return required ? ValidationError(field: "duplicate_of", "is required: the report this one repeats") : nil }
         guard required else { return ValidationError(field: "duplicate_of", "is given only when a report becomes a duplicate") }
         guard other != id else { return ValidationError(field: "duplicate_of", "a report cannot duplicate itself") }

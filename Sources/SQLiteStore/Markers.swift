@@ -50,16 +50,6 @@ extension SQLiteReports {
     }
 }
 
-extension Report {
-    /// The position of this report's status in `reference.statuses` (nil for an unknown one).
-    public func statusNumber(in reference: ReferenceData) -> Int? {
-        reference.statuses.firstIndex { $0.code == status }
-    }
-
-    /// Creation time in milliseconds since 1970, as stored.
-    public var createdMilliseconds: Int64 { ReportRow.milliseconds(createdAt) }
-}
-
 extension SQLiteReports {
     static let tallyColumns = "id, phones, district, object_type, status, created_at"
 

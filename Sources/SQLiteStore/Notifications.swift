@@ -30,27 +30,26 @@ extension SQLiteReports {
         }
     }
 
-    /// Marks the account's notifications read up to `seq` (never back); returns the mark
-    /// and how many are still unread.
-    @discardableResult
-    public func markNotificationsRead(of account: Int64, upTo seq: Int64) throws -> (readUpTo: Int64, unread: Int) {
-        try pool.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO notification_read (account_id, up_to) VALUES (?, ?)
-                    ON CONFLICT (account_id) DO UPDATE SET up_to = max(up_to, excluded.up_to)
-                    """,
-                arguments: [account, seq])
-            let upTo = try Self.readUpTo(db, account: account)
-            return (upTo, try Self.unreadCount(db, account: account, upTo: upTo))
-        }
-    }
-
-    private static func unreadCount(_ db: Database, account: Int64, upTo: Int64) throws -> Int {
+    static func unreadCount(_ db: Database, account: Int64, upTo: Int64) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) \(notificationRows) AND h.seq > ?2"), arguments: [account, upTo]) ?? 0
     }
 
-    private static func readUpTo(_ db: Database, account: Int64) throws -> Int64 {
+    static func readUpTo(_ db: Database, account: Int64) throws -> Int64 {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT up_to FROM notification_read WHERE account_id = ?"), arguments: [account]) ?? 0
+    }
+}
+
+extension WriteTransaction {
+    /// Marks the account's notifications read up to `seq` (never back); returns the mark
+    /// and how many are still unread.
+    public func markNotificationsRead(of account: Int64, upTo seq: Int64) throws -> (readUpTo: Int64, unread: Int) {
+        try db.execute(
+            sql: """
+                INSERT INTO notification_read (account_id, up_to) VALUES (?, ?)
+                ON CONFLICT (account_id) DO UPDATE SET up_to = max(up_to, excluded.up_to)
+                """,
+            arguments: [account, seq])
+        let upTo = try SQLiteReports.readUpTo(db, account: account)
+        return (upTo, try SQLiteReports.unreadCount(db, account: account, upTo: upTo))
     }
 }

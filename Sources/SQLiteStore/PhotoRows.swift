@@ -3,9 +3,6 @@ import GRDB
 import ReportModel
 
 extension WriteTransaction {
-    /// The most photos one report may have.
-    public static let maxPhotos = 5
-
     /// Adds a stored picture to report `id` (public or hidden): the same picture twice is
     /// the first row again, and no change. The report's version moves forward, as its
     /// answer now lists the photo.
@@ -14,7 +11,7 @@ extension WriteTransaction {
     ) throws -> (photo: PhotoRow, added: Bool) {
         let photos = try SQLiteReports.photos(db, of: id)
         if let existing = photos.first(where: { $0.sha256 == sha256 }) { return (existing, false) }
-        guard photos.count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
+        guard photos.count < PhotoRow.maxPerReport else { throw PhotoLimitReached(id: id, limit: PhotoRow.maxPerReport) }
         try db.execute(
             sql: "INSERT INTO report_photo (report_id, sha256, width, height, bytes, created_at, account_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
             arguments: [id, sha256, width, height, bytes, now.milliseconds, author.accountID])
@@ -27,7 +24,7 @@ extension WriteTransaction {
 
     /// Throws ``PhotoLimitReached`` when report `id` has as many photos as it may.
     public func ensurePhotoRoom(on id: Int64) throws {
-        guard try SQLiteReports.photos(db, of: id).count < Self.maxPhotos else { throw PhotoLimitReached(id: id, limit: Self.maxPhotos) }
+        guard try SQLiteReports.photos(db, of: id).count < PhotoRow.maxPerReport else { throw PhotoLimitReached(id: id, limit: PhotoRow.maxPerReport) }
     }
 
     /// Removes photo `photoID` of report `id`; its file stays while another row names it.

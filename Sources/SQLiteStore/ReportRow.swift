@@ -186,12 +186,3 @@ enum ReportRow {
 
     static func date(milliseconds: Int64) -> Date { Date(milliseconds: milliseconds) }
 }
-
-extension Date {
-    /// Milliseconds since 1970, as every table stores a time.
-    public var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-
-    public init(milliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-}

@@ -3,6 +3,7 @@ import GRDB
 import GRDBSQLite
 import Geometry
 import ReportModel
+import StorePorts
 import Synchronization
 
 /// The embedded SQLite store of poster reports.
@@ -35,7 +36,7 @@ import Synchronization
 /// let inView = try store.reports(in: BoundingBox(parsing: "30.50,50.44,30.54,50.46"))
 /// let hits = try store.search("067 12", limit: 50)
 /// ```
-public final class SQLiteReports: Sendable {
+public final class SQLiteReports: ReportStorage {
     /// The connection pool: one writer, several concurrent readers (WAL).
     public let pool: DatabasePool
     /// The vocabularies reports are checked against, as stored in this database.
@@ -102,6 +103,8 @@ public final class SQLiteReports: Sendable {
         return SQLiteSettings.memoryStatistics ? Int(sqlite3_memory_used()) : nil
     }
 
+    public var gauges: [String: Int] { Self.sqliteHeapBytes.map { ["sqlite_heap_bytes": $0] } ?? [:] }
+
     /// How many reports the store holds (kept by the triggers: no scan).
     public func count() throws -> Int {
         try pool.read(Self.reportCount)
@@ -139,5 +142,13 @@ public struct QueryTuning: Sendable {
     public init(boxSample: Int = 400, rtreeToWalkCost: Double = 0.55) {
         self.boxSample = boxSample
         self.rtreeToWalkCost = rtreeToWalkCost
+    }
+}
+
+extension Stores {
+    /// The stores of the SQLite database at `path` (created and migrated when needed).
+    public static func sqlite(path: String) throws -> Stores {
+        let reports = try SQLiteReports(path: path)
+        return Stores(reports: reports, accounts: SQLiteAccounts(reports), webhooks: SQLiteWebhooks(reports))
     }
 }

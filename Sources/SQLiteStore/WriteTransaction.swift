@@ -3,15 +3,16 @@ import Geometry
 import GRDB
 import GRDBSQLite
 import ReportModel
+import StorePorts
 
 /// The rows of writes, inside one transaction the caller owns (``SQLiteReports/commit(_:)``):
 /// a report's row, its history row and its change row go in together or not at all.
 ///
 /// Every recorded write moves `updated_at` forward by at least a millisecond, so that it
 /// is a version: two writes never leave a report with the same `updated_at`.
-public struct WriteTransaction {
+public struct WriteTransaction: ReportTransaction {
     let db: Database
-    let reference: ReferenceData
+    public let reference: ReferenceData
 
     // MARK: Reports
 
@@ -218,7 +219,7 @@ extension SQLiteReports {
     /// here (FTS5 flushes its pending terms into a new segment at each one), so the
     /// transaction is rolled back and run again without it. If the commit itself fails,
     /// every write fails with its error.
-    public func commit<T>(_ writes: [(WriteTransaction) throws -> T]) -> [Result<T, any Error>] {
+    public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
         var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
         var pending = Array(writes.indices)
         let reference = self.reference

@@ -9,7 +9,6 @@ import Interchange
 import Photos
 import ReportModel
 import ReportService
-import SQLiteStore
 import StorePorts
 import Webhooks
 

@@ -67,7 +67,7 @@ struct AboutRoutes {
             let counts = About.Counts(
                 reports: summary.total,
                 openReports: zip(summary.byStatus, service.reference.statuses).reduce(0) { $0 + ($1.1.open ? $1.0.count : 0) },
-                blockedNumbers: try service.blockedCount())
+                blockedNumbers: try await service.blockedCount())
             return try Responses.json(About(
                 uk: text?.uk, en: text?.en, statuses: service.reference.statuses.map(About.Status.init), version: ServiceVersion.current, counts: counts))
         }

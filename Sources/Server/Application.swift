@@ -9,7 +9,6 @@ import Logging
 import Photos
 import ReportModel
 import ReportService
-import SQLiteStore
 import ServiceLifecycle
 import Tiles
 import Webhooks
@@ -20,7 +19,8 @@ import Webhooks
 /// Handlers are thin: they read checked parameters (``QueryParameters``), call the
 /// service, and write GeoJSON or JSON. The request path for "clusters in this area" is
 /// `ClusterRoutes.swift` → `ReportService.clusters` → `ClusterIndex`.
-public func makeRouter(service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()) -> Router<AppRequestContext> {
+public func makeRouter(_ backend: Backend, configuration: ServerConfiguration = ServerConfiguration()) -> Router<AppRequestContext> {
+    let (service, accounts, webhooks) = (backend.service, backend.accounts, backend.webhooks)
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: AccessLogMiddleware(metrics: configuration.metrics))
     router.add(middleware: CommonHeadersMiddleware())
@@ -45,7 +45,7 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     ReportRoutes(service: service).register(on: router, views: views)
     ExportRoutes(service: service).register(on: router)
     let hub = ChangeHub(
-        feed: ChangeFeed(store: service.store), pollInterval: configuration.changes.pollInterval,
+        feed: backend.feed, pollInterval: configuration.changes.pollInterval,
         batchWindow: configuration.changes.batchWindow, heartbeatInterval: configuration.changes.heartbeatInterval, queueLimit: configuration.changes.queueLimit,
         beforeStaffDelivery: { try? await accounts.followAccountEvents() })
     ChangeRoutes(hub: hub, accounts: accounts, unsentLimit: configuration.changes.unsentLimit).register(on: router)
@@ -54,7 +54,6 @@ public func makeRouter(service: ReportService, accounts: AccountService, configu
     OGCRoutes(service: service, publicURL: configuration.publicURL).register(on: router)
     ReferenceRoutes(reference: service.reference).register(on: router)
     AccountRoutes(accounts: accounts).register(on: router)
-    let webhooks = WebhookService(storage: SQLiteWebhooks(service.store))
     WebhookRoutes(webhooks: webhooks).register(on: router)
     PhoneRoutes(service: service).register(on: router)
     StatsRoutes(service: service).register(on: router)
@@ -76,33 +75,29 @@ func origin(_ url: String) -> String? {
 }
 
 /// What answers requests: the router, behind the decoding of percent-encoded paths.
-public func makeResponder(
-    service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()
-) -> some HTTPResponder<AppRequestContext> {
-    PathDecodingResponder(base: makeRouter(service: service, accounts: accounts, configuration: configuration).buildResponder())
+public func makeResponder(_ backend: Backend, configuration: ServerConfiguration = ServerConfiguration()) -> some HTTPResponder<AppRequestContext> {
+    PathDecodingResponder(base: makeRouter(backend, configuration: configuration).buildResponder())
 }
 
 /// The application `posterwatch serve` runs: HTTP/1.1 with the connection rules and
 /// limits of `ConnectionGuard.swift`. It raises the process's descriptor limit first.
-public func makeApplication(
-    service: ReportService, accounts: AccountService, configuration: ServerConfiguration = ServerConfiguration()
-) -> some ApplicationProtocol {
+public func makeApplication(_ backend: Backend, configuration: ServerConfiguration = ServerConfiguration()) -> some ApplicationProtocol {
     var logger = Logger(label: "posterwatch")
     logger.logLevel = configuration.logLevel
     let maxConnections = configuration.limits.connectionCap(descriptorLimit: ConnectionLimits.raiseDescriptorLimit())
     let open = OpenConnections()
     var app = Application(
-        responder: makeResponder(service: service, accounts: accounts, configuration: configuration),
+        responder: makeResponder(backend, configuration: configuration),
         server: HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, limits: configuration.limits, maxConnections: maxConnections, open: open)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PosterWatch"),
         logger: logger)
-    app.addServices(ChangeFollowing(service: service, interval: configuration.changes.followInterval))
-    app.addServices(AccountFollowing(accounts: accounts, interval: configuration.accountFollowInterval))
+    app.addServices(ChangeFollowing(service: backend.service, interval: configuration.changes.followInterval))
+    app.addServices(AccountFollowing(accounts: backend.accounts, interval: configuration.accountFollowInterval))
     if let settings = configuration.webhooks {
-        let dispatcher = WebhookDispatcher(storage: SQLiteWebhooks(service.store), feed: ChangeFeed(store: service.store), settings: settings, logger: logger)
-        service.onWrite { _ in dispatcher.nudge() }
+        let dispatcher = WebhookDispatcher(storage: backend.webhooks.storage, feed: backend.feed, settings: settings, logger: logger)
+        backend.service.onWrite { _ in dispatcher.nudge() }
         app.addServices(dispatcher)
     }
     return app

@@ -5,7 +5,6 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import Offloading
-import SQLiteStore
 import ServiceLifecycle
 
 /// `GET /v1/changes`: the numbered writes since a sequence number, for offline apps and
@@ -20,12 +19,12 @@ struct ChangeRoutes {
     var feed: ChangeFeed { hub.feed }
 
     func register(on router: Router<AppRequestContext>) {
-        router.get(RouterPath(Endpoint.changesStream.path)) { request, context in try await Blocking.run { try stream(request, context) } }
+        router.get(RouterPath(Endpoint.changesStream.path)) { request, context in try await stream(request, context) }
         router.read(.changes) { _, query, context in
             let since = try query.integer("since", in: 0...Int(Int64.max), default: 0)!
             let limit = try query.integer("limit", in: 1...ChangeFeed.maxPage, default: 100, clampedTo: ChangeFeed.maxPage)!
             let staff = context.caller?.isStaff == true
-            let page = try feed.page(since: Int64(since), limit: limit, staff: staff)
+            let page = try await feed.page(since: Int64(since), limit: limit, staff: staff)
             var response = Responses.body(try ChangeJSON.page(page), type: "application/json")
             response.headers[.vary] = "Authorization"
             if staff { response.headers[.cacheControl] = "private, no-store" }
@@ -42,17 +41,18 @@ extension ChangeRoutes {
     /// A staff stream is closed the moment its caller's credential stops granting staff
     /// events (``CredentialWatch``): a logout, a disabled or demoted account, an expired
     /// token. The client reconnects and is then served as what it is now.
-    private func stream(_ request: Request, _ context: AppRequestContext) throws -> Response {
+    private func stream(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let query = try QueryParameters(request, endpoint: .changesStream)
         let box = try query.bbox()
         let staff = context.caller?.isStaff == true
-        let since = try Self.lastEventID(request) ?? query.integer("since", in: 0...Int(Int64.max)).map(Int64.init) ?? feed.store.lastChange()
-        _ = try feed.page(since: since, limit: 1, staff: false)  // a 410 now, not an empty stream
+        let asked = try Self.lastEventID(request) ?? query.integer("since", in: 0...Int(Int64.max)).map(Int64.init)
+        let since = if let asked { asked } else { try await feed.lastChange() }
+        _ = try await feed.page(since: since, limit: 1, staff: false)  // a 410 now, not an empty stream
         let (hub, accounts, identity) = (self.hub, self.accounts, context.identity)
         let connection = ChangeStreamConnection(channel: context.channel, limit: unsentLimit)
         // Subscribed when the body is written: a HEAD's never is.
         let body = ResponseBody { writer in
-            let subscription = try hub.subscribe(after: since, staff: staff, box: box, connection: connection)
+            let subscription = try await hub.subscribe(after: since, staff: staff, box: box, connection: connection)
             defer { hub.unsubscribe(subscription) }
             // The client gone: the hub writes no more to it, and this response ends.
             connection.channel.closeFuture.whenComplete { _ in hub.unsubscribe(subscription) }
@@ -60,7 +60,7 @@ extension ChangeRoutes {
             defer { watch.map(accounts.unwatch) }
             var next: Int64? = since
             while let after = next, watch?.isEnded != true {
-                let page = try await Blocking.run { try hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box) }
+                let page = try await hub.catchUp(after: after, until: subscription.cursor, staff: staff, box: box)
                 // As the hub does before a live delivery: a revocation committed before the
                 // page's changes closes the stream before they are written.
                 if staff, !page.events.isEmpty { try await accounts.followAccountEvents() }

@@ -18,7 +18,7 @@ struct ClusterRoutes {
         router.read(.clusters) { request, query, _ in
             let box = try query.required("bbox", query.bbox())
             let zoom = try query.required("zoom", query.integer("zoom", in: 0...service.maxZoom))
-            let answer = try service.clusters(in: box, zoom: zoom, filter: query.clusterFilter(service), maxCells: Self.maxCells)
+            let answer = try await service.clusters(in: box, zoom: zoom, filter: query.clusterFilter(service), maxCells: Self.maxCells)
             return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [
                 ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"), ("zoom", "\(zoom)"),
             ]))
@@ -32,7 +32,7 @@ struct ClusterRoutes {
         }
         // GET /v1/clusters/{id}/children: the clusters and reports one zoom deeper.
         router.read(.children) { request, query, context in
-            let answer = try service.children(of: try clusterID(context), filter: query.clusterFilter(service), limit: Self.maxLeaves)
+            let answer = try await service.children(of: try clusterID(context), filter: query.clusterFilter(service), limit: Self.maxLeaves)
             return Responses.geoJSON(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes))
         }
         // GET /v1/clusters/{id}/leaves?limit=&offset=: the reports inside, paged.
@@ -40,7 +40,7 @@ struct ClusterRoutes {
             let limit = try query.integer("limit", in: 1...Self.maxLeaves, default: 100)!
             let offset = try query.integer("offset", in: 0...Int(Int32.max), default: 0)!
             let id = try clusterID(context)
-            let page = try service.leaves(of: id, limit: limit, offset: offset, filter: query.clusterFilter(service))
+            let page = try await service.leaves(of: id, limit: limit, offset: offset, filter: query.clusterFilter(service))
             var members: [(String, String)] = [("numberMatched", "\(page.total)"), ("numberReturned", "\(page.reports.count)")]
             if offset + page.listed < page.total {
                 let next = "/v1/clusters/\(id)/leaves?limit=\(limit)&offset=\(offset + page.listed)" + query.carried(["status", "datetime"])

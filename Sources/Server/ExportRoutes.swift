@@ -4,7 +4,6 @@ import Hummingbird
 import Interchange
 import Offloading
 import ReportService
-import SQLiteStore
 import Reprojection
 
 /// `/v1/export`: the whole matching data set for GIS tools, streamed a page at a time.
@@ -22,18 +21,18 @@ struct ExportRoutes {
     func register(on router: Router<AppRequestContext>) {
         // HEAD is registered, not generated: a generated one would say `Content-Length: 0`
         // for this streamed body.
-        router.get(RouterPath(Endpoint.export.path)) { request, _ in try answer(request, streaming: true) }
-        router.head(RouterPath(Endpoint.export.path)) { request, _ in try answer(request, streaming: false) }
+        router.get(RouterPath(Endpoint.export.path)) { request, _ in try await answer(request, streaming: true) }
+        router.head(RouterPath(Endpoint.export.path)) { request, _ in try await answer(request, streaming: false) }
     }
 
     /// The export's headers, after every parameter is checked, and its body when `streaming`.
-    private func answer(_ request: Request, streaming: Bool) throws -> Response {
+    private func answer(_ request: Request, streaming: Bool) async throws -> Response {
         let query = try QueryParameters(request, endpoint: .export)
         let format = try Self.format(query["format"])
         let filter = try ReportRoutes(service: service).reportFilter(query)
         var headers: HTTPFields = [
             // Read before the first page (see `/v1/changes`).
-            .lastSeq: "\(try service.lastChange())",
+            .lastSeq: "\(try await service.lastChange())",
             // CSV has no charset of its own; ours is UTF-8.
             .contentType: format == .csv ? format.mediaType + "; charset=utf-8" : format.mediaType,
             .contentDisposition: "attachment; filename=\"posterwatch-reports.\(format.fileExtension)\"",
@@ -55,14 +54,12 @@ struct ExportRoutes {
             var out = ReportWriter(format: format, projected: projected)
             out.begin()
             // A small box is read by its ids (it costs what it holds), the rest by id cursor.
-            let ids = try await Blocking.run { try service.exportIDs(filter) }
+            let ids = try await service.exportIDs(filter)
             var cursor: Int64 = 0
             var position = 0
             while true {
                 let (after, from) = (cursor, position)
-                let page = try await Blocking.run {
-                    try service.exportPage(filter, among: ids.map { $0[from..<min(from + Self.pageSize, $0.count)] }, after: after, limit: Self.pageSize)
-                }
+                let page = try await service.exportPage(filter, among: ids.map { $0[from..<min(from + Self.pageSize, $0.count)] }, after: after, limit: Self.pageSize)
                 out.write(contentsOf: page)
                 if let ids {
                     position = min(position + Self.pageSize, ids.count)

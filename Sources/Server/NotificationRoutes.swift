@@ -19,9 +19,7 @@ struct NotificationRoutes {
             let limit = try query.integer("limit", in: 1...Self.maxPage, default: 50)!
             let before = try query.integer("before", in: 1...Int(Int64.max)).map(Int64.init)
             let unreadOnly = try Self.flag(query, "unread")
-            let (found, unread) = try await Blocking.run {
-                try service.notifications(of: account, before: before, limit: limit, unreadOnly: unreadOnly)
-            }
+            let (found, unread) = try await service.notifications(of: account, before: before, limit: limit, unreadOnly: unreadOnly)
             let page = Notifications(
                 notifications: found.map(Notifications.Item.init), unreadCount: unread,
                 next: found.count == limit ? found.last.map(\.seq) : nil)
@@ -37,7 +35,7 @@ struct NotificationRoutes {
             guard let upTo, upTo >= 0 else {
                 throw ValidationErrors([ValidationError(field: "up_to", "is required: the id of the newest notification read (an integer from 0)")])
             }
-            let mark = try await Blocking.run { try service.markNotificationsRead(of: account, upTo: upTo) }
+            let mark = try await service.markNotificationsRead(of: account, upTo: upTo)
             return try Responses.private(ReadMark(readUpTo: mark.readUpTo, unreadCount: mark.unread))
         }
     }

@@ -5,7 +5,6 @@ import Hummingbird
 import Interchange
 import ReportModel
 import ReportService
-import SQLiteStore
 
 /// OGC API – Features, Part 1 (core and GeoJSON), rooted at `/ogc`, for GIS clients:
 /// QGIS's "WFS / OGC API – Features" layer and GDAL's OAPIF driver page through the one
@@ -39,17 +38,17 @@ struct OGCRoutes {
         }
         router.read(.ogcCollections) { request, _, _ in
             let base = base(request)
-            return try Responses.json(OGC.Collections(
+            return try await Responses.json(OGC.Collections(
                 collections: [try collection(base)], links: [OGC.Link(base + "/ogc/collections", "self", "application/json", "the collections")]))
         }
         router.read(.ogcCollection) { request, _, context in
             try Self.checkCollection(context)
-            return try Responses.json(try collection(base(request)))
+            return try await Responses.json(try collection(base(request)))
         }
         router.read(.ogcItems) { request, query, context in
             try Self.checkCollection(context)
             try Self.checkFormat(query["f"])
-            let page = try ReportRoutes(service: service).page(query, defaultLimit: 10)
+            let page = try await ReportRoutes(service: service).page(query, defaultLimit: 10)
             let base = base(request)
             let items = base + "/ogc/collections/reports/items"
             var links = [
@@ -68,15 +67,15 @@ struct OGCRoutes {
         router.read(.ogcItem) { request, query, context in
             try Self.checkCollection(context)
             try Self.checkFormat(query["f"])
-            return try ReportRoutes.feature(service, context, parameter: "featureId")
+            return try await ReportRoutes.feature(service, context, parameter: "featureId")
         }
     }
 
-    private func collection(_ base: String) throws -> OGC.Collection {
+    private func collection(_ base: String) async throws -> OGC.Collection {
         // The extent from the cluster index's aggregates, the times from the created_at
         // index: both current and cheap, so never cached.
         let box = service.extent() ?? .world
-        let created = try service.createdRange()
+        let created = try await service.createdRange()
         return OGC.Collection(
             id: Self.collectionID, title: "Poster reports",
             description: "Geolocated reports of illegally placed posters: address, object, balance holder, violator, phones, status, times.",

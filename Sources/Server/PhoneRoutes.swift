@@ -8,7 +8,6 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import SQLiteStore
 
 /// `/v1/phones/{number}`: a number's record and reports, and the supervisors' verifying,
 /// blocking and unblocking; `/v1/blocklist` for the operators' systems.
@@ -20,14 +19,14 @@ struct PhoneRoutes {
     func register(on router: Router<AppRequestContext>) {
         router.read(.phone) { _, _, context in
             let number = try Self.number(context)
-            guard let record = try service.phoneRecord(number, for: context.caller) else { throw PhoneNotFound(number: number) }
+            guard let record = try await service.phoneRecord(number, for: context.caller) else { throw PhoneNotFound(number: number) }
             return try Self.record(record, staff: context.caller?.isStaff == true)
         }
         router.read(.phoneReports) { _, query, context in
             let number = try Self.number(context)
             let limit = try query.integer("limit", in: 1...Self.maxPage, default: 100, clampedTo: Self.maxPage)!
             let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: 0)!
-            let (reports, matched) = try service.reports(carrying: number, after: Int64(after), limit: limit)
+            let (reports, matched) = try await service.reports(carrying: number, after: Int64(after), limit: limit)
             var members: [(String, String)] = [("numberMatched", "\(matched)"), ("numberReturned", "\(reports.count)")]
             if reports.count == limit, let last = reports.last {
                 let next = "/v1/phones/\(Phone.written(number))/reports?limit=\(limit)&after=\(last.id)"
@@ -42,21 +41,21 @@ struct PhoneRoutes {
             var status: PhoneStatus?
             if let outcome { body.check { () throws(ValidationErrors) in status = try ValidationErrors.wrap { () throws(ValidationError) in try PhoneStatus(outcome: outcome) } } }
             try body.finish()
-            return try answer(try await service.verify(number, outcome: status!, note: note, by: identity.caller), for: identity.caller)
+            return try await answer(try await service.verify(number, outcome: status!, note: note, by: identity.caller), for: identity.caller)
         }
         router.handle(.blockPhone) { request, _, context, identity in
             let number = try Self.number(context)
             let note = try await Self.note(request)
-            return try answer(try await service.block(number, note: note, by: identity.caller), for: identity.caller)
+            return try await answer(try await service.block(number, note: note, by: identity.caller), for: identity.caller)
         }
         router.handle(.unblockPhone) { request, _, context, identity in
             let number = try Self.number(context)
             let note = try await Self.note(request)
-            return try answer(try await service.unblock(number, note: note, by: identity.caller), for: identity.caller)
+            return try await answer(try await service.unblock(number, note: note, by: identity.caller), for: identity.caller)
         }
         router.handle(.blocklist) { _, query, _, _ in
             let format = try query.choice("format", ["json", "csv"], default: "json")
-            let blocked = try await Blocking.run { try service.blocklist() }
+            let blocked = try await service.stored.blocklist()
             let csv = format == "csv"
             var response = Responses.body(try Blocklist.render(blocked, csv: csv), type: csv ? "text/csv; charset=utf-8" : "application/json")
             response.headers[.cacheControl] = "private, no-cache"
@@ -64,15 +63,15 @@ struct PhoneRoutes {
         }
         router.handle(.blocklistChanges) { _, query, _, _ in
             let since = Int64(try query.required("since", try query.integer("since", in: 0...Int(Int64.max))))
-            let changes = try await Blocking.run { try service.blocklistChanges(since: since) }
+            let changes = try await service.blocklistChanges(since: since)
             try ChangesUnavailable.check(since: since, prunedThrough: changes.prunedThrough, lastSeq: changes.lastSeq, restart: "fetch GET /v1/blocklist again")
             return try Responses.private(BlocklistDelta(changes))
         }
     }
 
     /// The answer to a phone's change: its record as staff see it, and the reports moved.
-    private func answer(_ change: PhoneChange, for caller: Caller) throws -> Response {
-        guard let record = try service.phoneRecord(change.entry.number, for: caller) else { throw PhoneNotFound(number: change.entry.number) }
+    private func answer(_ change: PhoneChange, for caller: Caller) async throws -> Response {
+        guard let record = try await service.phoneRecord(change.entry.number, for: caller) else { throw PhoneNotFound(number: change.entry.number) }
         var view = PhoneRecordView(record, staff: true)
         view.movedReports = change.moved.map(\.id)
         var response = try Responses.json(view)

@@ -1,5 +1,4 @@
 import Accounts
-import SQLiteStore
 
 /// The endpoints of photos (`PhotoRoutes.swift`), in the table of `Endpoints.swift`.
 extension Endpoint {

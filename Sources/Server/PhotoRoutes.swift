@@ -6,7 +6,6 @@ import Hummingbird
 import Photos
 import ReportModel
 import ReportService
-import SQLiteStore
 import Synchronization
 
 /// Photos of reports: upload (the image as the body), removal, and the stored files,
@@ -63,7 +62,7 @@ struct PhotoRoutes {
                 let sha = context.parameters.get("sha") ?? ""
                 guard PhotoFiles.isName(sha) else { throw ValidationError(field: "sha", "must be 64 lowercase hex digits") }
                 let staff = context.caller?.isStaff == true
-                guard try service.photoExists(sha256: sha, publicOnly: !staff), let bytes = files.read(sha, thumbnail: thumbnail) else {
+                guard try await service.photoExists(sha256: sha, publicOnly: !staff), let bytes = files.read(sha, thumbnail: thumbnail) else {
                     throw APIError(.notFound, code: "not_found", message: "there is no photo \(sha)", field: "sha")
                 }
                 return try Self.serve(Array(bytes), tag: "\"\(sha)\(thumbnail ? "-t" : "")\"", range: request.headers[.range], staff: staff)
@@ -83,18 +82,18 @@ struct PhotoRoutes {
                 .unsupportedMediaType, code: "unsupported_media_type",
                 message: "send the image itself as image/jpeg or image/png, or files as multipart/form-data with a boundary, not \(type.prefix(60))")
         }
-        let limit = boundary == nil ? maxUploadBytes : maxUploadBytes * WriteTransaction.maxPhotos + 65_536
+        let limit = boundary == nil ? maxUploadBytes : maxUploadBytes * PhotoRow.maxPerReport + 65_536
         var request = request
         let body: [UInt8]
         do {
             body = Array(buffer: try await request.collectBody(upTo: limit))
         } catch {
-            throw APIError(.contentTooLarge, code: "too_large", message: "a photo may be at most \(maxUploadBytes / 1_000_000) MB, and a request at most \(WriteTransaction.maxPhotos) of them")
+            throw APIError(.contentTooLarge, code: "too_large", message: "a photo may be at most \(maxUploadBytes / 1_000_000) MB, and a request at most \(PhotoRow.maxPerReport) of them")
         }
         guard let boundary else { return ([body], false) }
         let files = try MultipartFiles.parse(body, boundary: boundary)
-        guard (1...WriteTransaction.maxPhotos).contains(files.count) else {
-            throw ValidationErrors([ValidationError(field: "files", "must be 1 to \(WriteTransaction.maxPhotos) files, got \(files.count)")])
+        guard (1...PhotoRow.maxPerReport).contains(files.count) else {
+            throw ValidationErrors([ValidationError(field: "files", "must be 1 to \(PhotoRow.maxPerReport) files, got \(files.count)")])
         }
         let large = files.indices.filter { files[$0].count > maxUploadBytes }
         guard large.isEmpty else {

@@ -4,7 +4,6 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import SQLiteStore
 
 /// `/v1/reports` and `/v1/search`: reports by area (cursor paging), by id, and by phone
 /// fragment or id.
@@ -19,8 +18,8 @@ struct ReportRoutes {
         router.read(.reports) { request, query, _ in
             // Read before the page: every change after it is in the feed (the page may
             // already show some, which an entry then sets again to the same).
-            let lastSeq = try service.lastChange()
-            let page = try self.page(query, defaultLimit: 100)
+            let lastSeq = try await service.lastChange()
+            let page = try await self.page(query, defaultLimit: 100)
             var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
             if let after = page.nextAfter {
                 let next = "/v1/reports?limit=\(page.limit)&after=\(after)" + page.kept
@@ -31,25 +30,19 @@ struct ReportRoutes {
             return response
         }
         // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
-        router.readAwaiting(.report) { _, _, context in
+        router.read(.report) { _, _, context in
             let id = try Self.reportID(context)
             let caller = context.caller
-            // Read, and for the public answered, in one hop off the pool; staff's answer
-            // names the filer, whose account the account service gives.
-            let (report, hidden, answered) = try await Blocking.run { () throws -> (Report, HiddenReport?, Response?) in
-                guard let (report, hidden) = try service.report(id: id, for: caller) else {
-                    throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
-                }
-                return (report, hidden, caller?.isStaff == true ? nil : try views.answer(report, hidden: hidden, for: caller, filer: nil))
+            guard let (report, hidden) = try await service.report(id: id, for: caller) else {
+                throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: "id")
             }
-            if let answered { return answered }
             return try await views.response(report, hidden: hidden, for: caller)
         }
         // GET /v1/search?q=…&limit=…: exact id first, then newest.
         router.read(.search) { request, query, _ in
             let q = try query.required("q", query["q"])
             let limit = try query.integer("limit", in: 1...Self.maxSearch, default: 50)!
-            let (found, matched) = try service.search(q, limit: limit)
+            let (found, matched) = try await service.search(q, limit: limit)
             return Responses.geoJSON(Responses.featureCollection(found, members: [
                 ("query", GeoJSON.string(q)), ("numberMatched", "\(matched)"), ("numberReturned", "\(found.count)"),
             ]))
@@ -79,21 +72,21 @@ extension ReportRoutes {
     /// Reads `bbox`, `status`, `datetime`, `limit` (clamped to ``maxPage``) and `after`,
     /// and answers them: the box-only paths of the store when only a box narrows the
     /// listing, the filtered scan otherwise.
-    func page(_ query: QueryParameters, defaultLimit: Int) throws -> Page {
+    func page(_ query: QueryParameters, defaultLimit: Int) async throws -> Page {
         let filter = try reportFilter(query)
         let limit = try query.integer("limit", in: 1...Self.maxPage, default: defaultLimit, clampedTo: Self.maxPage)!
         let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
-        let reports = try service.page(filter, after: after, limit: limit)
+        let reports = try await service.page(filter, after: after, limit: limit)
         let kept = query.carried(["bbox", "status", "datetime"])
-        return Page(
+        return await Page(
             reports: reports, matched: try service.count(filter), limit: limit,
             nextAfter: reports.count == limit ? reports.last?.id : nil, kept: kept)
     }
 
     /// The report a path parameter names, as a public Feature.
-    static func feature(_ service: ReportService, _ context: AppRequestContext, parameter: String) throws -> Response {
+    static func feature(_ service: ReportService, _ context: AppRequestContext, parameter: String) async throws -> Response {
         let id = try reportID(context, parameter: parameter)
-        guard let report = try service.report(id: id) else {
+        guard let report = try await service.report(id: id) else {
             throw APIError(.notFound, code: "not_found", message: "report \(id) does not exist", field: parameter)
         }
         return Responses.geoJSON(Array(GeoJSON.feature(report).utf8) + [0x0A])

@@ -7,7 +7,6 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import SQLiteStore
 
 /// A report as an answer: the interchange Feature, and for supervisors and administrators
 /// who filed it and whether it is hidden. The public form never names the filer.
@@ -31,24 +30,17 @@ struct ReportViews {
     ) async throws -> Response {
         // The filer's account comes from the account service's memory when it can.
         let filer = try await service.filer(of: report.id, for: caller).asyncMap { try await accounts.account(id: $0) } ?? nil
-        return try answer(report, hidden: hidden, for: caller, filer: filer, status: status, extra: extra)
-    }
-
-    /// The same answer, its filer (staff see it) given.
-    func answer(
-        _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, filer: Account?, status: HTTPResponse.Status = .ok, extra: [(String, [UInt8])] = []
-    ) throws -> Response {
-        let (headers, bytes) = try rendered(report, hidden: hidden, for: caller, filer: filer, extra: extra)
+        let photos = try await service.photos(of: report)
+        let (headers, bytes) = try rendered(report, hidden: hidden, for: caller, filer: filer, photos: photos, extra: extra)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// The headers and body of that answer.
+    /// The headers and body of that answer, its filer (staff see it) and photos given.
     func rendered(
-        _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, filer: Account? = nil, extra: [(String, [UInt8])] = []
+        _ report: Report, hidden: HiddenReport? = nil, for caller: Caller?, filer: Account? = nil, photos: [PhotoRow], extra: [(String, [UInt8])] = []
     ) throws -> (headers: HTTPFields, body: [UInt8]) {
         var members = extra
         let staff = caller?.isStaff == true
-        let photos = try service.photos(of: report)
         if !photos.isEmpty { members.append(("photos", try Responses.jsonBytes(photos.map { PhotoView($0) }))) }
         if staff {
             members.append(("filer", try Responses.jsonBytes(filer.map { Filer(id: $0.id, name: $0.name, email: $0.email, phone: $0.phone) })))

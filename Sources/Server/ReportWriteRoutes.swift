@@ -7,7 +7,6 @@ import Interchange
 import Offloading
 import ReportModel
 import ReportService
-import SQLiteStore
 
 /// Filing and working reports: `POST /v1/reports`, `/v1/reports/nearby`,
 /// `/v1/me/reports`, `PATCH /v1/reports/{id}`, its transitions, hiding and history.
@@ -28,7 +27,7 @@ struct ReportWriteRoutes {
         router.handle(.transition, transition)
         router.handle(.hideReport, hideReport)
         router.handle(.unhideReport, unhideReport)
-        router.readAwaiting(.history, history)
+        router.read(.history, history)
     }
 
     @Sendable func fileReport(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
@@ -44,18 +43,18 @@ struct ReportWriteRoutes {
         }
     }
 
-    @Sendable func nearby(_: Request, _ query: QueryParameters, _: AppRequestContext) throws -> Response {
+    @Sendable func nearby(_: Request, _ query: QueryParameters, _: AppRequestContext) async throws -> Response {
         let lon = try query.required("lon", try query.number("lon", in: -180...180))
         let lat = try query.required("lat", try query.number("lat", in: -90...90))
         let radius = try query.number("radius", in: 1...1000) ?? service.intake.duplicateRadius
-        let hints = try service.duplicateHints(near: Coordinate(longitude: lon, latitude: lat), phones: [], radius: radius)
+        let hints = try await service.duplicateHints(near: Coordinate(longitude: lon, latitude: lat), phones: [], radius: radius)
         return try Responses.json(Nearby(possibleDuplicates: hints))
     }
 
     @Sendable func myReports(_: Request, _ query: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
         let limit = try query.integer("limit", in: 1...500, default: 50)!
         let before = try query.integer("before", in: 1...Int(ReportLimits.maxID)).map(Int64.init)
-        let reports = try await Blocking.run { try service.reports(filedBy: identity.caller, before: before, limit: limit) }
+        let reports = try await service.reports(filedBy: identity.caller, before: before, limit: limit)
         var members: [(String, String)] = [("numberReturned", "\(reports.count)")]
         if reports.count == limit, let last = reports.last {
             let next = "/v1/me/reports?limit=\(limit)&before=\(last.id)"
@@ -111,7 +110,7 @@ struct ReportWriteRoutes {
 
     @Sendable func history(_: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
         let id = try ReportRoutes.reportID(context)
-        guard let entries = try await Blocking.run({ try service.history(of: id, for: context.caller) }) else { throw ReportNotFound(id: id) }
+        guard let entries = try await service.history(of: id, for: context.caller) else { throw ReportNotFound(id: id) }
         let staff = context.caller?.isStaff == true
         var names: [Int64: String] = [:]
         if staff {
@@ -125,7 +124,8 @@ struct ReportWriteRoutes {
 
     /// The 201 of a filing, as an idempotency key keeps it.
     @Sendable private func filed(_ filing: Filing) throws -> StoredAnswer.Reply {
-        let (headers, body) = try views.rendered(filing.report, for: nil, extra: [("possible_duplicates", try Responses.jsonBytes(filing.possibleDuplicates))])
+        // Just filed: no photos yet.
+        let (headers, body) = try views.rendered(filing.report, for: nil, photos: [], extra: [("possible_duplicates", try Responses.jsonBytes(filing.possibleDuplicates))])
         return StoredAnswer.Reply(
             status: 201, headers: ["Location": "/v1/reports/\(filing.report.id)", "ETag": headers[.eTag] ?? ""], body: Data(body))
     }

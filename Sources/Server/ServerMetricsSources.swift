@@ -1,13 +1,12 @@
 import ChangeFeed
 import ReportModel
 import ReportService
-import SQLiteStore
 import StorePorts
 import Tiles
 import Webhooks
 
 /// What `GET /metrics` reads from the server's parts beside the request counters: the
-/// group commit's batches, the tile cache, the cluster index, SQLite's heap, the change
+/// group commit's batches, the tile cache, the cluster index, the store's gauges, the change
 /// stream, the rate limits' refusals and the webhook outbox.
 struct ServerMetricsSources {
     let service: ReportService
@@ -25,7 +24,7 @@ struct ServerMetricsSources {
             metrics.total("tile_cache_hits_total", cache.hits)
             metrics.total("tile_cache_misses_total", cache.misses)
             metrics.gauge("cluster_index_reports", service.reportCount)
-            if let bytes = SQLiteReports.sqliteHeapBytes { metrics.gauge("sqlite_heap_bytes", bytes) }
+            for (name, value) in service.storeGauges.sorted(by: { $0.key < $1.key }) { metrics.gauge(name, value) }
             metrics.gauge("change_stream_subscribers", hub.subscriberCount)
             metrics.total("change_stream_cut_off_total", hub.cutOff.load(ordering: .relaxed))
             let refused = limiter.refused.withLock { $0 }

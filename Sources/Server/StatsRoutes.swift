@@ -1,7 +1,6 @@
 import Hummingbird
 import Offloading
 import ReportService
-import SQLiteStore
 
 /// `/v1/stats`: reports counted for a dashboard, and `/v1/stats/phones`: the numbers the
 /// most reports carry (for supervisors: it says which are blocked). Both from memory, for
@@ -16,7 +15,7 @@ struct StatsRoutes {
         router.handle(.phoneRanking) { _, query, _, _ in
             let limit = try query.integer("limit", in: 1...ReportService.maxRanking, default: 50)!
             let (box, created, statuses, district) = (try query.bbox(), try query.created(), query.statuses(), query["district"])
-            let ranked = try await Blocking.run { try service.topPhones(box: box, created: created, statuses: statuses, district: district, limit: limit) }
+            let ranked = try await service.topPhones(box: box, created: created, statuses: statuses, district: district, limit: limit)
             var response = try Responses.json(PhoneRanking(phones: ranked.map(PhoneRanking.Phone.init)))
             response.headers[.cacheControl] = "private, no-cache"
             return response

@@ -4,7 +4,6 @@ import HTTPTypes
 import Hummingbird
 import Offloading
 import ReportService
-import SQLiteStore
 import Tiles
 
 /// `/v1/tiles`: PNG tiles of the clustered markers, from an in-memory cache that every

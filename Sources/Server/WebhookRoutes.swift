@@ -5,7 +5,6 @@ import Hummingbird
 import Interchange
 import Offloading
 import ReportModel
-import SQLiteStore
 import Webhooks
 
 /// `/v1/webhooks`: administrators register, change and delete the endpoints that receive

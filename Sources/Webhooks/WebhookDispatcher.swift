@@ -143,7 +143,7 @@ public final class WebhookDispatcher: Service, Sendable {
         let due = try await storage.due(now: now, limit: limit)
         guard !due.isEmpty else { return [] }
         let unwritten = Set(due.filter { $0.payload == nil }.map(\.changeSeq))
-        let payloads = try await Blocking.run { [self] in try self.payloads(of: unwritten) }
+        let payloads = try await self.payloads(of: unwritten)
         // A change forgotten (retention) before its first attempt has nothing to send.
         let lost = due.filter { $0.payload == nil && payloads[$0.changeSeq] == nil }
         try await storage.record(lost.map { AttemptOutcome(giveUp: $0, at: now, error: "change \($0.changeSeq) is no longer kept") }, now: now)
@@ -152,8 +152,8 @@ public final class WebhookDispatcher: Service, Sendable {
 
     /// The Standard Webhooks payload of each change: `{type, timestamp, data}`, `data`
     /// being the change as staff see it in the feed.
-    func payloads(of seqs: Set<Int64>) throws -> [Int64: Data] {
-        let entries = try feed.entries(try feed.store.changes(seqs: seqs), staff: true)
+    func payloads(of seqs: Set<Int64>) async throws -> [Int64: Data] {
+        let entries = try await feed.entries(try await feed.changes(seqs: Array(seqs)), staff: true)
         var payloads: [Int64: Data] = [:]
         for entry in entries {
             var out = Array(#"{"type":"\#(entry.type.rawValue)","timestamp":"\#(RFC3339.string(from: entry.at))","data":"#.utf8)

@@ -2,7 +2,6 @@ import ArgumentParser
 import Backup
 import Foundation
 import Photos
-import SQLiteStore
 
 /// `posterwatch backup`: a consistent copy of the database and its photos, taken while
 /// the server goes on serving.
@@ -26,10 +25,9 @@ struct BackupCommand: ParsableCommand {
     @OptionGroup var store: ExistingStoreOptions
 
     func run() throws {
-        let reports = try store.open()
         let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
         var progress = ProgressBar("backup", total: 0)
-        let manifest = try Backup.take(of: reports, photos: files, into: URL(fileURLWithPath: out)) { copied, total in
+        let manifest = try Backup.take(ofDatabaseAt: store.db, photos: files, into: URL(fileURLWithPath: out)) { copied, total in
             progress.total = total
             progress.update(copied)
         }
@@ -60,8 +58,6 @@ struct RestoreCommand: ParsableCommand {
         let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: db)))
         let restored = try Backup.restore(from: URL(fileURLWithPath: folder), to: db, photos: files, replacing: replace)
         if let aside = restored.movedAside { print("moved the database that was there to \(aside)") }
-        // Opening it brings a backup of an earlier release to this one's schema.
-        _ = try SQLiteReports(path: db)
         let manifest = restored.manifest
         print("restored \(Format.count(manifest.reports)) reports (up to change \(manifest.lastChange)) and \(Format.count(manifest.photos)) photos, taken at \(manifest.takenAt), to \(db)")
     }

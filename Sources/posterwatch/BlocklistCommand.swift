@@ -1,9 +1,8 @@
 import ArgumentParser
 import Foundation
-import SQLiteStore
 import Server
 
-struct BlocklistCommand: ParsableCommand {
+struct BlocklistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blocklist", abstract: "Print every blocked number, as GET /v1/blocklist answers it (JSON, or CSV).")
 
@@ -16,8 +15,8 @@ struct BlocklistCommand: ParsableCommand {
         guard ["json", "csv"].contains(format) else { throw ValidationError("--format must be json or csv, got \(format)") }
     }
 
-    func run() throws {
-        let blocked = try store.open().blocklist()
+    func run() async throws {
+        let blocked = try await store.reader().blocklist()
         FileHandle.standardOutput.write(Data(try Blocklist.render(blocked, csv: format == "csv")))
     }
 }

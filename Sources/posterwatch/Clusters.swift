@@ -3,9 +3,8 @@ import Clustering
 import Geometry
 import Interchange
 import ReportService
-import SQLiteStore
 
-struct Clusters: ParsableCommand {
+struct Clusters: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the clusters and lone reports of an area at a zoom as a GeoJSON FeatureCollection.",
         discussion: """
@@ -35,13 +34,13 @@ struct Clusters: ParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    func run() throws {
+    func run() async throws {
         let grid = try ClusterGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: minPoints)
         try grid.checkZoom(zoom, field: "--zoom")
         let box = try BoundingBox(parsing: bbox)
-        let service = try ReportService(store: SQLiteReports(path: store.db), grid: grid)
+        let service = try await ReportService(storage: store.stores().reports, grid: grid)
         let filter = try service.filter(statuses: self.filter.statuses, created: self.filter.created())
-        let answer = try service.clusters(in: box, zoom: zoom, filter: filter)
+        let answer = try await service.clusters(in: box, zoom: zoom, filter: filter)
         Console.write(ClusterGeoJSON.featureCollection(answer.items, reports: answer.reports, statusCodes: service.statusCodes, members: [
             ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"), ("zoom", "\(zoom)"),
         ]))

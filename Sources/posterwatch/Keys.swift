@@ -1,6 +1,5 @@
 import Accounts
 import ArgumentParser
-import SQLiteStore
 
 /// `posterwatch keys rotate`: a new key for signing access tokens.
 struct KeysCommand: AsyncParsableCommand {
@@ -12,7 +11,7 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            let kid = try await AccessTokens.rotate(SQLiteAccounts(try SQLiteReports(path: store.db)))
+            let kid = try await AccessTokens.rotate(store.stores().accounts)
             print("new signing key \(kid)")
         }
     }

@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
 import Photos
-import SQLiteStore
 
 /// `posterwatch photos gc`: the stored files no photo row names.
-struct PhotosCommand: ParsableCommand {
+struct PhotosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "photos", abstract: "Look after the stored photo files.", subcommands: [Collect.self])
 
     /// The default photo directory: `photos/` beside the database.
@@ -12,15 +11,15 @@ struct PhotosCommand: ParsableCommand {
         URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("photos").path
     }
 
-    struct Collect: ParsableCommand {
+    struct Collect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gc",
             abstract: "Remove stored photo files no report's photo names (left by a crash, or by removed photos), once an hour old.")
         @Option(help: ArgumentHelp("The photo directory (default: photos/ beside the database).", valueName: "dir")) var photos: String?
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            let names = try SQLiteReports(path: store.db).photoNames()
+        func run() async throws {
+            let names = try await store.reader().photoNames()
             let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
             print("removed \(try files.collect(keeping: names)) unreferenced photos")
         }

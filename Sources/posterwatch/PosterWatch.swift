@@ -2,7 +2,9 @@ import Accounts
 import ArgumentParser
 import Foundation
 import Interchange
+import ReportService
 import SQLiteStore
+import StorePorts
 import Webhooks
 
 /// `posterwatch`: the command-line face of the PosterWatch libraries. Each subcommand
@@ -33,15 +35,20 @@ struct StoreOptions: ParsableArguments {
     /// The SQLite file named (``validate()`` has refused anything else).
     var db: String { (try? DatabaseLocation.sqlitePath(url: url, path: path)) ?? DatabaseLocation.defaultPath }
 
+    /// The stores of the database named (created when absent).
+    func stores() throws -> Stores { try Stores.sqlite(path: db) }
+
+    /// The database's reports as stored, read without building an index.
+    func reader() throws -> StoredReports { StoredReports(storage: try stores().reports) }
+
+    /// The report service over the database's reports (its index built from them).
+    func reports() async throws -> ReportService { try await ReportService(storage: stores().reports) }
+
     /// The account service over the database's accounts.
-    func accounts() async throws -> AccountService {
-        try await AccountService(storage: SQLiteAccounts(try SQLiteReports(path: db)))
-    }
+    func accounts() async throws -> AccountService { try await AccountService(storage: stores().accounts) }
 
     /// The webhook service over the database's endpoints.
-    func webhooks() throws -> WebhookService {
-        WebhookService(storage: SQLiteWebhooks(try SQLiteReports(path: db)))
-    }
+    func webhooks() throws -> WebhookService { WebhookService(storage: try stores().webhooks) }
 }
 
 /// What `--database` and `--db` name.
@@ -91,7 +98,11 @@ struct ExistingStoreOptions: ParsableArguments {
         }
     }
 
-    func open() throws -> SQLiteReports { try SQLiteReports(path: db) }
+    func stores() throws -> Stores { try location.stores() }
+
+    func reports() async throws -> ReportService { try await location.reports() }
+
+    func reader() throws -> StoredReports { try location.reader() }
 }
 
 /// The status and creation-time filters of the commands that draw or count clusters.

@@ -1,9 +1,8 @@
 import ArgumentParser
 import Geometry
 import Interchange
-import SQLiteStore
 
-struct Query: ParsableCommand {
+struct Query: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the reports inside a box as a GeoJSON FeatureCollection, in id order.",
         discussion: """
@@ -27,11 +26,9 @@ struct Query: ParsableCommand {
         guard (1...1_000_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 1000000, got \(limit).") }
     }
 
-    func run() throws {
+    func run() async throws {
         let box = try BoundingBox(parsing: bbox)
-        let reports = try SQLiteReports(path: store.db)
-        let page = try reports.page(in: box, after: after, limit: limit)
-        let matched = try reports.count(in: box)
+        let (page, matched) = try await store.reader().page(in: box, after: after, limit: limit)
         Console.printFeatureCollection(page, members: [
             ("bbox", "[\(box.west),\(box.south),\(box.east),\(box.north)]"),
             ("numberMatched", "\(matched)"), ("numberReturned", "\(page.count)"),

@@ -2,10 +2,9 @@ import ArgumentParser
 import Foundation
 import Geometry
 import ReportService
-import SQLiteStore
 import Tiles
 
-struct Render: ParsableCommand {
+struct Render: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Draw a map tile, or a picture of an area, of the clustered reports as a PNG.",
         discussion: """
@@ -46,12 +45,12 @@ struct Render: ParsableCommand {
         if picture, bbox == nil || zoom == nil { throw ValidationError("A picture needs both --bbox and --zoom.") }
     }
 
-    func run() throws {
+    func run() async throws {
         // What to draw is checked before the index is built.
         let tile = try z.map { z in try TileID(z: z, x: x!, y: y!) }
         let picture = try bbox.map { text in (box: try BoundingBox(parsing: text), size: try Self.size(size)) }
         let created = try filter.created()
-        let service = try ReportService(store: SQLiteReports(path: store.db))
+        let service = try await store.reports()
         let renderer = TileRenderer(index: service.index)
         let filter = try service.filter(statuses: self.filter.statuses, created: created)
         let image: RenderedImage

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Interchange
-import SQLiteStore
 
-struct Search: ParsableCommand {
+struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find reports by a fragment of a phone number or a report id; print them as GeoJSON.",
         discussion: """
@@ -22,10 +21,8 @@ struct Search: ParsableCommand {
         guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 10000, got \(limit).") }
     }
 
-    func run() throws {
-        let reports = try SQLiteReports(path: store.db)
-        let found = try reports.search(text, limit: limit)
-        let matched = try reports.searchCount(text)
+    func run() async throws {
+        let (found, matched) = try await store.reader().search(text, limit: limit)
         Console.printFeatureCollection(found, members: [
             ("query", GeoJSON.string(text)), ("numberMatched", "\(matched)"), ("numberReturned", "\(found.count)"),
         ])

@@ -156,12 +156,13 @@ struct Serve: AsyncParsableCommand {
         MallocSettings.apply()
         if logFormat == .json { LoggingSystem.bootstrap(JSONLogHandler.init) }
         let started = Date()
-        let reports = try SQLiteReports(path: store.db)
-        var intake = IntakeSettings(reference: reports.reference)
+        let stores = try store.stores()
+        var intake = IntakeSettings(reference: stores.reports.reference)
         if let area { intake.area = try BoundingBox(parsing: area) }
         intake.duplicateRadius = duplicateRadius
         if let photoWorkers, photoWorkers < 1 { throw ValidationError("--photo-workers must be at least 1") }
-        let service = try ReportService(store: reports, intake: intake, photoWorkers: photoWorkers)
+        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers)
+        let service = backend.service
         Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20
@@ -189,15 +190,14 @@ struct Serve: AsyncParsableCommand {
         } else {
             configuration.webhooks = nil
         }
-        let accounts = try await AccountService(storage: SQLiteAccounts(reports))
-        let app = makeApplication(service: service, accounts: accounts, configuration: configuration)
+        let app = makeApplication(backend, configuration: configuration)
         // Idempotency keys are kept 48 hours (the IETF draft asks at least 24), changes as
         // long as asked: forgotten at start and every hour after.
         let retention = changesRetentionDays.map { TimeInterval($0) * 86_400 }
         let forgetting = Task {
             while !Task.isCancelled {
-                _ = try? service.forgetOldIdempotencyKeys()
-                if let retention { _ = try? reports.forgetChanges(before: Date().addingTimeInterval(-retention)) }
+                _ = try? await service.forgetOldIdempotencyKeys()
+                if let retention { _ = try? await service.forgetChanges(before: Date().addingTimeInterval(-retention)) }
                 try? await Task.sleep(for: .seconds(3600))
             }
         }
@@ -212,7 +212,7 @@ struct Serve: AsyncParsableCommand {
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: group).run()
-        if try reports.shutDown() {
+        if try await service.shutDown() {
             Console.error("stopped: every request answered, the database checkpointed")
         } else {
             Console.error("stopped: every request answered; a reader kept the write-ahead log, which holds what the database file lacks")

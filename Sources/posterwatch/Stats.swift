@@ -2,17 +2,16 @@ import ArgumentParser
 import Foundation
 import Interchange
 import ReportModel
-import SQLiteStore
 
-struct Stats: ParsableCommand {
+struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print report counts by status, district and object type.")
 
     @OptionGroup var store: StoreOptions
 
-    func run() throws {
-        let reports = try SQLiteReports(path: store.db)
-        let stats = try reports.statistics()
+    func run() async throws {
+        let reports = try store.reader()
+        let stats = try await reports.statistics()
         let reference = reports.reference
         var lines = ["\(store.db): \(Format.count(stats.total)) reports"]
         if let extent = stats.extent { lines.append("extent: \(extent)") }

@@ -385,8 +385,8 @@ struct BlocklistCLITests {
             let store = try SQLiteReports(path: db)
             try store.insert(drafts)
             let outcome = store.commit([{ t in
-                try t.setPhoneStatus(blocked, to: .violator, action: .verified, note: nil, author: .system, now: Date())
-                try t.setPhoneStatus(blocked, to: .blocked, action: .blocked, note: nil, author: .system, now: Date(timeIntervalSince1970: 1_780_000_000))
+                try t.setPhoneStatus(blocked, to: .violator, action: .verified, note: nil, moved: 0, author: .system, now: Date())
+                try t.setPhoneStatus(blocked, to: .blocked, action: .blocked, note: nil, moved: 0, author: .system, now: Date(timeIntervalSince1970: 1_780_000_000))
             }])
             try outcome[0].get()
         }

@@ -41,7 +41,7 @@ struct ChangeFeedTests {
                                     return d
                                 }
                             case 2, 3:
-                                guard let current = try service.report(id: id) else { continue }
+                                guard let current = try await service.report(id: id) else { continue }
                                 let steps = service.reference.transitions(from: current.status).filter { !$0.noteRequired && !$0.duplicateOfRequired && $0.by.contains { $0 != "filer" } }
                                 guard !steps.isEmpty else { continue }
                                 _ = try await service.transition(id, to: steps[rng.below(steps.count)].to, note: nil, duplicateOf: nil, by: WorkflowTests.supervisor)
@@ -69,8 +69,8 @@ struct ChangeFeedTests {
     @Test("after random concurrent writes, a snapshot taken meanwhile plus the feed since its X-Last-Seq equals the database, for the public and for staff")
     func replay() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
-        let feed = ChangeFeed(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
+        let feed = ChangeFeed(storage: temp.store)
         try await Self.randomWrites(service, ids: [], steps: 150, workers: 4, seed: 1)
         let ids = try WorkflowTests.numbers(temp.store, "SELECT id FROM report UNION SELECT id FROM report_hidden")
 
@@ -83,7 +83,7 @@ struct ChangeFeedTests {
 
             var cursor = since, seen: [Int64] = []
             while true {
-                let page = try feed.page(since: cursor, limit: 37, staff: staff)
+                let page = try await feed.page(since: cursor, limit: 37, staff: staff)
                 for entry in page.entries {
                     seen.append(entry.seq)
                     let visible = staff || (entry.type != .reportHidden && entry.type != .reportDeleted)
@@ -104,10 +104,10 @@ struct ChangeFeedTests {
     @Test("a subscriber that reads nothing is cut off once its queue is full; the writers all go through")
     func slowSubscriber() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
-        let hub = ChangeHub(feed: ChangeFeed(store: temp.store), pollInterval: .milliseconds(5), queueLimit: 10)
-        let reader = try hub.subscribe(after: 0, staff: false, box: nil)
-        let slow = try hub.subscribe(after: 0, staff: false, box: nil)
+        let service = try await ReportService(storage: temp.store)
+        let hub = ChangeHub(feed: ChangeFeed(storage: temp.store), pollInterval: .milliseconds(5), queueLimit: 10)
+        let reader = try await hub.subscribe(after: 0, staff: false, box: nil)
+        let slow = try await hub.subscribe(after: 0, staff: false, box: nil)
         var rng = SplitMix64(state: 5)
         var received = 0
         var iterator = reader.events.makeAsyncIterator()
@@ -129,11 +129,11 @@ struct ChangeFeedTests {
     @Test("a commit of this process rings the hub: its event comes without waiting for the poll")
     func nudged() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         // A poll that never comes within the test: only the nudge can bring the events.
-        let hub = ChangeHub(feed: ChangeFeed(store: temp.store), pollInterval: .seconds(3_600))
+        let hub = ChangeHub(feed: ChangeFeed(storage: temp.store), pollInterval: .seconds(3_600))
         service.onWrite { _ in hub.nudge() }
-        let subscription = try hub.subscribe(after: try temp.store.lastChange(), staff: false, box: nil)
+        let subscription = try await hub.subscribe(after: try temp.store.lastChange(), staff: false, box: nil)
         var rng = SplitMix64(state: 9)
         var iterator = subscription.events.makeAsyncIterator()
         for _ in 0..<3 {

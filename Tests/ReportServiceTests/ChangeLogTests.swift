@@ -39,7 +39,8 @@ struct ChangeLogTests {
         let path = temporary.directory.path("test.sqlite")
         let start = try temporary.store.lastChange()
         // Each with its own connections and locks, as separate processes have.
-        let writers = try (0..<3).map { _ in try ReportService(store: SQLiteReports(path: path)) }
+        var writers: [ReportService] = []
+        for _ in 0..<3 { writers.append(try await ReportService(storage: SQLiteReports(path: path))) }
         let readers = try (0..<4).map { _ in try SQLiteReports(path: path) }
         let writing = Writing()
 
@@ -60,7 +61,8 @@ struct ChangeLogTests {
             }
         }
         let snapshot = Task.detached { () throws -> (versions: [Int64: Int64], lastChange: Int64) in
-            try await Task.sleep(for: .milliseconds(150))
+            // Taken once some writes are in, while the rest go on.
+            while try readers[3].lastChange() < start + 60 { try await Task.sleep(for: .milliseconds(1)) }
             return try Self.versions(readers[3])
         }
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -26,17 +26,17 @@ struct FollowingTests {
         var rng = SplitMix64(state: 41)
         let seeded = (0..<200).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }
         try temporary.store.insert(seeded)
-        let a = try ReportService(store: temporary.store)
+        let a = try await ReportService(storage: temporary.store)
         let other = try SQLiteReports(path: temporary.directory.path("test.sqlite"))
-        let b = try ReportService(store: other)
+        let b = try await ReportService(storage: other)
         let ids = Array(1...Int64(seeded.count))
         try await ChangeFeedTests.randomWrites(b, ids: ids, steps: 20, workers: 1, seed: 3)
         let behind = try !Self.indexEqualsRows(a, temporary.store)
         #expect(behind, "the other's writes are missing before catching up (else this test proves nothing)")
         let following = Task.detached {
             while !Task.isCancelled {
-                _ = try? a.catchUp()
-                _ = try? b.catchUp()
+                _ = try? await a.catchUp()
+                _ = try? await b.catchUp()
                 try? await Task.sleep(for: .milliseconds(3))
             }
         }
@@ -45,19 +45,19 @@ struct FollowingTests {
         _ = try await (first, second)
         following.cancel()
         _ = await following.result
-        let caughtUp = try a.catchUp()
+        let caughtUp = try await a.catchUp()
         let last = try temporary.store.lastChange()
         #expect(caughtUp.followed == last && !caughtUp.rebuilt)
-        _ = try b.catchUp()
+        _ = try await b.catchUp()
         #expect(try Self.indexEqualsRows(a, temporary.store))
         #expect(try Self.indexEqualsRows(b, temporary.store))
-        #expect(try a.catchUp().applied == 0, "caught up: nothing more to apply")
+        #expect(try await a.catchUp().applied == 0, "caught up: nothing more to apply")
     }
 
     @Test("a bulk import by another connection: the index is rebuilt from the rows and swapped in, its observers told")
     func importRebuilds() async throws {
         let temporary = try TemporaryStore()
-        let service = try ReportService(store: temporary.store)
+        let service = try await ReportService(storage: temporary.store)
         let replaced = Atomic(0)
         service.onReplace { replaced.add(1, ordering: .relaxed) }
         var rng = SplitMix64(state: 7)
@@ -69,7 +69,7 @@ struct FollowingTests {
         options.marksDataSetChanged = true
         let summary = try importer.importRecords(options: options, next: { batches.popLast() })
         #expect(summary.imported == 500 && service.reportCount == 1)
-        let caughtUp = try service.catchUp()
+        let caughtUp = try await service.catchUp()
         #expect(caughtUp.rebuilt && replaced.load(ordering: .relaxed) == 1)
         let equal = try Self.indexEqualsRows(service, temporary.store)
         #expect(service.reportCount == 501 && equal)

@@ -72,7 +72,7 @@ struct MigrationTests {
         #expect(try Self.contents(store.pool) == before)
 
         // The index built from it, and every write path on it.
-        let service = try ReportService(store: store)
+        let service = try await ReportService(storage: store)
         #expect(service.reportCount == (try store.count()))
         var rng = SplitMix64(state: 3)
         let filed = try await service.file(Drafts.make(Coordinate(longitude: 30.52, latitude: 50.45), phones: ["380671110002"], using: &rng), by: Self.inspector)
@@ -81,9 +81,9 @@ struct MigrationTests {
         _ = try await service.verify("380671110002", outcome: .violator, note: "перевірено", by: Self.supervisor)
         let block = try await service.block("380671110002", note: nil, by: Self.supervisor)
         #expect(block.moved.map(\.id).contains(filed.report.id))
-        #expect(try service.report(id: filed.report.id)?.status == "phone_blocked")
+        #expect(try await service.report(id: filed.report.id)?.status == "phone_blocked")
         if fixture == "schema-v7.sqlite" {
-            #expect(try service.phoneRecord(Self.blocked, for: nil)?.status == .blocked, "the fixture's own block survived")
+            #expect(try await service.phoneRecord(Self.blocked, for: nil)?.status == .blocked, "the fixture's own block survived")
         }
         #expect(try Self.foreignKeyProblems(store.pool).isEmpty)
     }
@@ -134,7 +134,7 @@ struct MigrationTests {
             _ = try await accounts.create(
                 try AccountDraft(name: "Fixture \(role)", email: "\(role)@example.org", phone: "+38067000000\(n)", password: "пароль для зразка бази", role: role))
         }
-        let service = try ReportService(store: store)
+        let service = try await ReportService(storage: store)
         try service.insert(
             ReportGenerator(count: 150, seed: 77, distribution: .kyiv, reference: store.reference).map { ReportDraft(filing: $0) },
             now: Date(timeIntervalSince1970: 1_780_000_000))

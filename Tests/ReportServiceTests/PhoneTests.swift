@@ -43,7 +43,7 @@ struct PhoneTests {
     @Test("after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records, rankings and summaries equal a scan of the rows")
     func bruteForce() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         let reference = temp.store.reference
         var rng = SplitMix64(state: 15)
         let pool = Self.phones(40, using: &rng)
@@ -55,7 +55,7 @@ struct PhoneTests {
             if step % 50 == 49 {
                 // A phone's step now and then: blocks and unblocks move reports too.
                 let number = pool[rng.below(pool.count)]
-                let status = try service.phoneRecord(number, for: Self.supervisor)?.status
+                let status = try await service.phoneRecord(number, for: Self.supervisor)?.status
                 switch status {
                 case .blocked?: _ = try await service.unblock(number, note: nil, by: Self.supervisor)
                 case .violator?: _ = try await service.block(number, note: nil, by: Self.supervisor)
@@ -80,7 +80,7 @@ struct PhoneTests {
                         return d
                     }
                 case 5, 6:
-                    guard let current = try service.report(id: id), let step = reference.transitions(from: current.status).first(where: { !$0.duplicateOfRequired })
+                    guard let current = try await service.report(id: id), let step = reference.transitions(from: current.status).first(where: { !$0.duplicateOfRequired })
                     else { continue }
                     _ = try await service.transition(id, to: step.to, note: "n", duplicateOf: nil, by: Self.supervisor)
                 case 7:
@@ -105,7 +105,7 @@ struct PhoneTests {
         // Every number's record, against the scan.
         for number in pool {
             let carrying = reports.filter { $0.phones.contains(number) }
-            guard let record = try service.phoneRecord(number, for: nil) else {
+            guard let record = try await service.phoneRecord(number, for: nil) else {
                 #expect(carrying.isEmpty, "+\(number) is on \(carrying.count) reports but has no record")
                 continue
             }
@@ -119,19 +119,19 @@ struct PhoneTests {
         }
         // Rankings: city-wide, by status, by district, by area and period.
         let codes = service.statusCodes
-        func check(_ label: String, box: BoundingBox?, created: ClosedRange<Int64>?, statuses: [String]?, district: String?, limit: Int) throws {
+        func check(_ label: String, box: BoundingBox?, created: ClosedRange<Int64>?, statuses: [String]?, district: String?, limit: Int) async throws {
             let chosen = reports.filter { r in
                 (box?.contains(r.coordinate) ?? true) && (created?.contains(r.createdMilliseconds) ?? true)
                     && (statuses?.contains(r.status) ?? true) && (district.map { $0 == r.district } ?? true)
             }
             let expected = Self.ranking(chosen, limit: limit, statusCodes: codes)
-            let found = try service.topPhones(box: box, created: created, statuses: statuses, district: district, limit: limit)
+            let found = try await service.topPhones(box: box, created: created, statuses: statuses, district: district, limit: limit)
             #expect(found.map(\.number) == expected.map(\.number), "\(label)")
             #expect(found.map(\.count) == expected.map(\.count), "\(label)")
             #expect(found.map { Dictionary(uniqueKeysWithValues: $0.statusCounts.map { ($0.code, $0.count) }) } == expected.map(\.byStatus), "\(label)")
         }
-        try check("city-wide", box: nil, created: nil, statuses: nil, district: nil, limit: 50)
-        try check("city-wide top 5", box: nil, created: nil, statuses: nil, district: nil, limit: 5)
+        try await check("city-wide", box: nil, created: nil, statuses: nil, district: nil, limit: 50)
+        try await check("city-wide top 5", box: nil, created: nil, statuses: nil, district: nil, limit: 5)
         for round in 0..<30 {
             let west = 30.3 + 0.4 * rng.unit(), south = 50.3 + 0.25 * rng.unit()
             let box = try BoundingBox(west: west, south: south, east: west + 0.05 + 0.2 * rng.unit(), north: south + 0.03 + 0.1 * rng.unit())
@@ -140,9 +140,9 @@ struct PhoneTests {
             let from = Int64(1_600_000_000_000 + rng.below(100_000_000_000))
             let created = rng.below(2) == 0 ? nil : from...(from + Int64(rng.below(50_000_000_000)))
             let limit = 1 + rng.below(30)
-            try check("round \(round): area", box: box, created: created, statuses: statuses, district: district, limit: limit)
-            try check("round \(round): city-wide", box: nil, created: nil, statuses: statuses, district: district, limit: limit)
-            try check("round \(round): period", box: nil, created: created, statuses: statuses, district: nil, limit: limit)
+            try await check("round \(round): area", box: box, created: created, statuses: statuses, district: district, limit: limit)
+            try await check("round \(round): city-wide", box: nil, created: nil, statuses: statuses, district: district, limit: limit)
+            try await check("round \(round): period", box: nil, created: created, statuses: statuses, district: nil, limit: limit)
         }
         // Summaries: every report counted four ways, against the scan.
         func checkSummary(_ label: String, box: BoundingBox?, created: ClosedRange<Int64>?) throws {
@@ -167,15 +167,15 @@ struct PhoneTests {
             try checkSummary("round \(round)", box: rng.below(3) == 0 ? nil : box, created: rng.below(2) == 0 ? nil : from...(from + Int64(rng.below(50_000_000_000))))
         }
         // The tally kept write by write equals one built from the rows.
-        let rebuilt = try ReportService(store: temp.store)
-        #expect(try rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000).map(\.number)
+        let rebuilt = try await ReportService(storage: temp.store)
+        #expect(try await rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000).map(\.number)
             == (try service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000)).map(\.number))
     }
 
     /// A store with reports in `confirmed` (and one in `new`) carrying `a`, `b` or both.
     static func blockingSetup() async throws -> (TemporaryStore, ReportService, a: String, b: String, onlyA: [Int64], both: Int64, fresh: Int64) {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         var rng = SplitMix64(state: 3)
         let (a, b) = ("380671111111", "380672222222")
         let onlyA = try service.insert((0..<3).map { _ in Drafts.make(Self.kyiv(using: &rng), phones: [a], status: "confirmed", using: &rng) }).map(\.id)
@@ -202,11 +202,11 @@ struct PhoneTests {
         _ = try await service.block(a, note: nil, by: Self.supervisor)
         await #expect(throws: PhoneStatusConflict.self) { try await service.block(a, note: nil, by: Self.supervisor) }
         await #expect(throws: PhoneStatusConflict.self) { try await service.verify(a, outcome: .notViolator, note: nil, by: Self.supervisor) }
-        let record = try #require(try service.phoneRecord(a, for: Self.supervisor))
+        let record = try #require(try await service.phoneRecord(a, for: Self.supervisor))
         #expect(record.history.map(\.action) == [.verified, .verified, .verified, .blocked])
         #expect(record.history.map(\.toStatus) == [.notViolator, .unreachable, .violator, .blocked])
         #expect(record.history[0].note == "чужий номер" && record.history[0].author.accountID == 7)
-        let publicRecord = try #require(try service.phoneRecord(a, for: nil))
+        let publicRecord = try #require(try await service.phoneRecord(a, for: nil))
         #expect(publicRecord.history.allSatisfy { $0.note == nil && $0.author == .system }, "the public sees no notes nor who")
     }
 
@@ -217,9 +217,10 @@ struct PhoneTests {
         let before = try temp.store.lastChange()
         let blocked = try await service.block(a, note: "оператор підтвердив", by: Self.supervisor)
         #expect(Set(blocked.moved.map(\.id)) == Set(onlyA), "the report that also carries an unblocked number stays")
-        #expect(try service.report(id: both)?.status == "confirmed" && service.report(id: fresh)?.status == "new")
+        #expect(try await service.report(id: both)?.status == "confirmed")
+        #expect(try await service.report(id: fresh)?.status == "new")
         for id in onlyA {
-            #expect(try service.report(id: id)?.status == "phone_blocked")
+            #expect(try await service.report(id: id)?.status == "phone_blocked")
             let last = try #require(try temp.store.history(of: id).last)
             #expect(last.action == .transition && last.toStatus == "phone_blocked" && last.author.accountID == 7)
             #expect(last.note == "phone +\(a) blocked (phone change \(blocked.entry.seq))", "the supervisor's note stays with the phone")
@@ -229,11 +230,11 @@ struct PhoneTests {
         #expect(rows[0].phone == a)
         // The index moved too: the clusters count them under their new status.
         let blockedNumber = try #require(service.statusCodes.firstIndex(of: "phone_blocked"))
-        #expect(try service.count(ReportFilter(box: nil, statuses: ["phone_blocked"], created: nil)) == onlyA.count)
+        #expect(try await service.count(ReportFilter(box: nil, statuses: ["phone_blocked"], created: nil)) == onlyA.count)
         #expect(service.index.entry(id: onlyA[0])?.status == blockedNumber)
         // And the tally: the dashboard and the rankings count them under it.
         #expect(try service.summary(box: nil, created: nil).byStatus.first { $0.code == "phone_blocked" }?.count == onlyA.count)
-        #expect(try service.topPhones(box: nil, created: nil, statuses: ["phone_blocked"], district: nil, limit: 5).map(\.count) == [onlyA.count])
+        #expect(try await service.topPhones(box: nil, created: nil, statuses: ["phone_blocked"], district: nil, limit: 5).map(\.count) == [onlyA.count])
 
         // Blocking b completes the report carrying both.
         _ = try await service.verify(b, outcome: .violator, note: nil, by: Self.supervisor)
@@ -246,9 +247,11 @@ struct PhoneTests {
         _ = try await service.transition(onlyA[1], to: "phone_blocked", note: nil, duplicateOf: nil, by: Self.supervisor)
         let unblocked = try await service.unblock(a, note: "помилка", by: Self.supervisor)
         #expect(Set(unblocked.moved.map(\.id)) == [onlyA[2], both], "only those the blocks moved and nobody moved since")
-        #expect(try service.report(id: onlyA[0])?.status == "removed" && service.report(id: onlyA[1])?.status == "phone_blocked")
-        #expect(try service.report(id: onlyA[2])?.status == "confirmed" && service.report(id: both)?.status == "confirmed")
-        #expect(try service.phoneRecord(a, for: nil)?.status == .violator)
+        #expect(try await service.report(id: onlyA[0])?.status == "removed")
+        #expect(try await service.report(id: onlyA[1])?.status == "phone_blocked")
+        #expect(try await service.report(id: onlyA[2])?.status == "confirmed")
+        #expect(try await service.report(id: both)?.status == "confirmed")
+        #expect(try await service.phoneRecord(a, for: nil)?.status == .violator)
         #expect(try temp.store.blocklist().map(\.number) == [b])
         // Blocking a again moves back only onlyA[2]: `both` carries b, blocked, and a.
         #expect(Set(try await service.block(a, note: nil, by: Self.supervisor).moved.map(\.id)) == [onlyA[2], both])
@@ -281,8 +284,8 @@ struct PhoneTests {
         let start = try temp.store.lastChange()
         _ = try await service.verify(a, outcome: .violator, note: "так", by: Self.supervisor)
         _ = try await service.block(a, note: nil, by: Self.supervisor)
-        let feed = ChangeFeed(store: temp.store)
-        let staff = try feed.page(since: start, limit: 100, staff: true).entries
+        let feed = ChangeFeed(storage: temp.store)
+        let staff = try await feed.page(since: start, limit: 100, staff: true).entries
         #expect(staff.map(\.type) == [.phoneVerified, .phoneBlocked] + onlyA.map { _ in .reportStatusChanged })
         #expect(staff[0].phone?.number == a && staff[0].phone?.status == .blocked && staff[0].phone?.change?.note == "так")
         #expect(staff[1].phone?.change?.moved == onlyA.count && staff[1].phone?.change?.author.accountID == 7)
@@ -290,7 +293,7 @@ struct PhoneTests {
         try ChangeJSON.append(staff[1], to: &out)
         #expect(String(decoding: out, as: UTF8.self).hasPrefix(#"{"seq":\#(start + 2),"type":"phone.blocked","id":0,"at":"#))
         #expect(String(decoding: out, as: UTF8.self).contains(#","phone":"\#(a)","status":"blocked","change":{"#))
-        let publicEntries = try feed.page(since: start, limit: 100, staff: false).entries
+        let publicEntries = try await feed.page(since: start, limit: 100, staff: false).entries
         #expect(publicEntries[1].phone == nil, "which numbers are blocked is for integrations and staff")
         out = []
         try ChangeJSON.append(publicEntries[1], to: &out)

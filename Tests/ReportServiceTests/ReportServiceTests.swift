@@ -21,9 +21,9 @@ func draft(_ lon: Double, _ lat: Double, status: String = "new", created: Double
 @Suite("The report service: store and cluster index in step")
 struct ReportServiceTests {
     @Test("write observers hear of every write after the index holds it: added, old and new versions, deleted; failed writes are silent")
-    func observers() throws {
+    func observers() async throws {
         let temp = try TemporaryStore(inserting: [draft(30.5, 50.4)])
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         let heard = Mutex<[[ClusterEntry]]>([])
         let indexed = Mutex<[Int]>([])
         service.onWrite { touched in
@@ -49,7 +49,7 @@ struct ReportServiceTests {
     }
 
     @Test("the index built at start-up counts every stored report exactly once per tile")
-    func startUp() throws {
+    func startUp() async throws {
         var rng = SplitMix64(state: 5)
         let drafts = ReportGenerator(count: 800, seed: 5, distribution: .kyiv, reference: reference).map { r in
             var d = draft(r.coordinate.longitude, r.coordinate.latitude, status: r.status)
@@ -57,17 +57,17 @@ struct ReportServiceTests {
             return d
         } + (0..<100).map { _ in draft(360 * rng.unit() - 180, 170 * rng.unit() - 85) }
         let temp = try TemporaryStore(inserting: drafts)
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         #expect(service.index.count == 900)
         let all = try temp.store.reports(ids: (1...900).map { Int64($0) })
         for zoom in [0, 4, 9, 12, 15] {
-            #expect(reportCount(try service.clusters(in: .world, zoom: zoom).items) == 900)
+            #expect(reportCount(try await service.clusters(in: .world, zoom: zoom).items) == 900)
             let tile = try TileID(z: zoom, x: Int(WebMercator.x(longitude: 30.52) * Double(1 << zoom)), y: Int(WebMercator.y(latitude: 50.45) * Double(1 << zoom)))
             let inTile = all.filter { r in
                 let n = Double(1 << zoom)
                 return Int(WebMercator.x(longitude: r.coordinate.longitude) * n) == tile.x && Int(WebMercator.y(latitude: r.coordinate.latitude) * n) == tile.y
             }
-            let answer = try service.clusters(in: tile.bounds, zoom: zoom)
+            let answer = try await service.clusters(in: tile.bounds, zoom: zoom)
             #expect(reportCount(answer.items) == inTile.count, "tile \(tile)")
             for item in answer.items {
                 if case .report(let m) = item { #expect(answer.reports[m.id]?.id == m.id, "lone report \(m.id) read from the store") }
@@ -76,56 +76,56 @@ struct ReportServiceTests {
     }
 
     @Test("inserts, moves, status changes and deletes are visible to the next query")
-    func writes() throws {
+    func writes() async throws {
         let temp = try TemporaryStore(inserting: [draft(30.5, 50.45), draft(30.5001, 50.4501)])
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         let kyiv = try BoundingBox(west: 30.4, south: 50.4, east: 30.6, north: 50.5)
         let lviv = try BoundingBox(west: 23.9, south: 49.8, east: 24.1, north: 49.9)
-        func count(_ box: BoundingBox, _ statuses: [String]? = nil) throws -> Int {
-            reportCount(try service.clusters(in: box, zoom: 8, filter: service.filter(statuses: statuses, created: nil)).items)
+        func count(_ box: BoundingBox, _ statuses: [String]? = nil) async throws -> Int {
+            await reportCount(try service.clusters(in: box, zoom: 8, filter: service.filter(statuses: statuses, created: nil)).items)
         }
-        #expect(try count(kyiv) == 2)
+        #expect(try await count(kyiv) == 2)
 
         let added = try service.insert([draft(30.45, 50.42, status: "confirmed")])[0]
-        #expect(try count(kyiv) == 3)
-        #expect(try count(kyiv, ["confirmed"]) == 1)
+        #expect(try await count(kyiv) == 3)
+        #expect(try await count(kyiv, ["confirmed"]) == 1)
 
         var moved = draft(24.03, 49.84, status: "confirmed")
         try service.update(id: added.id, with: moved)
-        #expect(try count(kyiv) == 2)
-        #expect(try count(lviv) == 1)
+        #expect(try await count(kyiv) == 2)
+        #expect(try await count(lviv) == 1)
 
         moved.status = "removed"
         try service.update(id: added.id, with: moved)
-        #expect(try count(lviv, ["confirmed"]) == 0)
-        #expect(try count(lviv, ["removed"]) == 1)
+        #expect(try await count(lviv, ["confirmed"]) == 0)
+        #expect(try await count(lviv, ["removed"]) == 1)
 
         try service.delete(id: added.id)
-        #expect(try count(lviv) == 0)
+        #expect(try await count(lviv) == 0)
         #expect(service.index.count == 2)
 
         // Failed writes change neither the store nor the index.
         #expect(throws: ReportNotFound.self) { try service.delete(id: 999) }
         #expect(throws: ValidationError.self) { try service.update(id: 1, with: draft(200, 50)) }
         #expect(throws: (any Error).self) { try service.insert([draft(30.5, 50.45), draft(30.5, 95)]) }
-        #expect(try count(kyiv) == 2)
+        #expect(try await count(kyiv) == 2)
         #expect(try temp.store.count() == 2)
         #expect(service.index.count == 2)
     }
 
     @Test("a time filter counts only reports created in the interval")
-    func timeFilter() throws {
+    func timeFilter() async throws {
         let temp = try TemporaryStore(inserting: [draft(30.5, 50.45, created: 1_000), draft(30.5, 50.45, created: 2_000), draft(30.5, 50.45, created: 3_000)])
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         let filter = try service.filter(statuses: nil, created: 1_500_000...3_000_000)
-        let items = try service.clusters(in: .world, zoom: 3, filter: filter).items
+        let items = try await service.clusters(in: .world, zoom: 3, filter: filter).items
         #expect(reportCount(items) == 2)
     }
 
     @Test("unknown statuses are an error naming the field and the allowed codes")
-    func unknownStatus() throws {
+    func unknownStatus() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         #expect(throws: ValidationError.self) { try service.filter(statuses: ["new", "lost"], created: nil) }
         do {
             _ = try service.filter(statuses: ["lost"], created: nil)
@@ -136,26 +136,26 @@ struct ReportServiceTests {
     }
 
     @Test("children and leaves of a cluster come with their stored reports")
-    func childrenAndLeaves() throws {
+    func childrenAndLeaves() async throws {
         let temp = try TemporaryStore(inserting: (0..<30).map { i in draft(30.5 + Double(i) * 1e-4, 50.45 + Double(i % 5) * 1e-4) })
-        let service = try ReportService(store: temp.store)
-        let items = try service.clusters(in: .world, zoom: 5).items
+        let service = try await ReportService(storage: temp.store)
+        let items = try await service.clusters(in: .world, zoom: 5).items
         guard case .cluster(let cluster) = items.first, items.count == 1 else {
             Issue.record("expected one cluster, got \(items)")
             return
         }
         #expect(cluster.count == 30)
-        let page = try service.leaves(of: cluster.id, limit: 10, offset: 25)
+        let page = try await service.leaves(of: cluster.id, limit: 10, offset: 25)
         #expect(page.total == 30)
         #expect(page.reports.count == 5)
-        let children = try service.children(of: cluster.id)
+        let children = try await service.children(of: cluster.id)
         #expect(reportCount(children.items) == 30)
     }
 
     @Test("readers never see half of a batch of moves")
     func concurrentReaders() async throws {
         let temp = try TemporaryStore(inserting: (0..<200).map { i in draft(30 + Double(i % 20) * 0.05, 50 + Double(i / 20) * 0.05) })
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         let world = BoundingBox.world
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

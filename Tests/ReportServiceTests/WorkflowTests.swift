@@ -36,7 +36,7 @@ struct WorkflowTests {
     @Test("after 10,000 random creates, edits, moves, transitions, hides and unhides, the index equals one rebuilt from the database")
     func indexEqualsRows() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         let reference = temp.store.reference
         var rng = SplitMix64(state: 2026)
         var ids: [Int64] = []
@@ -63,11 +63,14 @@ struct WorkflowTests {
                     }
                 case 5, 6, 7:
                     let id = ids[rng.below(ids.count)]
-                    guard let current = try service.report(id: id) else { refusals += 1; continue }
+                    guard let current = try await service.report(id: id) else { refusals += 1; continue }
                     let steps = reference.transitions(from: current.status).filter { !$0.by.contains("filer") || $0.by.count > 1 }
                     guard !steps.isEmpty else { refusals += 1; continue }
                     let step = steps[rng.below(steps.count)]
-                    let original = ids.first { $0 != id && !hidden.contains($0) && (try? service.report(id: $0))??.status != "duplicate" }
+                    var original: Int64?
+                    for other in ids where other != id && !hidden.contains(other) {
+                        if try await service.report(id: other)?.status != "duplicate" { original = other; break }
+                    }
                     _ = try await service.transition(
                         id, to: step.to, note: step.noteRequired ? "причина" : nil, duplicateOf: step.duplicateOfRequired ? original : nil,
                         by: Self.supervisor)
@@ -87,7 +90,7 @@ struct WorkflowTests {
         }
         #expect(refusals < 2_000)
         #expect(Set(ids).count == ids.count, "every filing got its own id")
-        let rebuilt = try ReportService(store: temp.store)
+        let rebuilt = try await ReportService(storage: temp.store)
         #expect(service.index.count == rebuilt.index.count)
         #expect(service.index.count == ids.count - hidden.count)
         #expect(Self.picture(service.index) == Self.picture(rebuilt.index))
@@ -117,7 +120,7 @@ struct WorkflowTests {
     @Test("writers arriving together share commits: 2,000 concurrent filings, unique ids, all stored and indexed, a history row each")
     func groupCommit() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         var rng = SplitMix64(state: 9)
         let drafts = Drafts.positions(2_000, using: &rng).map { Drafts.make($0, using: &rng) }
         let filed = try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -134,7 +137,7 @@ struct WorkflowTests {
     @Test("a write that fails inside a shared transaction leaves nothing, and the others in it stay")
     func failureInBatch() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         var rng = SplitMix64(state: 4)
         let first = try await service.file(Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng), by: Self.filer).report
         let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -163,7 +166,7 @@ struct WorkflowTests {
     @Test("a transition checks the If-Match version inside its transaction: the second of two writers holding one version is refused")
     func lostUpdate() async throws {
         let temp = try TemporaryStore()
-        let service = try ReportService(store: temp.store)
+        let service = try await ReportService(storage: temp.store)
         var rng = SplitMix64(state: 5)
         let report = try await service.file(Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng), by: Self.filer).report
         let version = report.version

@@ -4,6 +4,7 @@ import Generator
 import Geometry
 import ReportModel
 @testable import SQLiteStore
+import StorePorts
 import Synchronization
 import Testing
 import TestSupport
@@ -200,7 +201,7 @@ struct SharedTransactionTests {
         var rng = SplitMix64(state: 12)
         let drafts = Drafts.positions(5, using: &rng).map { try! fixture.store.reference.validate(Drafts.make($0, using: &rng)) }
         let now = Date()
-        let writes: [(WriteTransaction) throws -> Int64] = [
+        let writes: [(any ReportTransaction) throws -> Int64] = [
             { try $0.insert(drafts[0], filer: nil, author: .system, now: now).id },
             { t in _ = try t.insert(drafts[1], filer: nil, author: .system, now: now); throw Refused() },
             { _ in throw Refused() },
@@ -224,7 +225,7 @@ struct SharedTransactionTests {
         var rng = SplitMix64(state: 13)
         let drafts = Drafts.positions(200, using: &rng).map { try! fixture.store.reference.validate(Drafts.make($0, using: &rng)) }
         for batch in stride(from: 0, to: drafts.count, by: 10) {
-            let writes: [(WriteTransaction) throws -> Int64] = drafts[batch..<batch + 10].map { draft in
+            let writes: [(any ReportTransaction) throws -> Int64] = drafts[batch..<batch + 10].map { draft in
                 { try $0.insert(draft, filer: nil, author: .system, now: Date()).id }
             }
             _ = fixture.store.commit(writes)

@@ -22,7 +22,7 @@ struct AbuseTests {
 
     @Test("a client past its burst of writes gets a 429 with Retry-After, and its write is not made; reads go on")
     func writes() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.rateLimits = Self.limits(writes: 3)
         try await fixture.test(configuration: configuration) { client in
@@ -44,7 +44,7 @@ struct AbuseTests {
 
     @Test("sign-ins and registrations have buckets of their own")
     func logins() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.rateLimits = Self.limits(logins: 2, registrations: 1)
         try await fixture.test(configuration: configuration) { client in
@@ -73,7 +73,7 @@ struct AbuseTests {
 
     @Test("X-Forwarded-For names the client only when a trusted proxy sends it")
     func forwarded() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.rateLimits = Self.limits(logins: 1)
         // Not trusted: the header is ignored, every attempt counts against the peer.
@@ -93,7 +93,7 @@ struct AbuseTests {
 
     @Test("failed sign-ins are counted per IPv6 /64, not per address: a fresh address per guess gains nothing; a neighbour's failed sign-ins do not stop the owner's token refreshes")
     func ipv6Guesses() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.rateLimits = RateLimits.none
         configuration.rateLimits.trustedProxies = ["127.0.0.1"]
@@ -154,7 +154,7 @@ struct AbuseTests {
 
     @Test("CORS: reads are open to any origin; writes only from the server's own page and configured origins, others refused before they run")
     func cors() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.writeOrigins = ["https://app.example.org"]
         try await fixture.test(configuration: configuration) { client in
@@ -200,7 +200,7 @@ struct AbuseTests {
 
     @Test("every answer says nosniff; the map page has a script policy allowing exactly its inline script, and sends no referrer")
     func headers() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.baseMapURL = "https://tiles.example.org/{z}/{x}/{y}.png"
         try await fixture.test(configuration: configuration) { client in

@@ -50,7 +50,7 @@ struct AccountRouteTests {
 
     @Test("register answers 201 with OAuth tokens; the access token reads /v1/me; renaming works, changing one's role does not")
     func registerAndMe() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let created = try await client.send(.post, "/v1/auth/register", json: Self.registration(1))
             #expect(created.status == .created && created.headers[.location] == "/v1/me" && created.headers[.cacheControl] == "no-store")
@@ -72,7 +72,7 @@ struct AccountRouteTests {
 
     @Test("a bad registration is one 422 naming every field and rule, and writes nothing")
     func badRegistration() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let bad = try await client.send(.post, "/v1/auth/register", json: ["name": "", "email": "nope", "phone": "12", "password": "short", "extra": 1])
             #expect(bad.status == .unprocessableContent)
@@ -95,7 +95,7 @@ struct AccountRouteTests {
 
     @Test("login by email in any case; a phone, an unknown login and a wrong password get the same 401; the fifth failure of one login from one address a 429")
     func login() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             _ = try await client.send(.post, "/v1/auth/register", json: Self.registration(2))
             let ok = try await client.send(.post, "/v1/auth/login", json: ["login": "I2@Example.org", "password": Self.password])
@@ -114,7 +114,7 @@ struct AccountRouteTests {
 
     @Test("registration never says a phone is in use; a taken email is named, 3 times an hour to one address, then 429; the refusals write nothing")
     func registrationEnumeration() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             for n in 1...3 { #expect(try await client.send(.post, "/v1/auth/register", json: Self.registration(n)).status == .created) }
             let store = try await fixture.accounts()
@@ -136,7 +136,7 @@ struct AccountRouteTests {
 
     @Test("refresh rotates; a reused refresh token ends the session; logout stops the access token at once")
     func refreshAndLogout() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let first = try await client.send(.post, "/v1/auth/register", json: Self.registration(3)).json
             let second = try await client.send(.post, "/v1/auth/refresh", json: ["refresh_token": first["refresh_token"]!])
@@ -154,7 +154,7 @@ struct AccountRouteTests {
 
     @Test("no token, a malformed one, a forged one: 401 with WWW-Authenticate; the public reads stay public")
     func tokens() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let token = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(4)).json["access_token"] as? String)
             for (header, label) in [(nil, "none"), ("Basic abc", "basic"), ("Bearer", "empty"), ("Bearer " + token + "x", "forged")] as [(String?, String)] {
@@ -169,7 +169,7 @@ struct AccountRouteTests {
 
     @Test("roles: an inspector may not list or change accounts; an administrator may, but not their own; a disabled account's token stops")
     func administration() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let admin = try await Self.admin(fixture, client)
             let inspector = try await client.send(.post, "/v1/auth/register", json: Self.registration(5)).json
@@ -204,7 +204,7 @@ struct AccountRouteTests {
 
     @Test("a demoted account's old token does nothing above its new role at the next request, and writes nothing")
     func demotion() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let admin = try await Self.admin(fixture, client)
             _ = try await client.send(.post, "/v1/auth/register", json: Self.registration(4))
@@ -225,7 +225,7 @@ struct AccountRouteTests {
 
     @Test("sessions: listed with the current one marked, ended one by one; a password change ends the others")
     func sessionsAndPassword() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let first = try await client.send(.post, "/v1/auth/register", json: Self.registration(6)).json["access_token"] as? String
             let second = try await client.send(.post, "/v1/auth/login", json: ["login": "i6@example.org", "password": Self.password]).json["access_token"] as? String
@@ -248,7 +248,7 @@ struct AccountRouteTests {
 
     @Test("an API key is a bearer credential of the integration role: it may not act as a person; revoked, it is a 401")
     func apiKeys() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let keys = try await fixture.accounts()
             let (key, secret) = try await keys.createAPIKey(name: "blocklist sync")
@@ -263,20 +263,20 @@ struct AccountRouteTests {
 
     @Test("every endpoint that needs a role refuses no token (401) and a lower role (403), and a refused request writes nothing")
     func refusals() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let admin = try await Self.admin(fixture, client)
             let inspector = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(7)).json["access_token"] as? String)
             let inspectorID = try #require(try await client.send(.get, "/v1/me", token: inspector).json["id"] as? Int)
             let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 8).token
-            let webhookID = try await WebhookService(storage: SQLiteWebhooks(fixture.service.store)).register(
+            let webhookID = try await WebhookService(storage: SQLiteWebhooks(fixture.store)).register(
                 try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil)).webhook.id
             func state() throws -> String {
-                let accounts = try fixture.service.store.pool.read { db in
+                let accounts = try fixture.store.pool.read { db in
                     try String.fetchAll(db, sql: "SELECT id || ' ' || name || ' ' || role || ' ' || disabled FROM account ORDER BY id")
                 }
-                let sessions = try fixture.service.store.pool.read { db in try String.fetchAll(db, sql: "SELECT id || coalesce(ended_at, 'open') FROM session ORDER BY id") }
-                let reports = try fixture.service.store.pool.read { db in
+                let sessions = try fixture.store.pool.read { db in try String.fetchAll(db, sql: "SELECT id || coalesce(ended_at, 'open') FROM session ORDER BY id") }
+                let reports = try fixture.store.pool.read { db in
                     try String.fetchAll(db, sql: """
                         SELECT (SELECT count(*) || ' ' || sum(updated_at) FROM report) || ' ' || (SELECT count(*) FROM report_hidden)
                             || ' ' || (SELECT count(*) FROM report_history) || ' ' || (SELECT count(*) FROM idempotency_key)
@@ -330,7 +330,7 @@ struct AccountRouteTests {
 
     @Test("methods a path does not take are a 405 naming those it does")
     func methods() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let answer = try await client.send(.delete, "/v1/me")
             #expect(answer.status == .methodNotAllowed && answer.headers[.allow] == "GET, HEAD, PATCH, OPTIONS")
@@ -344,7 +344,7 @@ struct AccountRouteTests {
 struct AccountEndToEndTests {
     @Test("register, sign in by email in another case, refresh, reuse a refresh token, sign out, an administrator disables an account")
     func story() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.live { _, client in
             let password = AccountRouteTests.password
             let registered = try await client.send(.post, "/v1/auth/register", json: [

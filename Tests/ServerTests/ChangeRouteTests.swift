@@ -12,7 +12,7 @@ import Testing
 struct ChangeRouteTests {
     @Test("the public sees current reports and bare tombstones; staff see hidden reports, who changed what, and why")
     func views() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 2)
@@ -58,7 +58,7 @@ struct ChangeRouteTests {
 
     @Test("pages follow last_seq and add up to the whole feed; snapshots carry X-Last-Seq")
     func paging() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             for i in 0..<7 {
@@ -86,13 +86,13 @@ struct ChangeRouteTests {
 
     @Test("a since before what is kept or past the last change is a 410 that says to start again; bad parameters are 400s")
     func refusals() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             for _ in 0..<3 { _ = try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: inspector.token) }
             let past = try await client.get("/v1/changes?since=4")
             #expect(past.status == .gone && past.error?["code"] as? String == "changes_unavailable" && past.error?["field"] as? String == "since")
-            #expect(try fixture.service.store.forgetChanges(before: Date().addingTimeInterval(60)) == 3)
+            #expect(try fixture.store.forgetChanges(before: Date().addingTimeInterval(60)) == 3)
             let old = try await client.get("/v1/changes?since=0")
             #expect(old.status == .gone && (old.error?["message"] as? String)?.contains("X-Last-Seq") == true)
             let current = try await client.get("/v1/changes?since=3")

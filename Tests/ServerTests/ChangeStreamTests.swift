@@ -25,7 +25,7 @@ struct ChangeStreamTests {
 
     @Test("a subscriber gets what it lacks, then each change live; Last-Event-ID resumes exactly after it; bbox keeps its area; heartbeats come")
     func stream() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.changes.heartbeatInterval = .milliseconds(200)
         try await fixture.live(configuration: configuration) { port, client in
@@ -65,7 +65,7 @@ struct ChangeStreamTests {
 
     @Test("a staff stream ends when its session is logged out, its account demoted below staff or disabled: no staff event after; a public stream and another staff one go on")
     func staffStreamEnds() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.live { port, client in
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let admin = try await ReportRouteTests.account(fixture, client, .admin, 2)
@@ -92,7 +92,7 @@ struct ChangeStreamTests {
             #expect(try await client.send(.patch, "/v1/users/\(demoted.id)", json: ["role": "inspector"], token: admin.token).status == .ok)
             #expect(try await client.send(.patch, "/v1/users/\(disabled.id)", json: ["disabled": true], token: admin.token).status == .ok)
             _ = try await file()
-            let seq = try fixture.service.store.lastChange()
+            let seq = try fixture.store.lastChange()
             let staffEvent = await streams.kept.read(until: "id: \(seq)\n")
             #expect(staffEvent.contains("\"filer_id\""), "the staff form names the filer")
             let publicEvent = await streams.public.read(until: "id: \(seq)\n")
@@ -107,11 +107,11 @@ struct ChangeStreamTests {
 
     @Test("a client that stops reading is cut off once its connection holds what it may unsent, while filing goes on; it resumes with Last-Event-ID and misses nothing; a HEAD subscribes nobody")
     func slowClient() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         // Cut off soon once the kernel's buffers (some MB on loopback) are full.
         configuration.changes.unsentLimit = 16 * 1_024
-        let since = try fixture.service.store.lastChange()
+        let since = try fixture.store.lastChange()
         try await fixture.live(configuration: configuration) { port, client in
             func metric(_ name: String) async throws -> Int {
                 let metrics = String(decoding: try await client.send(.get, "/metrics").body, as: UTF8.self)
@@ -138,7 +138,7 @@ struct ChangeStreamTests {
                 filed += 100
             }
             try #require(try await cutOff() == 1)
-            let last = Int(try fixture.service.store.lastChange())
+            let last = Int(try fixture.store.lastChange())
             #expect(last == Int(since) + filed, "every filing went through")
 
             let (text, closed) = await slow.readToClose()

@@ -15,7 +15,7 @@ extension Fixture {
         var configuration = own(configuration)
         configuration.port = 0
         configuration.logLevel = .critical
-        try await makeApplication(service: service, accounts: try await accounts(), configuration: configuration).test(.live) { client in
+        try await makeApplication(try await backend(), configuration: configuration).test(.live) { client in
             try await body(try #require(client.port), client)
         }
     }
@@ -169,7 +169,7 @@ struct PathDecodingTests {
 
     @Test("encoded paths answer as their decoded forms; an encoded / stays inside its segment")
     func routes() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             for (encoded, plain) in [
                 ("/v1/tiles/10/598/346%402x.png", "/v1/tiles/10/598/346@2x.png"), ("/v1/reports/%31", "/v1/reports/1"),

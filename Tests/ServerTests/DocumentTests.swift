@@ -58,7 +58,7 @@ struct DocumentTests {
         ("/leaflet/images/{file}", "file", "..png", "/leaflet/images/..png", false),
     ])
     func agree(path: String, name: String, value: String, url: String, taken: Bool) async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let document = try await client.get("/openapi.json").json
             #expect(try Self.accepts(try Self.schema(document, path, name), value) == taken, "the document on \(name)=\(value.debugDescription)")
@@ -71,7 +71,7 @@ struct DocumentTests {
 
     @Test("the phone number's pattern takes exactly what the server's normalization takes")
     func phonePattern() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let document = try await client.get("/openapi.json").json
             let schema = try Self.schema(document, "/v1/phones/{number}", "number")
@@ -94,7 +94,7 @@ struct DocumentTests {
 
     @Test("the cell limit of /v1/clusters, which no schema can state, is in its description")
     func cellLimit() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let document = try await client.get("/openapi.json").json
             let paths = try #require(document["paths"] as? [String: [String: Any]])
@@ -108,7 +108,7 @@ struct DocumentTests {
 
     @Test("every documented media type is one the route sends, and every one it sends is documented")
     func mediaTypes() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let document = try await client.get("/openapi.json").json
             let paths = try #require(document["paths"] as? [String: [String: Any]])
@@ -132,7 +132,7 @@ struct DocumentTests {
 
     @Test("an export of a box holds exactly the box's reports in id order, empty boxes and filters included")
     func exportOfBox() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let boxes = [
             try BoundingBox(west: 10, south: 10, east: 10.001, north: 10.001), try BoundingBox(west: 30.50, south: 50.43, east: 30.53, north: 50.46),
             try BoundingBox(west: 30.2, south: 50.3, east: 30.8, north: 50.6), .world,

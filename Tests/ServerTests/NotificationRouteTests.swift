@@ -10,7 +10,7 @@ import Testing
 struct NotificationRouteTests {
     @Test("a filer hears of the status changes others make to their reports, newest first, read and unread, paged; not of their own steps, others' reports or hidden ones")
     func notifications() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let other = try await ReportRouteTests.account(fixture, client, .inspector, 2)

@@ -30,12 +30,12 @@ struct PhoneRouteTests {
     }
 
     static func phoneRows(_ fixture: Fixture) throws -> Int {
-        try fixture.service.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM phone) + (SELECT count(*) FROM phone_history)") ?? 0 }
+        try fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM phone) + (SELECT count(*) FROM phone_history)") ?? 0 }
     }
 
     @Test("a supervisor verifies and blocks a number written any way; the reports move, and back on unblock but for one moved on since; the public record hides who and why, the supervisor's shows them")
     func verifyAndBlock() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let (number, reports, moved) = Self.busiest(fixture)
         try #require(!moved.isEmpty, "the fixture has confirmed reports of the busiest number")
         try await fixture.test { client in
@@ -92,7 +92,7 @@ struct PhoneRouteTests {
 
     @Test("unknown and malformed numbers: a 404 and a 400 naming `number`")
     func badNumbers() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let (supervisor, _) = try await ReportRouteTests.account(fixture, client, .supervisor, 1)
             let unknown = try await client.get("/v1/phones/0679999999")
@@ -107,7 +107,7 @@ struct PhoneRouteTests {
 
     @Test("a number's reports, paged by cursor like /v1/reports")
     func phoneReports() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let (number, reports, _) = Self.busiest(fixture)
         try await fixture.test { client in
             var seen: [Int64] = []
@@ -124,7 +124,7 @@ struct PhoneRouteTests {
 
     @Test("an international number is written with its +, in answers, hints, exports and links, and is reached by that form")
     func internationalNumber() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             var ids: [Int] = []
@@ -152,7 +152,7 @@ struct PhoneRouteTests {
 
     @Test("the blocklist: for integrations and supervisors, JSON or CSV, a strong ETag answered 304 until it changes, and its changes since a sequence number")
     func blocklist() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let (number, reports, _) = Self.busiest(fixture)
         try await fixture.test { client in
             let (supervisor, _) = try await ReportRouteTests.account(fixture, client, .supervisor, 1)
@@ -195,7 +195,7 @@ struct PhoneRouteTests {
 
     @Test("the ranking of numbers, for supervisors, answers what the service ranks, with each number's status")
     func ranking() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let (number, _, _) = Self.busiest(fixture)
         try await fixture.test { client in
             let (supervisor, _) = try await ReportRouteTests.account(fixture, client, .supervisor, 1)
@@ -210,7 +210,7 @@ struct PhoneRouteTests {
                 let phones = try #require(answer.json["phones"] as? [[String: Any]])
                 let pairs = query.split(separator: "&").map { $0.split(separator: "=", maxSplits: 1).map(String.init) }
                 let q = Dictionary(uniqueKeysWithValues: pairs.map { ($0[0], $0[1]) })
-                let expected = try fixture.service.topPhones(
+                let expected = try await fixture.service.topPhones(
                     box: try q["bbox"].map { text in let v = text.split(separator: ",").map { Double($0)! }; return try BoundingBox(west: v[0], south: v[1], east: v[2], north: v[3]) },
                     created: q["datetime"] == nil ? nil : Int64(1_735_689_600_000)...Int64.max,
                     statuses: q["status"]?.split(separator: ",").map(String.init), district: q["district"], limit: Int(q["limit"] ?? "50")!)
@@ -227,7 +227,7 @@ struct PhoneRouteTests {
 
     @Test("the dashboard counts: by status, district, object type and month, for everything and for an area")
     func stats() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             for (query, box) in [("", nil), ("?bbox=30.4,50.4,30.6,50.5", try BoundingBox(west: 30.4, south: 50.4, east: 30.6, north: 50.5))] {
                 let answer = try await client.get("/v1/stats" + query)
@@ -251,7 +251,7 @@ struct AboutTests {
 
     @Test("/v1/about answers the shipped text in both languages, the statuses in order, the version and counts that follow the data")
     func about() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.about = try AboutText.load(Self.shipped)
         let (number, _, _) = PhoneRouteTests.busiest(fixture)

@@ -32,7 +32,7 @@ struct PhotoRouteTests {
 
     /// The photo rows, the report versions and the number of changes: what a photo write changes.
     static func photoState(_ fixture: Fixture) throws -> String {
-        try fixture.service.store.pool.read { db in
+        try fixture.store.pool.read { db in
             try String.fetchOne(db, sql: """
                 SELECT (SELECT group_concat(id || ':' || report_id, ',') FROM report_photo) || ' '
                     || (SELECT coalesce(sum(updated_at), 0) FROM report) || ' ' || (SELECT coalesce(sum(updated_at), 0) FROM report_hidden) || ' '
@@ -43,7 +43,7 @@ struct PhotoRouteTests {
 
     @Test("upload, list on the report, serve without metadata (immutable, ETag, ranges), the same picture once, at most 5, hidden reports to staff only, removal")
     func lifecycle() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let other = try await ReportRouteTests.account(fixture, client, .inspector, 2)
@@ -116,7 +116,7 @@ struct PhotoRouteTests {
 
     @Test("refusals, each a 4xx that writes nothing: another media type, over 15 MB, not an image, truncated, a bad CRC, a bomb, no such report")
     func refusals() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
@@ -161,7 +161,7 @@ struct PhotoRouteTests {
 
     @Test("the same photo uploaded by 10 clients at once is stored once, one photo")
     func concurrentSame() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
@@ -190,7 +190,7 @@ struct MultipartPhotoTests {
 
     @Test("two files in one request: both added; one bad among them: a 422 naming it, and nothing written; past 5: none")
     func several() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
             let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)

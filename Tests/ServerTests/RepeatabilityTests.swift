@@ -14,7 +14,7 @@ struct RepeatabilityTests {
 
     @Test("every JSON document is the same bytes each time, so its ETag is stable and If-None-Match gets a 304", arguments: documents)
     func stable(path: String) async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let first = try await client.get(path)
             #expect(first.status == .ok)
@@ -31,7 +31,7 @@ struct RepeatabilityTests {
 
     @Test("OGC documents keep their members: links with href, rel, type and title; the extent's open ends are null")
     func ogcShape() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let collection = try await client.get("/ogc/collections/reports").json
             let links = try #require(collection["links"] as? [[String: Any]])

@@ -43,12 +43,12 @@ struct ReportRouteTests {
     }
 
     static func count(_ fixture: Fixture, _ table: String) throws -> Int {
-        try fixture.service.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 }
+        try fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 }
     }
 
     @Test("filing answers 201 with Location, ETag and the report; the public form never names the filer, a supervisor's does")
     func filing() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await Self.account(fixture, client, .inspector, 1)
             let supervisor = try await Self.account(fixture, client, .supervisor, 2)
@@ -78,7 +78,7 @@ struct ReportRouteTests {
 
     @Test("a bad filing is one 422 naming every field and its rule, and writes nothing")
     func badFiling() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await Self.account(fixture, client, .inspector, 1)
             let reports = try Self.count(fixture, "report")
@@ -112,7 +112,7 @@ struct ReportRouteTests {
 
     @Test("an Idempotency-Key replays the first answer and files once; another body is a 422; a key still running is a 409")
     func idempotency() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await Self.account(fixture, client, .inspector, 1)
             let other = try await Self.account(fixture, client, .inspector, 2)
@@ -142,7 +142,7 @@ struct ReportRouteTests {
 
     @Test("duplicate hints: open reports within 50 m or sharing a phone, nearest first, at most 5; closed ones are not hinted")
     func hints() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await Self.account(fixture, client, .inspector, 1)
             let near = try await client.send(.post, "/v1/reports", json: Self.newReport(lon: 30.6000, lat: 50.5000, phones: ["044 111 11 11"]), token: inspector.token)
@@ -163,7 +163,7 @@ struct ReportRouteTests {
             #expect(try await client.get("/v1/reports/nearby?lon=30.6&lat=91").error?["field"] as? String == "lat")
             #expect(try await client.get("/v1/reports/nearby?lon=30.6&lat=50.5&radius=5000").status == .badRequest)
 
-            try Self.force(fixture, Int64(nearID), "removed")
+            try await Self.force(fixture, Int64(nearID), "removed")
             let closed = try await client.get("/v1/reports/nearby?lon=30.6&lat=50.5&radius=100")
             #expect((closed.json["possible_duplicates"] as? [[String: Any]])?.contains { $0["id"] as? Int == nearID } == false)
         }
@@ -171,7 +171,7 @@ struct ReportRouteTests {
 
     @Test("the caller's own reports, newest first, paged; no one else's")
     func myReports() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let mine = try await Self.account(fixture, client, .inspector, 1)
             let theirs = try await Self.account(fixture, client, .inspector, 2)
@@ -191,14 +191,14 @@ struct ReportRouteTests {
     }
 
     /// Puts report `id` into `status` through the service, as the system.
-    static func force(_ fixture: Fixture, _ id: Int64, _ status: String) throws {
-        guard let report = try fixture.service.report(id: id) else { throw ReportNotFound(id: id) }
+    static func force(_ fixture: Fixture, _ id: Int64, _ status: String) async throws {
+        guard let report = try await fixture.service.report(id: id) else { throw ReportNotFound(id: id) }
         _ = try fixture.service.update(id: id, with: ReportDraft(report).with(status: status))
     }
 
     @Test("every step of the transition table, and every other pair, for the filer, another inspector, a supervisor and an admin")
     func transitions() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         // Some 450 writes from one client, faster than the default write limit allows when
         // this suite runs alone; the limits have their own tests (AbuseTests).
         var unlimited = ServerConfiguration()
@@ -216,7 +216,7 @@ struct ReportRouteTests {
                     let step = Self.reference.transition(from: from, to: to)
                     for (name, token, role) in who {
                         let id = try #require(try await client.send(.post, "/v1/reports", json: Self.newReport(), token: filer.token).json["id"] as? Int)
-                        try Self.force(fixture, Int64(id), from)
+                        try await Self.force(fixture, Int64(id), from)
                         var body: [String: Any] = ["to": to]
                         if step?.noteRequired == true { body["note"] = "причина" }
                         if step?.duplicateOfRequired == true { body["duplicate_of"] = original }
@@ -232,7 +232,7 @@ struct ReportRouteTests {
                             actor == "filer" ? name == "filer" : (role ?? .inspector).includes(Role(rawValue: actor)!)
                         }
                         #expect(answer.status == (may ? .ok : .forbidden), "\(label): \(answer.status)")
-                        let now = try #require(try fixture.service.report(id: Int64(id))).status
+                        let now = try #require(try await fixture.service.report(id: Int64(id))).status
                         #expect(now == (may ? to : from), "\(label)")
                     }
                 }
@@ -242,7 +242,7 @@ struct ReportRouteTests {
 
     @Test("a rejection needs a note; a duplicate needs an existing report that is not itself a duplicate; If-Match is honoured")
     func transitionRules() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await Self.account(fixture, client, .inspector, 1)
             let supervisor = try await Self.account(fixture, client, .supervisor, 2)
@@ -257,7 +257,7 @@ struct ReportRouteTests {
             #expect(try await client.send(.post, path, json: ["to": "verifying", "duplicate_of": 1], token: supervisor.token).error?["field"] as? String == "duplicate_of")
             #expect(try await client.send(.post, path, json: ["to": "nowhere"], token: supervisor.token).error?["field"] as? String == "to")
             let dup = fixture.reports[1].id
-            try Self.force(fixture, dup, "duplicate")
+            try await Self.force(fixture, dup, "duplicate")
             #expect(try await client.send(.post, path, json: ["to": "duplicate", "duplicate_of": dup], token: supervisor.token).status == .unprocessableContent)
 
             let stale = try await client.send(.post, path, json: ["to": "verifying"], token: supervisor.token, headers: [.ifMatch: "\"\(id)-1\""])
@@ -275,7 +275,7 @@ struct ReportRouteTests {
 
     @Test("edits: If-Match required (428) and current (412); the filer while new, supervisors always; never the status; history keeps before and after")
     func edits() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let filer = try await Self.account(fixture, client, .inspector, 1)
             let other = try await Self.account(fixture, client, .inspector, 2)
@@ -325,7 +325,7 @@ struct ReportRouteTests {
 
     @Test("a hidden report leaves every public answer (report, listing, clusters, search, export, OGC, history); supervisors still see it; unhide brings it back")
     func hiding() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let inspector = try await Self.account(fixture, client, .inspector, 1)
             let supervisor = try await Self.account(fixture, client, .supervisor, 2)

@@ -38,10 +38,10 @@ final class LogCapture: Sendable {
 struct SecretLogTests {
     @Test("registering, signing in, refreshing, failing and signing out log no password, token or hash")
     func noSecrets() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let capture = LogCapture()
         let accounts = try await fixture.accounts()
-        let app = Application(responder: makeResponder(service: fixture.service, accounts: accounts), logger: capture.logger)
+        let app = Application(responder: makeResponder(try await fixture.backend(accounts: accounts)), logger: capture.logger)
         let password = "секретний-пароль-7f3a"
         let secrets = try await app.test(.router) { client -> [String] in
             var secrets = [password]
@@ -67,7 +67,7 @@ struct SecretLogTests {
             _ = try await client.send(.post, "/v1/auth/logout", token: secrets[3])
             return secrets
         }
-        let hashes = try await SQLiteAccounts(fixture.service.store).account(emailKey: "log@example.org").map { [$0.passwordHash] } ?? []
+        let hashes = try await SQLiteAccounts(fixture.store).account(emailKey: "log@example.org").map { [$0.passwordHash] } ?? []
         let lines = capture.lines.withLock { $0 }
         #expect(lines.count >= 7)  // a line per request at least
         for line in lines {

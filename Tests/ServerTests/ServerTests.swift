@@ -1,4 +1,5 @@
 import Accounts
+import ChangeFeed
 import Foundation
 import Generator
 import Geometry
@@ -12,6 +13,7 @@ import SQLiteStore
 @testable import Server
 import Testing
 import TestSupport
+import Webhooks
 
 /// A service over 400 generated Kyiv reports in a temporary database.
 final class Fixture: Sendable {
@@ -19,10 +21,13 @@ final class Fixture: Sendable {
     let service: ReportService
     let reports: [Report]
 
+    /// The fixture's database itself, for what a test checks in its rows.
+    var store: SQLiteReports { database.store }
+
     /// A folder of the fixture's own, for files a test serves.
     var directory: URL { database.directory.url }
 
-    init() throws {
+    init() async throws {
         database = try TemporaryStore()
         let store = database.store
         let reference = store.reference
@@ -30,13 +35,13 @@ final class Fixture: Sendable {
             ReportDraft(filing: $0, status: $0.status, keepingTimes: true)
         }
         reports = try store.insert(drafts)
-        service = try ReportService(store: store)
+        service = try await ReportService(storage: store)
     }
 
     func test(
         configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let app = Application(responder: makeResponder(service: service, accounts: try await accounts(), configuration: own(configuration)))
+        let app = Application(responder: makeResponder(try await backend(), configuration: own(configuration)))
         try await app.test(.router, body)
     }
 
@@ -50,7 +55,13 @@ final class Fixture: Sendable {
 
     /// The account service over the fixture's database (bcrypt at cost 4, for speed).
     func accounts() async throws -> AccountService {
-        try await AccountService(storage: SQLiteAccounts(service.store), passwords: Passwords(cost: 4))
+        try await AccountService(storage: SQLiteAccounts(store), passwords: Passwords(cost: 4))
+    }
+
+    /// The server's services over the fixture's database, with `accounts` (by default ``accounts()``).
+    func backend(accounts: AccountService? = nil) async throws -> Backend {
+        let accounts = if let accounts { accounts } else { try await self.accounts() }
+        return Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: SQLiteWebhooks(store)), feed: ChangeFeed(storage: store))
     }
 }
 
@@ -90,7 +101,7 @@ func counted(_ features: [[String: Any]]) -> Int {
 struct ServerTests {
     @Test("health says ok and how many reports are indexed")
     func health() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let answer = try await client.get("/health")
             #expect(answer.status == .ok)
@@ -102,7 +113,7 @@ struct ServerTests {
 
     @Test("clusters of a tile count every report in it once, at every zoom")
     func clusters() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             for zoom in [8, 11, 13, 15, 18] {
                 let n = Double(1 << zoom)
@@ -134,7 +145,7 @@ struct ServerTests {
 
     @Test("a cluster's leaves page through every member once, and its children add up to it")
     func leavesAndChildren() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let top = try await client.get("/v1/clusters?bbox=29.5,49.5,31.5,51.5&zoom=9")
             func count(_ f: [String: Any]) -> Int { (f["properties"] as! [String: Any])["count"] as? Int ?? 1 }
@@ -161,7 +172,7 @@ struct ServerTests {
 
     @Test("reports in an area page through next links, each once")
     func reportPaging() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             var ids: [Int] = []
             var next: String? = "/v1/reports?bbox=30.2,50.2,30.9,50.7&limit=37"
@@ -180,7 +191,7 @@ struct ServerTests {
 
     @Test("reports filtered by status and time page through next links, each once")
     func filteredReportPaging() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let from = fixture.reports.map(\.createdAt).sorted()[100]
         let expected = fixture.reports.filter { ["new", "confirmed"].contains($0.status) && $0.createdAt >= from }.map { Int($0.id) }
         try await fixture.test { client in
@@ -199,7 +210,7 @@ struct ServerTests {
 
     @Test("limits past the maximum are clamped, however many digits; status lists may have spaces")
     func clamping() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             for limit in ["10001", "99999999999999999999"] {
                 let page = try await client.get("/v1/reports?limit=\(limit)")
@@ -213,7 +224,7 @@ struct ServerTests {
 
     @Test("export streams every matching report in each format")
     func export() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let all = try await client.execute(uri: "/v1/export", method: .get) { ($0.headers, Data(buffer: $0.body)) }
             #expect(all.0[.contentType] == "application/geo+json")
@@ -235,7 +246,7 @@ struct ServerTests {
 
     @Test("export reprojects through PROJ and names the CRS")
     func exportCRS() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let (headers, body) = try await client.execute(uri: "/v1/export?crs=EPSG:3857", method: .get) { ($0.headers, Data(buffer: $0.body)) }
             #expect(headers[HTTPField.Name("Content-Crs")!] == "<http://www.opengis.net/def/crs/EPSG/0/3857>")
@@ -259,7 +270,7 @@ struct ServerTests {
 
     @Test("OGC API – Features: landing page, conformance, the collection, items paged by next links, one item")
     func ogc() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let landing = try await client.get("/ogc")
             let rels = (landing.json["links"] as! [[String: Any]]).map { $0["rel"] as! String }
@@ -293,7 +304,7 @@ struct ServerTests {
 
     @Test("search finds by phone fragment and by id; nothing found is a 200 with no features")
     func search() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let phone = fixture.reports[41].phones[0]
             let fragment = String(phone.suffix(7))
@@ -310,7 +321,7 @@ struct ServerTests {
 
     @Test("reference data for the app's forms")
     func reference() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let districts = try await client.get("/v1/districts").json["array"] as! [[String: Any]]
             #expect(districts.count == 10 && districts.allSatisfy { $0["name_uk"] != nil && $0["name_en"] != nil })
@@ -323,7 +334,7 @@ struct ServerTests {
 
     @Test("a strong ETag, and 304 when the client has it")
     func etag() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let first = try await client.get("/v1/clusters?bbox=30,50,31,51&zoom=10")
             let tag = try #require(first.headers[.eTag])
@@ -339,7 +350,7 @@ struct ServerTests {
 
     @Test("gzip for clients that accept it, with its own ETag; HEAD without a body")
     func gzipAndHead() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let uri = "/v1/reports?limit=50"
             let (plain, plainTag) = try await client.execute(uri: uri, method: .get) { (Data(buffer: $0.body), $0.headers[.eTag]) }
@@ -363,7 +374,7 @@ struct ServerTests {
 
     @Test("CORS: browsers on other origins may read the answers and their ETag")
     func cors() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let headers = try await client.execute(uri: "/v1/statuses", method: .get, headers: [.origin: "https://map.example"]) { $0.headers }
             #expect(headers[.accessControlAllowOrigin] == "*")
@@ -387,7 +398,7 @@ struct ServerTests {
 
     @Test("other methods are a 405 with Allow; an overlong URI is a 414")
     func methodsAndLimits() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             for method in [HTTPRequest.Method.post, .put, .delete, .patch] {
                 let (status, allow) = try await client.execute(uri: "/v1/clusters", method: method) { ($0.status, $0.headers[.allow]) }
@@ -400,7 +411,7 @@ struct ServerTests {
 
     @Test("/openapi.json documents every route, and every route takes exactly the parameters documented")
     func openAPI() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let document = try await client.get("/openapi.json").json
             #expect(document["openapi"] as? String == "3.1.0")
@@ -475,7 +486,7 @@ struct ServerTests {
         ("/v1/reports?bbox=0x1p4,50.4,30.6,50.5", 400, "bbox", "is not a number"),
     ])
     func errors(uri: String, status: Int, field: String?, message: String) async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let answer = try await client.get(uri)
             #expect(answer.status.code == status, "\(uri)")
@@ -488,7 +499,7 @@ struct ServerTests {
 
     @Test("no query string, however odd, makes the server fail")
     func neverFails() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var rng = SplitMix64(state: 99)
         let pieces = ["bbox=", "zoom=", "status=", "datetime=", "limit=", "offset=", "after=", "q=", "%", "%zz", "&", "=", ",", "-1", "1e308",
                       "nan", "180", "-90", "99999999999999999999", "..", "/", "%00", "new", "2026-01-01T00:00:00Z", "x"]

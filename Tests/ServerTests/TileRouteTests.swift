@@ -33,7 +33,7 @@ struct TileRouteTests {
 
     @Test("a tile is a PNG of 256 px, 512 px as @2x, with its ETag, the tiles' Cache-Control, a 304 when current, never gzipped")
     func pngTile() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let (x, y) = Self.tile(of: fixture.reports[0])
         var configuration = ServerConfiguration()
         configuration.tileCacheControl = "public, max-age=30"
@@ -57,7 +57,7 @@ struct TileRouteTests {
 
     @Test("a tile with nothing on it is a 204 without a body")
     func emptyTile() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let empty = try await client.get("/v1/tiles/5/0/0.png")
             #expect(empty.status == .noContent && empty.body.isEmpty)
@@ -78,7 +78,7 @@ struct TileRouteTests {
         ("/v1/tiles.json?status=lost", "status", "unknown status"),
     ])
     func badTiles(uri: String, field: String, rule: String) async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let answer = try await client.get(uri)
             #expect(answer.status == .badRequest, "\(uri)")
@@ -90,7 +90,7 @@ struct TileRouteTests {
 
     @Test("writes through the service reach the next tile at once: insert, status change, move, delete; far tiles stay cached")
     func writesInvalidate() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let report = fixture.reports[0]
         let (x, y) = Self.tile(of: report)
         let renderer = TileRenderer(index: fixture.service.index)
@@ -132,7 +132,7 @@ struct TileRouteTests {
 
     @Test("tiles.json is TileJSON 3.0.0 with the URL template, the zooms and the data's bounds; filters are kept in the template")
     func tileJSON() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let document = try await client.get("/v1/tiles.json")
             #expect(document.json["tilejson"] as? String == "3.0.0")
@@ -153,7 +153,7 @@ struct TileRouteTests {
 
     @Test("the map page loads Leaflet from this server, carries the tile colours and the configured base map, escaped")
     func mapPage() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         var configuration = ServerConfiguration()
         configuration.baseMapURL = "https://tiles.example/{z}/{x}/{y}.png"
         configuration.baseMapAttribution = "© Example </script><script>alert(1)</script>"
@@ -175,7 +175,7 @@ struct TileRouteTests {
 
     @Test("Leaflet's files are served from the install directory; other names are 404s; a missing install says what to install")
     func leafletFiles() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         let directory = fixture.directory.appendingPathComponent("leaflet")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("images"), withIntermediateDirectories: true)
         try Data("L = {};".utf8).write(to: directory.appendingPathComponent("leaflet.js"))

@@ -12,7 +12,7 @@ import Webhooks
 struct WebhookRouteTests {
     @Test("register shows the secret once; list, read, change, disable, enable and delete; the outbox follows the subscription")
     func lifecycle() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let admin = try await AccountRouteTests.admin(fixture, client)
             let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1).token
@@ -68,7 +68,7 @@ struct WebhookRouteTests {
 
     @Test("a bad registration or change is a 422 naming every bad field, and writes nothing")
     func refusals() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         try await fixture.test { client in
             let admin = try await AccountRouteTests.admin(fixture, client)
             func fields(_ answer: Answer) -> Set<String> {

@@ -44,7 +44,7 @@ struct OutboxTests {
     @Test("each change is queued once for each enabled endpoint subscribed to its type, in the change's transaction")
     func queued() async throws {
         let temporary = try TemporaryStore()
-        let service = try ReportService(store: temporary.store)
+        let service = try await ReportService(storage: temporary.store)
         let webhooks = WebhookService(storage: SQLiteWebhooks(temporary.store))
         let created = try await register(webhooks, ["report.created"])
         let moved = try await register(webhooks, ["report.status_changed", "report.hidden"])
@@ -62,15 +62,15 @@ struct OutboxTests {
     @Test("taking is exclusive and leased; 2xx delivers, 5xx retries on the schedule, 410 gives up and disables; a payload is written once")
     func settle() async throws {
         let temporary = try TemporaryStore()
-        let service = try ReportService(store: temporary.store)
+        let service = try await ReportService(storage: temporary.store)
         let store = SQLiteWebhooks(temporary.store)
-        let dispatcher = WebhookDispatcher(storage: store, feed: ChangeFeed(store: temporary.store))
+        let dispatcher = WebhookDispatcher(storage: store, feed: ChangeFeed(storage: temporary.store))
         let webhook = try await register(WebhookService(storage: store), ["report.created"])
         let ids = try await write(service, count: 4, seed: 2)
         let now = Date()
         let due = try await store.due(now: now, limit: 10)
         #expect(due.count == 4 && due.allSatisfy { $0.payload == nil && $0.attempts == 0 })
-        let payloads = try dispatcher.payloads(of: Set(due.map(\.changeSeq)))
+        let payloads = try await dispatcher.payloads(of: Set(due.map(\.changeSeq)))
         let leaseEnd = now + 15
         let taken = try await store.claim(due, payloads: payloads, until: leaseEnd)
         #expect(taken.count == 4 && taken.allSatisfy { $0.payload == payloads[$0.changeSeq] })
