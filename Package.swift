@@ -144,7 +144,8 @@ let package = Package(
         .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(
-            name: "StoreConformanceTests", dependencies: ["ReportModel", "SQLiteStore", "StorePorts", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            name: "StoreConformanceTests",
+            dependencies: ["ChangeFeed", "Generator", "Geometry", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -158,7 +158,8 @@ public protocol ReportTransaction {
     func report(_ id: Int64) throws -> Report?
     func hidden(_ id: Int64) throws -> HiddenReport?
     func filer(of id: Int64) throws -> Int64?
-    /// Replaces the fields of a public report; ``ReportNotFound`` for another id.
+    /// Replaces the fields of a public report but its status and creation time;
+    /// ``ReportNotFound`` for another id.
     func edit(_ id: Int64, to draft: ReportDraft, author: Author, now: Date) throws -> (before: Report, after: Report)
     /// Moves a public report to a status (the workflow was checked by the caller).
     func setStatus(_ id: Int64, to status: String, note: String?, author: Author, now: Date) throws -> (before: Report, after: Report)

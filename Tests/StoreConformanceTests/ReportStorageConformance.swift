@@ -1,0 +1,273 @@
+import Foundation
+import Generator
+import Geometry
+import ReportModel
+import StorePorts
+import Testing
+import TestSupport
+
+/// What every store of reports must do (``ReportReads``, ``ReportWrites``, ``ChangeLog``),
+/// checked against a brute-force model of the rows the test wrote: box queries, filters,
+/// search, the write transaction's all or nothing, idempotency answers and the change log.
+@Suite("Store conformance: reports, the write transaction and the change log")
+struct ReportStorageConformance {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    struct Boom: Error {}
+
+    /// What the test wrote, as a brute force sees it.
+    struct Model {
+        /// The public reports, by id.
+        var reports: [Int64: Report] = [:]
+        var hidden: Set<Int64> = []
+        var deleted: Set<Int64> = []
+
+        /// The public reports the filter takes, in id order.
+        func matching(_ filter: ReportFilter) -> [Report] {
+            reports.values.filter { r in
+                (filter.box?.contains(r.coordinate) ?? true) && (filter.statuses?.contains(r.status) ?? true)
+                    && (filter.created?.contains(r.createdMilliseconds) ?? true)
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    /// The outcome of one write, which must have succeeded.
+    static func one<T>(_ storage: any ReportStorage, _ write: @escaping (any ReportTransaction) throws -> T) throws -> T {
+        try storage.commit([write])[0].get()
+    }
+
+    /// `count` reports at positions that stress box queries (float rounding, round edges,
+    /// the antimeridian), each with phones and a time of its own; a tenth hidden and a
+    /// tenth deleted, through the port's transaction steps.
+    static func seed(_ storage: any ReportStorage, count: Int, seed: UInt64) throws -> Model {
+        var rng = SplitMix64(state: seed)
+        let drafts = try Drafts.positions(count, using: &rng).map { try storage.reference.validate(Drafts.make($0, using: &rng)) }
+        let inserted = try one(storage) { t in try drafts.map { try t.insert($0, filer: nil, author: .system, now: Self.t0) } }
+        var model = Model(reports: Dictionary(uniqueKeysWithValues: inserted.map { ($0.id, $0) }))
+        let ids = inserted.map(\.id)
+        for (i, id) in ids.enumerated() where i % 10 == 3 {
+            _ = try one(storage) { t in try t.hide(id, note: "спам", author: .system, now: Self.t0) }
+            model.reports[id] = nil
+            model.hidden.insert(id)
+        }
+        for (i, id) in ids.enumerated() where i % 10 == 7 {
+            _ = try one(storage) { t in try t.delete(id, author: .system, now: Self.t0) }
+            model.reports[id] = nil
+            model.deleted.insert(id)
+        }
+        return model
+    }
+
+    /// Boxes of every kind: random, across the antimeridian, degenerate, on round edges,
+    /// tiny around a report, the world.
+    static func boxes(_ model: Model, using rng: inout SplitMix64) throws -> [BoundingBox] {
+        var boxes: [BoundingBox] = [.world, try BoundingBox(west: 170, south: -20, east: -170, north: 20)]
+        boxes.append(try BoundingBox(west: 30.5 - 1e-6, south: 50.45 - 1e-6, east: 30.5 + 1e-6, north: 50.45 + 1e-6))
+        boxes.append(try BoundingBox(west: -20, south: -10, east: 20, north: 30))  // edges on the round positions
+        boxes.append(try BoundingBox(west: 180, south: -10, east: 180, north: 10))
+        for _ in 0..<20 {
+            let w = rng.uniform(-180, 180), e = rng.uniform(-180, 180), s = rng.uniform(-90, 80)
+            boxes.append(try BoundingBox(west: w, south: s, east: e, north: min(90, s + rng.uniform(0, 60))))
+        }
+        for report in model.reports.values.sorted(by: { $0.id < $1.id }).prefix(5) {
+            let c = report.coordinate
+            boxes.append(try BoundingBox(west: c.longitude, south: c.latitude, east: c.longitude, north: c.latitude))
+        }
+        return boxes
+    }
+
+    /// Every page of a cursor-paged read, `limit` at a time.
+    static func allPages(limit: Int, _ page: (_ after: Int64) async throws -> [Report]) async throws -> [Int64] {
+        var ids: [Int64] = [], after: Int64 = 0
+        while true {
+            let got = try await page(after)
+            ids += got.map(\.id)
+            guard got.count == limit, let last = got.last else { return ids }
+            after = last.id
+        }
+    }
+
+    @Test("boxes, pages and filters answer exactly what a brute force over the public rows answers", arguments: StoreUnderTest.all)
+    func boxesAndFilters(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try store.open()
+        let storage = stores.reports
+        let model = try Self.seed(storage, count: 600, seed: 41)
+        var rng = SplitMix64(state: 42)
+        let statuses = storage.reference.statuses.map(\.code)
+        for box in try Self.boxes(model, using: &rng) {
+            let inBox = model.matching(ReportFilter(box: box)).map(\.id)
+            #expect(try await storage.count(in: box) == inBox.count, "count in \(box)")
+            #expect(try await Self.allPages(limit: 7) { try await storage.page(in: box, after: $0, limit: 7) } == inBox, "pages of \(box)")
+            #expect(try await storage.ids(in: box, cap: inBox.count) == inBox, "ids of \(box)")
+            if !inBox.isEmpty { #expect(try await storage.ids(in: box, cap: inBox.count - 1) == nil, "ids of \(box) past the cap") }
+
+            let low = Int64(rng.uniform(1_600_000_000_000, 1_700_000_000_000))
+            let filter = ReportFilter(box: box, statuses: Array(statuses.shuffled(using: &rng).prefix(3)), created: low...(low + 40_000_000_000))
+            let matching = model.matching(filter).map(\.id)
+            #expect(try await Self.allPages(limit: 5) { try await storage.reports(matching: filter, after: $0, limit: 5) } == matching, "filter \(filter)")
+            #expect(try await Self.allPages(limit: 5) { try await storage.scan(matching: filter, after: $0, limit: 5) } == matching, "scan \(filter)")
+            let among = inBox.filter { _ in rng.below(2) == 0 } + Array(model.hidden.prefix(3)) + Array(model.deleted.prefix(3))
+            #expect(try await storage.reports(among: among.sorted(), matching: filter).map(\.id) == matching.filter(among.contains), "among, \(filter)")
+            #expect(try await storage.count(matching: filter, ids: among) == matching.filter(among.contains).count, "count among, \(filter)")
+        }
+        let all = model.reports.keys.sorted()
+        #expect(try await storage.reports(ids: all.reversed() + [999_999]).map(\.id) == all.reversed(), "by ids, in the order asked, public only")
+        for id in model.hidden.union(model.deleted) { #expect(try await storage.report(id: id) == nil) }
+        let created = model.reports.values.map(\.createdAt)
+        #expect(try await storage.createdRange() == created.min()!...created.max()!)
+        _ = keep
+    }
+
+    @Test("search finds a fragment of a phone's digits or of the id, the exact id first, then the newest; counts agree", arguments: StoreUnderTest.all)
+    func search(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try store.open()
+        let storage = stores.reports
+        let model = try Self.seed(storage, count: 300, seed: 43)
+        func second(_ r: Report) -> Int64 { Int64(r.createdAt.timeIntervalSince1970.rounded(.down)) }
+        func expected(_ digits: String) -> [Int64] {
+            let exact = digits.first == "0" ? nil : Int64(digits)
+            let head = model.reports.values.filter { $0.id == exact }
+            let rest = model.reports.values.filter { r in r.id != exact && (r.phones.contains { $0.contains(digits) } || String(r.id).contains(digits)) }
+                .sorted { (second($0), $0.id) > (second($1), $1.id) }
+            return (head + rest).map(\.id)
+        }
+        var rng = SplitMix64(state: 44)
+        var queries = ["1", "7", "12", "067", "380", "5", "99999999", "123"]
+        for _ in 0..<30 {
+            let phone = rng.pick(Array(model.reports.values)).phones[0]
+            let length = rng.int(1...12)
+            queries.append(String(phone.dropFirst(rng.int(0...(12 - length))).prefix(length)))
+        }
+        for q in queries {
+            let want = expected(q)
+            for limit in [1, 20, 1_000] { #expect(try await storage.search(q, limit: limit).map(\.id) == Array(want.prefix(limit)), "q=\(q) limit=\(limit)") }
+            #expect(try await storage.searchCount(q) == want.count, "q=\(q)")
+        }
+        _ = keep
+    }
+
+    @Test("a commit is all or nothing per write: a write that fails leaves no row, change or answer behind, and the others commit", arguments: StoreUnderTest.all)
+    func allOrNothing(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try store.open()
+        let storage = stores.reports
+        var rng = SplitMix64(state: 45)
+        let drafts = try (0..<4).map { _ in try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
+        let filer = try await stores.accounts.createAccount(AccountStorageConformance.new(1), now: Self.t0).id
+        let before = try await storage.lastChange()
+        let answer = StoredAnswer(fingerprint: Data([1, 2, 3]), reply: .init(status: 201, headers: ["Location": "/v1/reports/1"], body: Data("{}".utf8)))
+        let writes: [(any ReportTransaction) throws -> Int64] = [
+            { t in try t.insert(drafts[0], filer: filer, author: .system, now: Self.t0).id },
+            { t in
+                // Fails after writing: its row, change and answer go with it.
+                _ = try t.insert(drafts[1], filer: nil, author: .system, now: Self.t0)
+                try t.store(answer, caller: "account:1", key: "lost", now: Self.t0)
+                throw Boom()
+            },
+            { _ in throw Boom() },  // fails before writing
+            { t in
+                let report = try t.insert(drafts[2], filer: nil, author: .system, now: Self.t0)
+                try t.store(answer, caller: "account:1", key: "kept", now: Self.t0)
+                return report.id
+            },
+        ]
+        let outcomes = storage.commit(writes)
+        let kept = outcomes.compactMap { try? $0.get() }
+        try #require(kept.count == 2 && outcomes.filter { (try? $0.get()) == nil }.count == 2)
+        #expect(try await storage.reports(ids: kept).map(\.id) == kept)
+        #expect(try await storage.count(in: .world) == 2, "the failed write's report is gone")
+        let changes = try await storage.changes(after: before, limit: 100)
+        #expect(changes.rows.map(\.reportID) == kept && changes.rows.allSatisfy { $0.action == .filed } && changes.lastSeq == changes.rows.last?.seq)
+        #expect(try await storage.storedAnswer(caller: "account:1", key: "kept") == answer)
+        #expect(try await storage.storedAnswer(caller: "account:1", key: "lost") == nil)
+        #expect(try await storage.storedAnswer(caller: "account:2", key: "kept") == nil, "an answer is the caller's own")
+        #expect(try await storage.filer(of: kept[0]) == filer)
+        #expect(try await storage.filer(of: kept[1]) == nil)
+        #expect(try await storage.history(of: kept[0]).map(\.action) == [.filed])
+
+        // Keys are forgotten by age; the reports stay.
+        #expect(try await storage.forgetIdempotencyKeys(before: Self.t0) == 0)
+        #expect(try await storage.forgetIdempotencyKeys(before: Self.t0 + 1) == 1)
+        #expect(try await storage.storedAnswer(caller: "account:1", key: "kept") == nil)
+        _ = keep
+    }
+
+    @Test("every change of a report writes its history and its numbered change; hidden reports are staff's, deleted ones gone, history kept", arguments: StoreUnderTest.all)
+    func changesAndHistory(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try store.open()
+        let storage = stores.reports
+        var rng = SplitMix64(state: 46)
+        let draft = try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng))
+        let filer = try await stores.accounts.createAccount(AccountStorageConformance.new(1), now: Self.t0).id
+        let filed = try Self.one(storage) { t in try t.insert(draft, filer: filer, author: Author(accountID: filer, apiKeyID: nil), now: Self.t0) }
+        let id = filed.id
+        var edited = draft
+        edited.comment = "уточнено"
+        let (_, after) = try Self.one(storage) { t in try t.edit(id, to: edited, author: .system, now: Self.t0 + 1) }
+        #expect(after.comment == "уточнено" && after.updatedAt > filed.updatedAt)
+        _ = try Self.one(storage) { t in try t.setStatus(id, to: "verifying", note: "перевіряємо", author: .system, now: Self.t0 + 2) }
+        _ = try Self.one(storage) { t in try t.hide(id, note: "спам", author: .system, now: Self.t0 + 3) }
+        #expect(try await storage.report(id: id) == nil)
+        #expect(try await storage.hidden(id: id)?.note == "спам")
+        #expect(try await storage.hidden(ids: [id, 999]).keys.sorted() == [id])
+        #expect(try await storage.filers(of: [id]) == [id: filer])
+        #expect(try await storage.reports(filedBy: filer, before: nil, limit: 10).isEmpty, "a hidden report is left out of its filer's list")
+        _ = try Self.one(storage) { t in try t.unhide(id, note: nil, author: .system, now: Self.t0 + 4) }
+        #expect(try await storage.reports(filedBy: filer, before: nil, limit: 10).map(\.id) == [id])
+        _ = try Self.one(storage) { t in try t.delete(id, author: .system, now: Self.t0 + 5) }
+        #expect(try await storage.report(id: id) == nil)
+        #expect(try await storage.hidden(id: id) == nil)
+        #expect(try Self.one(storage) { t in try t.report(id) } == nil, "the transaction sees it gone too")
+
+        let history = try await storage.history(of: id)
+        #expect(history.map(\.action) == [.filed, .edited, .transition, .hidden, .unhidden, .deleted], "the history outlives the report")
+        #expect(history[1].changes.map(\.field) == ["comment"] && history[2].fromStatus == "new" && history[2].toStatus == "verifying")
+        let changes = try await storage.changes(after: 0, limit: 100).rows
+        #expect(changes.map(\.action) == history.map(\.action) && changes.allSatisfy { $0.reportID == id })
+        #expect(Set(changes.compactMap(\.historySeq)) == Set(history.map(\.seq)), "each change names its history row")
+        #expect(try await storage.history(seqs: history.map(\.seq)).count == history.count)
+        #expect(try await storage.changes(seqs: [changes[1].seq, changes[3].seq, 999]).map(\.seq) == [changes[1].seq, changes[3].seq])
+        _ = keep
+    }
+
+    @Test("the change log: numbered in commit order while a writer writes; a page's reports are current; forgetting keeps the last number", arguments: StoreUnderTest.all)
+    func changeLog(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try store.open()
+        let storage = stores.reports
+        let reference = storage.reference
+        let writer = Task.detached { () throws -> [Int64] in
+            var rng = SplitMix64(state: 47)
+            var ids: [Int64] = []
+            for _ in 0..<200 {
+                let draft = try reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng))
+                ids.append(try Self.one(storage) { t in try t.insert(draft, filer: nil, author: .system, now: Self.t0).id })
+            }
+            return ids
+        }
+        // A follower in small pages while the writer writes: each change once, in order.
+        var seen: [Int64] = [], last: Int64 = 0
+        while seen.count < 200 {
+            let page = try await storage.changes(after: last, limit: 3)
+            for row in page.rows {
+                #expect(row.seq > last)
+                seen.append(row.seq)
+                last = row.seq
+            }
+            #expect(page.lastSeq >= last)
+            if page.rows.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        let ids = try await writer.value
+        #expect(seen == Array(seen.sorted()) && Set(seen).count == 200)
+        let (page, reports) = try await storage.changesWithReports(after: 0, limit: 1_000)
+        #expect(page.rows.map(\.reportID) == ids && Set(reports.keys) == Set(ids))
+
+        _ = try Self.one(storage) { t in try t.hide(ids[0], note: "спам", author: .system, now: Self.t0) }
+        let (_, now) = try await storage.changesWithReports(after: 0, limit: 1)
+        #expect(now.isEmpty, "a page's reports are current: the hidden one is not public now")
+        let lastSeq = try await storage.lastChange()
+        #expect(try await storage.forgetChanges(before: Self.t0 + 1) == 201)
+        let after = try await storage.changes(after: 0, limit: 10)
+        #expect(after.rows.isEmpty && after.lastSeq == lastSeq && after.prunedThrough == lastSeq)
+        #expect(try await storage.lastChange() == lastSeq, "the last number never goes back")
+        _ = keep
+    }
+}
