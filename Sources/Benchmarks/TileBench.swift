@@ -8,7 +8,7 @@ import Tiles
 /// and 16 over the Kyiv data, tile sizes, and cached tiles per second over HTTP (wrk).
 extension Bench {
     func measureTiles(_ service: ReportService, port: Int, _ report: inout Report) async throws {
-        let renderer = TileRenderer(index: service.index)
+        let renderer = TileRenderer(clusters: service.clusterView)
         report.section(
             "Tiles: uncached drawing + PNG encoding per tile over Kyiv (tiles with markers; p50 / p99)",
             header: ["zoom", "tiles (empty)", "markers per tile (mean)", "render + encode (ms)", "PNG bytes p50 / max"])

@@ -47,7 +47,7 @@ extension Bench {
         let alone = try await fileDirectly(service, accounts: accounts, count: 20_000)
         report.row(["the service alone, 64 concurrent filers, no HTTP, JSON or tokens", fmt(Int(alone.rate)), f2(alone.p50), f2(alone.p99)])
         let sharing =
-            "Concurrent filings share a transaction (group commit): \(fmt(service.commits.transactions.load(ordering: .relaxed))) transactions for "
+            "Concurrent filings share a transaction (group commit): \(fmt(service.transactionCount)) transactions for "
             + "\(fmt(try store.count() - start)) filings in the rows above. HTTP over the service alone: \(f2(normal.rate / alone.rate))×."
 
         let transitions = try await measureTransitions(service, port: port, tokens: supervisors)

@@ -58,10 +58,11 @@ public struct ReportBatch: Sendable, Hashable {
 ///
 /// ```swift
 /// var reader = try ReportReader(url: URL(fileURLWithPath: "reports.geojsonl"))
+/// var drafts: [ReportDraft] = []
 /// while let batch = try reader.next() {
 ///     for record in batch.records {
 ///         switch record.draft {
-///         case .success(let draft): try store.insert(draft)
+///         case .success(let draft): drafts.append(draft)
 ///         case .failure(let error): print("\(record.location): \(error)")
 ///         }
 ///     }

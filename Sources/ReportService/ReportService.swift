@@ -27,9 +27,9 @@ public final class ReportService: Sendable {
     /// through the methods below, so no write can reach the index around the store, nor
     /// the store around the index and its observers.
     let storage: any ReportStorage
-    package let index: ClusterIndex
+    let index: ClusterIndex
     /// The numbers of every public report, for rankings by area (kept with the index).
-    package let tally: ReportTally
+    let tally: ReportTally
     /// The vocabularies of the store (districts, object types, holders, statuses).
     public let reference: ReferenceData
     /// How many reports the index holds.
@@ -39,11 +39,13 @@ public final class ReportService: Sendable {
     /// The status codes in index order (a cluster's `statusCounts[s]` counts `statusCodes[s]`).
     public let statusCodes: [String]
     let observers = WriteObservers()
+    /// The cluster index, for reading only (the tiles are drawn from it).
+    public var clusterView: ClusterView { ClusterView(index) }
     /// The reads that need no index, shared with one-shot commands.
     public var stored: StoredReports { StoredReports(storage: storage) }
     /// The last change the index is known to include (see ``catchUp()``).
     let followed: Atomic<Int64>
-    package let commits: GroupCommit
+    let commits: GroupCommit
     /// What duplicate hints and the service area are.
     public let intake: IntakeSettings
     /// Idempotency keys whose first request is still running.

@@ -42,6 +42,9 @@ extension ReportService {
     /// Figures the store gives of itself for `GET /metrics`, by metric name.
     public var storeGauges: [String: Int] { storage.gauges }
 
+    /// How many group-commit transactions have been committed (or tried).
+    public var transactionCount: Int { commits.transactions.load(ordering: .relaxed) }
+
     /// Calls `observer` with the number of writes of each group-commit transaction.
     public func onBatch(_ observer: @escaping @Sendable (Int) -> Void) { commits.onBatch(observer) }
 }

@@ -12,9 +12,9 @@ public struct ImportOptions: Sendable {
     /// An import into a table with fewer reports than this is a bulk load, which rebuilds
     /// the indexes whole; into a larger table, rows are indexed one by one.
     public var bulkBelow = 100_000
-    /// Whether ``ImportSummary/ids`` lists the ids stored (for ``SQLiteReports/insert(_:now:)``,
-    /// which returns the reports; a large import has no use for a million ids in memory).
-    var keepsIDs = false
+    /// Whether ``ImportSummary/ids`` lists the ids stored (a large import has no use for a
+    /// million ids in memory).
+    public var keepsIDs = false
     /// Whether the database is a new file that no other connection uses
     /// (``SQLiteReports/create(path:reference:options:now:next:progress:)``): a bulk load then
     /// keeps its rollback journal in memory and writes each page once, straight to the file,
@@ -56,7 +56,7 @@ public struct ImportSummary: Sendable {
     public var rebuiltIndexes = false
     /// The ids stored, in input order unless it was a bulk load (then in key order); only
     /// with ``ImportOptions/keepsIDs``.
-    var ids: [Int64] = []
+    public var ids: [Int64] = []
 
     public init() {}
 }

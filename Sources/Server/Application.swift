@@ -31,9 +31,9 @@ public func makeRouter(_ backend: Backend, configuration: ServerConfiguration = 
     let limiter = RateLimiter(configuration.rateLimits)
     router.add(middleware: ClientMiddleware(limiter: limiter))
     router.add(middleware: AuthenticationMiddleware(accounts: accounts))
-    // The one place the server holds the index itself: the tiles draw from it. They only
-    // read; writes go through the service, whose observer below drops the tiles they touch.
-    let tiles = TileCache(renderer: TileRenderer(index: service.index), byteLimit: configuration.tileCacheBytes, tag: { $0.withUnsafeBytes(ETag.of) })
+    // The tiles draw from the index, through a view that only reads; writes go through
+    // the service, whose observer below drops the tiles they touch.
+    let tiles = TileCache(renderer: TileRenderer(clusters: service.clusterView), byteLimit: configuration.tileCacheBytes, tag: { $0.withUnsafeBytes(ETag.of) })
     service.onWrite { touched in tiles.invalidate(touched) }
     service.onReplace { tiles.invalidateAll() }
     HealthRoute(service: service, tiles: tiles).register(on: router)

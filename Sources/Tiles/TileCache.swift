@@ -21,7 +21,7 @@ import Synchronization
 /// invalidation began sees the write.
 ///
 /// ```swift
-/// let cache = TileCache(renderer: TileRenderer(index: service.index), byteLimit: 64 << 20, tag: ETag.of)
+/// let cache = TileCache(renderer: TileRenderer(clusters: service.clusterView), byteLimit: 64 << 20, tag: ETag.of)
 /// service.onWrite { touched in cache.invalidate(touched) }
 /// let tile = try cache.tile(TileCache.Key(tile: TileID(z: 12, x: 2394, y: 1385), scale: 2))
 /// ```

@@ -60,7 +60,7 @@ import Geometry
 /// ```
 public struct TileRenderer: Sendable {
     /// Where the clusters come from; tiles always show its current state.
-    public let index: ClusterIndex
+    public let index: ClusterView
     public let style: TileStyle
     /// How the files are written (``PNG/Options/tiles`` unless changed).
     public var pngOptions = PNG.Options.tiles
@@ -69,10 +69,15 @@ public struct TileRenderer: Sendable {
     /// (``TileStyle/maxExtent``, measured once).
     public let reach: Double
 
-    public init(index: ClusterIndex, style: TileStyle = .default) {
-        self.index = index
+    public init(clusters: ClusterView, style: TileStyle = .default) {
+        index = clusters
         self.style = style
         reach = style.maxExtent
+    }
+
+    /// A renderer of an index of one's own (a served one is the report service's `clusterView`).
+    public init(index: ClusterIndex, style: TileStyle = .default) {
+        self.init(clusters: ClusterView(index), style: style)
     }
 
     /// The zooms tiles are served at: the grid's (deeper tiles would only repeat its

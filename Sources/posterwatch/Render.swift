@@ -51,7 +51,7 @@ struct Render: AsyncParsableCommand {
         let picture = try bbox.map { text in (box: try BoundingBox(parsing: text), size: try Self.size(size)) }
         let created = try filter.created()
         let service = try await store.reports()
-        let renderer = TileRenderer(index: service.index)
+        let renderer = TileRenderer(clusters: service.clusterView)
         let filter = try service.filter(statuses: self.filter.statuses, created: created)
         let image: RenderedImage
         if let tile {

@@ -3,7 +3,7 @@ import Foundation
 import Generator
 import Geometry
 import ReportModel
-import ReportService
+@testable import ReportService
 import SQLiteStore
 import Synchronization
 import Testing

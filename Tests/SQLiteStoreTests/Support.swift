@@ -6,6 +6,50 @@ import ReportModel
 import TestSupport
 
 extension SQLiteReports {
+    // Raw row writes, around the write transaction (no history, no change): what the
+    // triggers must keep the indexes consistent with.
+
+    /// Replaces the fields of report `id` by those of `draft` (its `id` is ignored). A
+    /// missing `status` keeps the current one, a missing `createdAt` the current one, and
+    /// `updatedAt` defaults to `now`. Returns the stored report.
+    @discardableResult
+    public func update(id: Int64, with draft: ReportDraft, now: Date = Date()) throws -> Report {
+        var draft = draft
+        draft.id = nil
+        draft = try reference.validate(draft)
+        return try pool.write { db in
+            guard let current = try ReportRow.fetch(db, id: id) else {
+                throw ReportNotFound(id: id)
+            }
+            draft.status = draft.status ?? current.status
+            let created = draft.createdAt ?? current.createdAt
+            let updated = draft.updatedAt ?? max(now, created)
+            guard updated >= created else { throw ValidationError(field: "updated_at", "must not be earlier than created_at") }
+            try db.execute(
+                sql: """
+                    UPDATE report SET key = ?, longitude = ?, latitude = ?, address = ?, city = ?, district = ?, object_type = ?,
+                    balance_holder = ?, violator = ?, phones = ?, comment = ?, status = ?, created_at = ?, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    ReportRow.key(draft.coordinate, id: id), draft.coordinate.longitude, draft.coordinate.latitude, draft.address, draft.city, draft.district,
+                    draft.objectType, draft.balanceHolder, draft.violator, RowInserter.phoneText(draft.phones), draft.comment,
+                    draft.status, ReportRow.milliseconds(created), ReportRow.milliseconds(updated), id,
+                ])
+            try SearchQueue.drain(db)
+            return try ReportRow.fetch(db, id: id)!
+        }
+    }
+
+    /// Deletes report `id`; throws ``ReportNotFound`` when there is none.
+    public func delete(id: Int64) throws {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM report WHERE id = ?", arguments: [id])
+            if db.changesCount == 0 { throw ReportNotFound(id: id) }
+            try SearchQueue.drain(db)
+        }
+    }
+
     /// Imports drafts as one batch, the way the CLI does.
     @discardableResult
     func importDrafts(_ drafts: [ReportDraft], options: ImportOptions = ImportOptions()) throws -> ImportSummary {

@@ -42,7 +42,7 @@ struct TileRouteTests {
             #expect(tile.status == .ok && tile.headers[.contentType] == "image/png" && tile.headers[.contentEncoding] == nil)
             #expect(Self.pngSize(tile.body).map { [$0.0, $0.1] } == [256, 256])
             #expect(tile.headers[.cacheControl] == "public, max-age=30")
-            let expected = try #require(try TileRenderer(index: fixture.service.index).render(tile: TileID(z: 12, x: x, y: y)))
+            let expected = try #require(try TileRenderer(clusters: fixture.service.clusterView).render(tile: TileID(z: 12, x: x, y: y)))
             #expect([UInt8](tile.body) == expected.png)
             let tag = try #require(tile.headers[.eTag])
             #expect(try await client.get("/v1/tiles/12/\(x)/\(y).png", headers: [.ifNoneMatch: tag]).status == .notModified)
@@ -93,7 +93,7 @@ struct TileRouteTests {
         let fixture = try await Fixture()
         let report = fixture.reports[0]
         let (x, y) = Self.tile(of: report)
-        let renderer = TileRenderer(index: fixture.service.index)
+        let renderer = TileRenderer(clusters: fixture.service.clusterView)
         let near = "/v1/tiles/12/\(x)/\(y).png"
         let far = "/v1/tiles/12/\(x)/\(y + 40).png"
         try await fixture.test { client in
