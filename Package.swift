@@ -4,18 +4,19 @@
 //
 // The targets read bottom-up, each a single job:
 //   Geometry      coordinates, bounding boxes (antimeridian aware), Web Mercator and tile math
-//   Offloading    synchronous work moved off Swift's cooperative pool, and lanes that bound how much runs at once
+//   Offloading    work kept off Swift's cooperative pool (a task executor of blocking threads), and lanes that bound how much runs at once
 //   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
 //                 accounts and roles; phone-number normalization, reference data
-//   StorePorts    what every store implements (accounts and webhooks so far), with the rules its conformance suite checks
+//   StorePorts    what every store implements (report reads, the write transaction, the change log, imports, accounts,
+//                 webhooks), with the rules its conformance suite checks
 //   SQLiteStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
-//   ReportService the store, the cluster index and the tally kept in step; what the CLI and the server call
+//   ReportService a store (through its ports), the cluster index and the tally kept in step; what the CLI and the server call
 //   Accounts      users, roles, passwords (bcrypt), sessions and access tokens (JWT), API keys
 //   ChangeFeed    the numbered writes as a feed: what each reader may see of them, and its JSON
 //   Webhooks      endpoints that subscribe to changes, their durable outbox, and its signed delivery
-//   Server        the HTTP API (Hummingbird 2): thin handlers over ReportService
+//   Server        the HTTP API (Hummingbird 2): thin handlers over the services of one database (Backend)
 //   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
 //   Photos        uploaded photos re-encoded from their pixels (libjpeg-turbo, libpng): upright, shrunk, no metadata
@@ -136,7 +137,7 @@ let package = Package(
             ]),
 
         .target(
-            name: "TestSupport", dependencies: ["Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "ReportModel", "SQLiteStore"],
+            name: "TestSupport", dependencies: ["Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "ReportModel", "SQLiteStore", "StorePorts"],
             path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),

@@ -6,6 +6,7 @@ import Geometry
 import Interchange
 import ReportModel
 import SQLiteStore
+import StorePorts
 
 /// `make bench`: generates reports, imports them, and measures the store's query paths
 /// next to the plain scans they replace. Prints a Markdown table and writes it to a file

@@ -18,6 +18,15 @@ public enum ChangeJSON {
         return out
     }
 
+    /// A webhook's payload, as Standard Webhooks shape it: `{type, timestamp, data}`,
+    /// `data` being the entry as the feed writes it (so an integration parses one form).
+    public static func webhookPayload(_ entry: ChangeEntry) throws -> [UInt8] {
+        var out = Array(#"{"type":"\#(entry.type.rawValue)","timestamp":"\#(RFC3339.string(from: entry.at))","data":"#.utf8)
+        try append(entry, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
     /// One entry: `{seq, type, id}`, then with a report `at` and `report`, and for staff
     /// `hidden`, `change` and `filer_id`; a phone's change has `at`, `phone` and `status`
     /// (now), and for staff `change`.

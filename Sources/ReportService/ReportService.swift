@@ -14,8 +14,8 @@ import Tally
 /// the service is one transaction (the report's row, its history row and its change row),
 /// shared with the writes that arrive together (``GroupCommit``); once committed it is
 /// applied to the index, in commit order, and the next query after a write returns sees
-/// it. Writes made to the database by other processes (e.g. `posterwatch import` into a
-/// database being served) are not seen until the service is restarted.
+/// it. Writes made to the database by other processes (`posterwatch import`, a second
+/// server) reach the index as the service follows the change log (``catchUp()``).
 ///
 /// ```swift
 /// let service = try await ReportService(storage: SQLiteReports(path: "var/posterwatch.sqlite"))

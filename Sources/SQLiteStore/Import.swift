@@ -2,64 +2,7 @@ import Foundation
 import GRDB
 import Geometry
 import ReportModel
-
-/// How an import treats invalid records.
-public struct ImportOptions: Sendable {
-    /// Import the valid records and report the others, instead of importing nothing.
-    public var skipInvalid = false
-    /// How many issues are kept in detail; the rest are only counted.
-    public var maxReportedIssues = 1_000
-    /// An import into a table with fewer reports than this is a bulk load, which rebuilds
-    /// the indexes whole; into a larger table, rows are indexed one by one.
-    public var bulkBelow = 100_000
-    /// Whether ``ImportSummary/ids`` lists the ids stored (a large import has no use for a
-    /// million ids in memory).
-    public var keepsIDs = false
-    /// Whether the database is a new file that no other connection uses
-    /// (``SQLiteReports/create(path:reference:options:now:next:progress:)``): a bulk load then
-    /// keeps its rollback journal in memory and writes each page once, straight to the file,
-    /// instead of to the write-ahead log and again at the checkpoint.
-    var intoNewFile = false
-    /// Whether the import writes one change saying the data set changed (`imported`), so
-    /// that a server on the database rebuilds its index and feed readers start again: an
-    /// import into a database in use.
-    public var marksDataSetChanged = false
-
-    public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
-        self.skipInvalid = skipInvalid
-        self.maxReportedIssues = maxReportedIssues
-        self.bulkBelow = bulkBelow
-    }
-}
-
-/// What an import did, and where its time went.
-public struct ImportSummary: Sendable {
-    public var imported = 0
-    /// Invalid records left out (only with ``ImportOptions/skipInvalid``).
-    public var skipped = 0
-    /// The first ``ImportOptions/maxReportedIssues`` invalid records.
-    public var issues: [RecordIssue] = []
-    /// Seconds spent inserting rows into the report table (reading the input excluded).
-    public var tableSeconds = 0.0
-    /// Seconds spent on the R*Tree after the rows went in: it is packed on a second core
-    /// meanwhile, then written.
-    public var rtreeSeconds = 0.0
-    /// Seconds spent on the phone index after the other indexes: into a new database it
-    /// is built on a second core while the rows go in, then copied.
-    public var searchIndexSeconds = 0.0
-    /// Seconds spent building the secondary indexes (unique ids, newest first).
-    public var secondaryIndexSeconds = 0.0
-    /// Seconds spent committing: into a new database, writing its pages (once) and syncing
-    /// them; into an existing one, writing the WAL and checkpointing it.
-    public var commitSeconds = 0.0
-    /// Whether this was a bulk load, which rebuilt the indexes whole.
-    public var rebuiltIndexes = false
-    /// The ids stored, in input order unless it was a bulk load (then in key order); only
-    /// with ``ImportOptions/keepsIDs``.
-    public var ids: [Int64] = []
-
-    public init() {}
-}
+import StorePorts
 
 extension SQLiteReports {
     /// Imports records in one transaction: all of them, or, when any is invalid and
@@ -84,6 +27,16 @@ extension SQLiteReports {
         options: ImportOptions = ImportOptions(), now: Date = Date(),
         next: () throws -> [DraftRecord]?, progress: (Int) -> Void = { _ in }
     ) throws -> ImportSummary {
+        try importRecords(options: options, intoNewFile: false, now: now, next: next, progress: progress)
+    }
+
+    /// The same; `intoNewFile`: the database is a new file that no other connection uses
+    /// (``create(path:reference:options:now:next:progress:)``), so a bulk load keeps its
+    /// rollback journal in memory and writes each page once, straight to the file, instead
+    /// of to the write-ahead log and again at the checkpoint.
+    func importRecords(
+        options: ImportOptions, intoNewFile: Bool, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
+    ) throws -> ImportSummary {
         var summary = ImportSummary()
         var issueCount = 0
         var commitStart: Date?
@@ -101,14 +54,14 @@ extension SQLiteReports {
                     """)
                 // Leaving WAL mode needs the only connection; should it fail, the load is
                 // merely slower.
-                if options.intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
+                if intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
             }
             defer {
                 if bulk {
                     try? db.execute(sql: """
                         PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(SQLiteReports.cacheSize); PRAGMA threads = 0
                         """)
-                    if options.intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
+                    if intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
                 }
             }
 
@@ -134,7 +87,7 @@ extension SQLiteReports {
                 // The R*Tree's entries: the reports already stored, then each new one.
                 var rtreeEntries = bulk ? try PackedRTree.entries(db) : []
                 // Into a new database, the phone index is built aside too (`PhoneIndexBuild`).
-                let phoneIndexAside = bulk && options.intoNewFile && existing.isEmpty
+                let phoneIndexAside = bulk && intoNewFile && existing.isEmpty
                 var phoneEntries: [PhoneIndexBuild.Entry] = []
                 var done = 0
 
@@ -280,11 +233,9 @@ extension SQLiteReports {
         }
         removePartial()  // left by an import that was killed
         do {
-            var options = options
-            options.intoNewFile = true
             let store = try SQLiteReports(path: partial, reference: reference)
             store.pool.releaseMemory()  // closes the reader that loaded the reference data
-            let summary = try store.importRecords(options: options, now: now, next: next, progress: progress)
+            let summary = try store.importRecords(options: options, intoNewFile: true, now: now, next: next, progress: progress)
             try store.pool.close()
             sync(partial)
             do {

@@ -151,4 +151,12 @@ extension Stores {
         let reports = try SQLiteReports(path: path)
         return Stores(reports: reports, accounts: SQLiteAccounts(reports), webhooks: SQLiteWebhooks(reports))
     }
+
+    /// Creates the SQLite database at `path` holding the records `next` hands out, built
+    /// aside and moved into place once complete (``SQLiteReports/create(path:reference:options:now:next:progress:)``).
+    public static func createSQLite(
+        path: String, options: ImportOptions, next: () throws -> [DraftRecord]?, progress: (Int) -> Void = { _ in }
+    ) throws -> ImportSummary {
+        try SQLiteReports.create(path: path, options: options, next: next, progress: progress)
+    }
 }

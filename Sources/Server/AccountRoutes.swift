@@ -30,31 +30,20 @@ struct AccountRoutes {
     static let done = Response(status: .noContent, headers: [.cacheControl: "no-store"])
 
     @Sendable func signUp(_ request: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
-        var body = try await JSONBody.read(request, allowed: ["name", "email", "phone", "password"])
-        let (name, email, phone, password) = (body.string("name"), body.string("email"), body.string("phone"), body.string("password"))
-        var draft: AccountDraft?
-        body.check { () throws(ValidationErrors) in
-            draft = try AccountDraft(name: name ?? "", email: email ?? "", phone: phone ?? "", password: password ?? "")
-        }
-        try body.finish()
-        let (_, tokens) = try await accounts.register(draft!, client: context.clientGroup)
+        let draft = try await Registration.read(request).draft
+        let (_, tokens) = try await accounts.register(draft, client: context.clientGroup)
         var response = try Responses.private(tokens, status: .created)
         response.headers[.location] = "/v1/me"
         return response
     }
 
     @Sendable func signIn(_ request: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
-        var body = try await JSONBody.read(request, allowed: ["login", "password"])
-        let (login, password) = (body.string("login"), body.string("password"))
-        try body.finish()
-        return try Responses.private(try await accounts.login(login!, password: password!, client: context.clientGroup))
+        let body = try await Login.read(request)
+        return try Responses.private(try await accounts.login(body.login, password: body.password, client: context.clientGroup))
     }
 
     @Sendable func refresh(_ request: Request, _: QueryParameters, _: AppRequestContext) async throws -> Response {
-        var body = try await JSONBody.read(request, allowed: ["refresh_token"])
-        let token = body.string("refresh_token")
-        try body.finish()
-        return try Responses.private(try await accounts.refresh(token!))
+        return try Responses.private(try await accounts.refresh(try await Refresh.read(request).token))
     }
 
     @Sendable func signOut(_: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
@@ -67,17 +56,12 @@ struct AccountRoutes {
     }
 
     @Sendable func rename(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
-        var body = try await JSONBody.read(request, allowed: ["name"])
-        let name = body.string("name")
-        try body.finish()
-        return try Responses.private(Me(try await accounts.rename(identity, to: name!)))
+        return try Responses.private(Me(try await accounts.rename(identity, to: try await MePatch.read(request).name)))
     }
 
     @Sendable func changePassword(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
-        var body = try await JSONBody.read(request, allowed: ["old_password", "new_password"])
-        let (old, new) = (body.string("old_password"), body.string("new_password"))
-        try body.finish()
-        try await accounts.changePassword(of: identity, old: old!, new: new!)
+        let body = try await PasswordChange.read(request)
+        try await accounts.changePassword(of: identity, old: body.old, new: body.new)
         return Self.done
     }
 
@@ -103,17 +87,8 @@ struct AccountRoutes {
     @Sendable func administer(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
         let text = context.parameters.get("id") ?? ""
         guard let id = Int64(text), id >= 1 else { throw ValidationError(field: "id", "must be an account id, got \"\(text.prefix(40))\"") }
-        var body = try await JSONBody.read(request, allowed: ["role", "disabled"])
-        let roleText = body.string("role", required: false)
-        let disabled = body.bool("disabled")
-        var issues = body.issues
-        var role: Role?
-        if let roleText {
-            do throws(ValidationError) { role = try Role(person: roleText) } catch { issues.append(error) }
-        }
-        if roleText == nil && disabled == nil && issues.isEmpty { issues.append(.init(field: "role", "give role, disabled or both")) }
-        if !issues.isEmpty { throw ValidationErrors(issues) }
-        return try Responses.private(UserList.User(try await accounts.administer(id, role: role, disabled: disabled, by: identity)))
+        let body = try await UserPatch.read(request)
+        return try Responses.private(UserList.User(try await accounts.administer(id, role: body.role, disabled: body.disabled, by: identity)))
     }
 }
 

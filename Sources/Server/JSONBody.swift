@@ -12,39 +12,12 @@ import Hummingbird
 struct JSONBody {
     static let maxBytes = 65_536
 
-    private let members: [String: Value]
+    private let members: [String: JSONValue]
     private(set) var issues: [ValidationError] = []
-
-    /// A JSON value as read, types kept apart (`1` is no boolean, `"1"` no number).
-    enum Value: Codable {
-        case null, bool(Bool), number(Double), string(String), array([Value]), object([String: Value])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let b = try? container.decode(Bool.self) { self = .bool(b) }
-            else if let n = try? container.decode(Double.self) { self = .number(n) }
-            else if let s = try? container.decode(String.self) { self = .string(s) }
-            else if let a = try? container.decode([Value].self) { self = .array(a) }
-            else { self = .object(try container.decode([String: Value].self)) }
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .null: try container.encodeNil()
-            case .bool(let b): try container.encode(b)
-            case .number(let n): try container.encode(n)
-            case .string(let s): try container.encode(s)
-            case .array(let a): try container.encode(a)
-            case .object(let o): try container.encode(o)
-            }
-        }
-    }
 
     /// The members as canonical JSON (keys sorted, no spaces): two bodies that say the
     /// same thing in another order or spacing give the same bytes.
-    static func canonical(_ members: [String: Value]) throws -> [UInt8] {
+    static func canonical(_ members: [String: JSONValue]) throws -> [UInt8] {
         try Responses.jsonBytes(members)
     }
 
@@ -73,8 +46,8 @@ struct JSONBody {
     }
 
     /// The members of a JSON object, or a 400.
-    static func members(_ bytes: ByteBuffer) throws -> [String: Value] {
-        guard let object = try? JSONDecoder().decode([String: Value].self, from: Data(bytes.readableBytesView)) else {
+    static func members(_ bytes: ByteBuffer) throws -> [String: JSONValue] {
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes.readableBytesView)) else {
             throw APIError(.badRequest, code: "invalid_json", message: "the body must be a JSON object")
         }
         return object
@@ -82,7 +55,7 @@ struct JSONBody {
 
     /// Members of an object; those not `allowed` are issues. Nested objects name their
     /// members after `prefix` (`geometry.type`).
-    init(members: [String: Value], allowed: [String], prefix: String = "") {
+    init(members: [String: JSONValue], allowed: [String], prefix: String = "") {
         self.members = members
         self.prefix = prefix
         for name in members.keys.sorted() where !allowed.contains(name) {
@@ -110,6 +83,7 @@ struct JSONBody {
     mutating func number(_ name: String, required: Bool = true) -> Double? {
         switch members[name] {
         case .number(let value): return value
+        case .int(let value): return Double(value)
         case nil, .null?:
             if required { issues.append(ValidationError(field: prefix + name, "is required")) }
         default: issues.append(ValidationError(field: prefix + name, "must be a number"))
@@ -152,8 +126,11 @@ struct JSONBody {
     mutating func numbers(_ name: String) -> [Double]? {
         if case .array(let items) = members[name] {
             let values = items.compactMap { item -> Double? in
-                if case .number(let x) = item { return x }
-                return nil
+                switch item {
+                case .number(let x): x
+                case .int(let n): Double(n)
+                default: nil
+                }
             }
             if values.count == items.count { return values }
         }
@@ -164,7 +141,8 @@ struct JSONBody {
     /// An object member as a body of its own, whose issues come back with ``adopt(_:)``.
     mutating func object(_ name: String, allowed: [String], prefix nested: String? = nil) -> JSONBody? {
         switch members[name] {
-        case .object(let inner): return JSONBody(members: inner, allowed: allowed, prefix: nested ?? "\(prefix)\(name).")
+        case .object(let inner):
+            return JSONBody(members: Dictionary(inner, uniquingKeysWith: { _, last in last }), allowed: allowed, prefix: nested ?? "\(prefix)\(name).")
         case nil, .null?: issues.append(ValidationError(field: prefix + name, "is required"))
         default: issues.append(ValidationError(field: prefix + name, "must be an object"))
         }

@@ -29,13 +29,7 @@ struct NotificationRoutes {
         }
         router.handle(.readNotifications) { request, _, _, identity in
             let account = try Self.account(identity)
-            var body = try await JSONBody.read(request, allowed: ["up_to"])
-            let upTo = body.integer("up_to")
-            try body.finish()
-            guard let upTo, upTo >= 0 else {
-                throw ValidationErrors([ValidationError(field: "up_to", "is required: the id of the newest notification read (an integer from 0)")])
-            }
-            let mark = try await service.markNotificationsRead(of: account, upTo: upTo)
+            let mark = try await service.markNotificationsRead(of: account, upTo: try await ReadUpTo.read(request).upTo)
             return try Responses.private(ReadMark(readUpTo: mark.readUpTo, unreadCount: mark.unread))
         }
     }

@@ -257,20 +257,6 @@ enum OpenAPI {
         ])),
     ]
 
-    /// The fields a client gives a report (the reference data and the service area are
-    /// checked by the server: a 422 names each field that breaks them).
-    static let reportFields: [(String, JSONValue)] = [
-        ("address", ["type": "string", "minLength": 1, "maxLength": 255]), ("city", ["type": "string", "minLength": 1, "maxLength": 100]),
-        ("district", ["type": "string", "description": "A code of /v1/districts."]),
-        ("object_type", ["type": "string", "description": "A code of /v1/object-types."]),
-        ("balance_holder", ["type": "string", "description": "A code of a holder that maintains that object type (/v1/object-types)."]),
-        ("violator", ["type": ["string", "null"], "maxLength": 255]),
-        ("phones", ["type": "array", "minItems": 1, "maxItems": 5, "items": ["type": "string", "format": "phone"]]),
-        ("comment", ["type": ["string", "null"], "maxLength": 2000]),
-    ]
-    static let longitude: JSONValue = ["type": "number", "minimum": -180, "maximum": 180, "description": "Within the service area."]
-    static let latitude: JSONValue = ["type": "number", "minimum": -90, "maximum": 90, "description": "Within the service area."]
-
     /// A person's or a key's name: at most 100 characters, no control characters, not
     /// only white space.
     static let personName: JSONValue = [
@@ -295,75 +281,26 @@ enum OpenAPI {
         ("disabled_reason", nullableString), ("created_at", string), ("updated_at", string),
     ], required: ["id", "url", "events", "description", "enabled", "created_at", "updated_at"])
 
-    static let webhookFields: [(String, JSONValue)] = [
-        ("url", ["type": "string", "maxLength": .int(WebhookDraft.maxURLLength), "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s#]+$",
-                 "description": "An absolute http or https URL with a host, without a user name, password or fragment. It may be an internal address."]),
-        ("events", ["type": "array", "minItems": 1, "uniqueItems": true, "items": changeTypes]),
-        ("description", ["type": ["string", "null"], "maxLength": .int(WebhookDraft.maxDescriptionLength), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
-                         "description": "What it is for; null or absent: none."]),
+    static let webhookURL: JSONValue = [
+        "type": "string", "maxLength": .int(WebhookDraft.maxURLLength), "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s#]+$",
+        "description": "An absolute http or https URL with a host, without a user name, password or fragment. It may be an internal address.",
+    ]
+    static let webhookEvents: JSONValue = ["type": "array", "minItems": 1, "uniqueItems": true, "items": changeTypes]
+    static let webhookDescription: JSONValue = [
+        "type": ["string", "null"], "maxLength": .int(WebhookDraft.maxDescriptionLength), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+        "description": "What it is for; null or absent: none.",
     ]
 
-    /// A request body: exactly these members, no others.
-    static func body(_ properties: [(String, JSONValue)], required: [String]? = nil) -> JSONValue {
-        guard case .object(var members) = object(properties, required: required) else { return object(properties) }
-        members.append(("additionalProperties", false))
-        return .object(members)
-    }
-
-    /// The request bodies. Rules that depend on what is stored (an email already
-    /// registered, the current password, one's own account) and the list of common
-    /// passwords are in the descriptions, not in the schemas: they are 422s all the same.
-    static let bodies: [(String, JSONValue)] = [
-        ("Registration", body([
-            ("name", personName),
-            ("email", ["type": "string", "format": "email", "maxLength": 254, "description": "An email address, the account's login; one not registered yet (compared without case). One address is told an email is taken at most 3 times an hour, and one email is named by at most 3 registrations an hour; then 429."]),
-            ("phone", ["type": "string", "format": "phone", "description": "A phone number in any written form, as on reports: contact only, never a login, and never refused for being on another account."]),
-            ("password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "10 to 128 characters, not among the most common passwords."]),
-        ])),
-        ("Login", body([
-            ("login", ["type": "string", "description": "The account's email (in any case)."]), ("password", string),
-        ])),
-        ("Refresh", body([("refresh_token", string)])),
-        ("MePatch", body([("name", personName)])),
-        ("PasswordChange", body([
-            ("old_password", string), ("new_password", ["type": "string", "minLength": 10, "maxLength": 128, "description": "As at registration."]),
-        ])),
-        ("NewReport", ["oneOf": [
-            body([
-                ("type", ["const": "Feature"]), ("geometry", ref("Point")),
-                ("properties", body(reportFields, required: ["address", "city", "district", "object_type", "balance_holder", "phones"])),
-            ]),
-            body(reportFields + [("longitude", longitude), ("latitude", latitude)],
-                 required: ["longitude", "latitude", "address", "city", "district", "object_type", "balance_holder", "phones"]),
-        ]]),
-        ("ReportPatch", {
-            guard case .object(var members) = body(reportFields + [("longitude", longitude), ("latitude", latitude)], required: []) else { return .null }
-            members.append(("minProperties", 1))
-            return .object(members)
-        }()),
-        ("Transition", body([
-            ("to", ["type": "string", "description": "The status to move to (see /v1/statuses and the transition table)."]),
-            ("note", ["type": "string", "maxLength": 2000, "description": "Required to reject."]),
-            ("duplicate_of", ["type": "integer", "minimum": 1, "description": "Required to mark a duplicate: the report this one repeats."]),
-        ], required: ["to"])),
-        ("ReadUpTo", body([("up_to", ["type": "integer", "minimum": 0, "maximum": .int(JSONBody.maxInteger), "description": "The id of the newest notification read."])], required: ["up_to"])),
-        ("Hide", body([("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])])),
-        ("Unhide", body([("note", ["type": "string", "maxLength": 2000])], required: [])),
-        ("Verification", body([
-            ("outcome", ["type": "string", "enum": .array(PhoneStatus.outcomes.map { .string($0.rawValue) })]),
-            ("note", ["type": ["string", "null"], "maxLength": 2000]),
-        ], required: ["outcome"])),
-        ("PhoneNote", body([("note", ["type": ["string", "null"], "maxLength": 2000])], required: [])),
-        ("WebhookRegistration", body(webhookFields, required: ["url", "events"])),
-        ("WebhookPatch", {
-            guard case .object(var members) = body(webhookFields + [("enabled", ["type": "boolean"])], required: []) else { return .null }
-            members.append(("minProperties", 1))
-            return .object(members)
-        }()),
-        ("UserPatch", {
-            guard case .object(var members) = body([("role", role), ("disabled", ["type": "boolean"])], required: []) else { return .null }
-            members.append(("minProperties", 1))
-            return .object(members)
-        }()),
-    ]
+    /// The request bodies, each declared with its parsing (`RequestBody.swift`); a new
+    /// report's two forms and a report's patch with their intake (`ReportIntake.swift`).
+    /// Rules that depend on what is stored (an email already registered, the current
+    /// password, one's own account) and the list of common passwords are in the
+    /// descriptions, not in the schemas: they are 422s all the same.
+    static let bodies: [(String, JSONValue)] = {
+        let declared: [any RequestBody.Type] = [
+            Registration.self, Login.self, Refresh.self, MePatch.self, PasswordChange.self, Transition.self, ReadUpTo.self, Hide.self,
+            Note<UnhideNote>.self, Verification.self, Note<PhoneNote>.self, WebhookRegistration.self, WebhookChange.self, UserPatch.self,
+        ]
+        return declared.map { ($0.schemaName, $0.schema) } + [("NewReport", ReportIntake.newReportSchema), ("ReportPatch", ReportIntake.patchSchema)]
+    }()
 }

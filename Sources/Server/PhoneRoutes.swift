@@ -36,21 +36,17 @@ struct PhoneRoutes {
         }
         router.handle(.verifyPhone) { request, _, context, identity in
             let number = try Self.number(context)
-            var body = try await JSONBody.read(request, allowed: ["outcome", "note"])
-            let (outcome, note) = (body.string("outcome"), body.string("note", required: false))
-            var status: PhoneStatus?
-            if let outcome { body.check { () throws(ValidationErrors) in status = try ValidationErrors.wrap { () throws(ValidationError) in try PhoneStatus(outcome: outcome) } } }
-            try body.finish()
-            return try await answer(try await service.verify(number, outcome: status!, note: note, by: identity.caller), for: identity.caller)
+            let body = try await Verification.read(request)
+            return try await answer(try await service.verify(number, outcome: body.outcome, note: body.note, by: identity.caller), for: identity.caller)
         }
         router.handle(.blockPhone) { request, _, context, identity in
             let number = try Self.number(context)
-            let note = try await Self.note(request)
+            let note = try await Note<PhoneNote>.read(request).note
             return try await answer(try await service.block(number, note: note, by: identity.caller), for: identity.caller)
         }
         router.handle(.unblockPhone) { request, _, context, identity in
             let number = try Self.number(context)
-            let note = try await Self.note(request)
+            let note = try await Note<PhoneNote>.read(request).note
             return try await answer(try await service.unblock(number, note: note, by: identity.caller), for: identity.caller)
         }
         router.handle(.blocklist) { _, query, _, _ in
@@ -90,14 +86,6 @@ struct PhoneRoutes {
     static func number(_ context: AppRequestContext) throws(ValidationError) -> String {
         let text = (context.parameters.get("number") ?? "").replacingOccurrences(of: "%20", with: " ")
         return try Phone.normalize(text, field: "number")
-    }
-
-    /// The optional note of a block or an unblock.
-    private static func note(_ request: Request) async throws -> String? {
-        var body = try await JSONBody.read(request, allowed: ["note"])
-        let note = body.string("note", required: false)
-        try body.finish()
-        return note
     }
 }
 

@@ -5,17 +5,53 @@ import ReportService
 /// The bodies of `POST /v1/reports` and `PATCH /v1/reports/{id}`, in the interchange
 /// vocabulary, read into drafts with every broken rule named at once.
 enum ReportIntake {
-    /// The fields a report's properties may carry from a client.
-    static let fields = ["address", "city", "district", "object_type", "balance_holder", "violator", "phones", "comment"]
+    /// The fields a report's properties may carry from a client, and what each must be
+    /// (the reference data and the service area are checked by the server: a 422 names
+    /// each field that breaks them).
+    static let members = [
+        BodyMember("address", ["type": "string", "minLength": 1, "maxLength": 255]), BodyMember("city", ["type": "string", "minLength": 1, "maxLength": 100]),
+        BodyMember("district", ["type": "string", "description": "A code of /v1/districts."]),
+        BodyMember("object_type", ["type": "string", "description": "A code of /v1/object-types."]),
+        BodyMember("balance_holder", ["type": "string", "description": "A code of a holder that maintains that object type (/v1/object-types)."]),
+        BodyMember("violator", ["type": ["string", "null"], "maxLength": 255], required: false),
+        BodyMember("phones", ["type": "array", "minItems": 1, "maxItems": 5, "items": ["type": "string", "format": "phone"]]),
+        BodyMember("comment", ["type": ["string", "null"], "maxLength": 2000], required: false),
+    ]
+    /// A flat body's position.
+    static let position = [
+        BodyMember("longitude", ["type": "number", "minimum": -180, "maximum": 180, "description": "Within the service area."]),
+        BodyMember("latitude", ["type": "number", "minimum": -90, "maximum": 90, "description": "Within the service area."]),
+    ]
+    static let fields = members.map(\.name)
+
+    /// `NewReport`: a Feature whose properties are the fields, or a flat object of the
+    /// fields and the position.
+    static let newReportSchema: JSONValue = ["oneOf": [
+        schema([BodyMember("type", ["const": "Feature"]), BodyMember("geometry", OpenAPI.ref("Point")), BodyMember("properties", schema(members))]),
+        schema(members + position),
+    ]]
+
+    /// `ReportPatch`: any of the fields and the position, at least one.
+    static let patchSchema = schema((members + position).map { BodyMember($0.name, $0.schema, required: false) }, minMembers: 1)
+
+    /// An object of exactly these members.
+    static func schema(_ members: [BodyMember], minMembers: Int = 0) -> JSONValue {
+        var schema: [(String, JSONValue)] = [
+            ("type", "object"), ("required", .array(members.filter(\.required).map { .string($0.name) })),
+            ("properties", .object(members.map { ($0.name, $0.schema) })), ("additionalProperties", false),
+        ]
+        if minMembers > 0 { schema.append(("minProperties", .int(minMembers))) }
+        return .object(schema)
+    }
     /// The fields the server assigns: refused when sent.
     static let assigned = ["id", "status", "created_at", "updated_at"]
 
     /// A new report: a GeoJSON Feature with a Point, or a flat object with `longitude`
     /// and `latitude`. Every rule it breaks (the body's shape, the reference data, the
     /// service area) is in the thrown ``ValidationErrors``.
-    static func draft(_ members: [String: JSONBody.Value], reference: ReferenceData, area: IntakeSettings) throws(ValidationErrors) -> ReportDraft {
+    static func draft(_ members: [String: JSONValue], reference: ReferenceData, area: IntakeSettings) throws(ValidationErrors) -> ReportDraft {
         let isFeature = members["type"] != nil || members["geometry"] != nil || members["properties"] != nil
-        var body = JSONBody(members: members, allowed: isFeature ? ["type", "geometry", "properties", "id"] : fields + assigned + ["longitude", "latitude"])
+        var body = JSONBody(members: members, allowed: isFeature ? ["type", "geometry", "properties", "id"] : fields + assigned + position.map(\.name))
         let position: Coordinate?
         var properties: JSONBody
         if isFeature {

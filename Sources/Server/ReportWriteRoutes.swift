@@ -73,7 +73,7 @@ struct ReportWriteRoutes {
                 message: "send If-Match with the report's ETag, so that an edit never overwrites one you have not seen", field: "If-Match")
         }
         let (patch, issues) = ReportIntake.patch(
-            try await JSONBody.read(request, allowed: ReportIntake.fields + ReportIntake.assigned + ["longitude", "latitude"]))
+            try await JSONBody.read(request, allowed: ReportIntake.fields + ReportIntake.assigned + ReportIntake.position.map(\.name)))
         let report = try await service.edit(id, by: identity.caller, ifMatch: ReportViews.version(ifMatch: ifMatch, id: id), issues: issues) { current in
             patch.applied(to: current)
         }
@@ -82,29 +82,22 @@ struct ReportWriteRoutes {
 
     @Sendable func transition(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
         let id = try ReportRoutes.reportID(context)
-        var body = try await JSONBody.read(request, allowed: ["to", "note", "duplicate_of"])
-        let (to, note, duplicateOf) = (body.string("to"), body.string("note", required: false), body.integer("duplicate_of"))
-        try body.finish()
+        let body = try await Transition.read(request)
         let ifMatch = request.headers[.ifMatch].map { ReportViews.version(ifMatch: $0, id: id) }
         let report = try await service.transition(
-            id, to: to!, note: note, duplicateOf: duplicateOf, by: identity.caller, ifMatch: ifMatch ?? nil)
+            id, to: body.to, note: body.note, duplicateOf: body.duplicateOf, by: identity.caller, ifMatch: ifMatch ?? nil)
         return try await views.response(report, for: identity.caller)
     }
 
     @Sendable func hideReport(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
         let id = try ReportRoutes.reportID(context)
-        var body = try await JSONBody.read(request, allowed: ["note"])
-        let note = body.string("note")
-        try body.finish()
-        let hidden = try await service.hide(id, note: note, by: identity.caller)
+        let hidden = try await service.hide(id, note: try await Hide.read(request).note, by: identity.caller)
         return try await views.response(hidden.report, hidden: hidden, for: identity.caller)
     }
 
     @Sendable func unhideReport(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
         let id = try ReportRoutes.reportID(context)
-        var body = try await JSONBody.read(request, allowed: ["note"])
-        let note = body.string("note", required: false)
-        try body.finish()
+        let note = try await Note<UnhideNote>.read(request).note
         return try await views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
     }
 

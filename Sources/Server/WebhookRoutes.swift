@@ -19,16 +19,7 @@ struct WebhookRoutes {
             try Responses.private(WebhookList(webhooks: try await webhooks.webhooks().map(WebhookView.init)))
         }
         router.handle(.createWebhook) { request, _, _, _ in
-            var body = try await JSONBody.read(request, allowed: ["url", "events", "description"])
-            let (url, events, description) = (body.string("url", required: false), body.strings("events", required: false), Self.description(&body))
-            let draft: WebhookDraft
-            do throws(ValidationErrors) {
-                draft = try WebhookDraft(url: url, events: events, description: description)
-            } catch {
-                throw ValidationErrors(body.issues + error.issues)
-            }
-            try body.finish()
-            let registered = try await webhooks.register(draft)
+            let registered = try await webhooks.register(try await WebhookRegistration.read(request).draft)
             var response = try Responses.private(NewWebhook(registered), status: .created)
             response.headers[.location] = "/v1/webhooks/\(registered.webhook.id)"
             return response
@@ -40,19 +31,7 @@ struct WebhookRoutes {
         }
         router.handle(.updateWebhook) { request, _, context, _ in
             let id = try Self.id(context)
-            var body = try await JSONBody.read(request, allowed: ["url", "events", "description", "enabled"])
-            for name in ["url", "events", "enabled"] where body.isNull(name) { body.add(ValidationError(field: name, "may not be null")) }
-            let (url, events, description, enabled) = (
-                body.string("url", required: false), body.strings("events", required: false), Self.description(&body), body.bool("enabled")
-            )
-            let patch: WebhookPatch
-            do throws(ValidationErrors) {
-                patch = try WebhookPatch(url: url, events: events, description: description, enabled: enabled)
-            } catch {
-                throw ValidationErrors(body.issues + error.issues)
-            }
-            try body.finish()
-            return try Responses.private(WebhookView(try await webhooks.update(id, patch)))
+            return try Responses.private(WebhookView(try await webhooks.update(id, try await WebhookChange.read(request).patch)))
         }
         router.handle(.deleteWebhook) { _, _, context, _ in
             let id = try Self.id(context)

@@ -3,9 +3,9 @@ import Geometry
 import ReportModel
 
 /// Where reports, their history, phones, photos' rows, notifications and the numbered
-/// changes are kept: what the report service reads and writes, in three parts. A store is
-/// all three (``ReportStorage``).
-public typealias ReportStorage = ReportReads & ReportWrites & ChangeLog
+/// changes are kept: what the report service reads and writes, in four parts. A store is
+/// all four (``ReportStorage``).
+public typealias ReportStorage = ReportReads & ReportWrites & ChangeLog & ReportImports
 
 /// How a store hands out one map marker: the report's id, position, status (its number in
 /// ``ReportReads/reference``'s statuses) and creation time in milliseconds. The service

@@ -155,12 +155,7 @@ public final class WebhookDispatcher: Service, Sendable {
     func payloads(of seqs: Set<Int64>) async throws -> [Int64: Data] {
         let entries = try await feed.entries(try await feed.changes(seqs: Array(seqs)), staff: true)
         var payloads: [Int64: Data] = [:]
-        for entry in entries {
-            var out = Array(#"{"type":"\#(entry.type.rawValue)","timestamp":"\#(RFC3339.string(from: entry.at))","data":"#.utf8)
-            try ChangeJSON.append(entry, to: &out)
-            out.append(UInt8(ascii: "}"))
-            payloads[entry.seq] = Data(out)
-        }
+        for entry in entries { payloads[entry.seq] = Data(try ChangeJSON.webhookPayload(entry)) }
         return payloads
     }
 

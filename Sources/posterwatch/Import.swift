@@ -2,9 +2,11 @@ import ArgumentParser
 import Foundation
 import Interchange
 import ReportModel
+import ReportService
+import StorePorts
 import SQLiteStore
 
-struct Import: ParsableCommand {
+struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import reports from GeoJSON, GeoJSON text sequences or CSV.",
         discussion: """
@@ -25,26 +27,26 @@ struct Import: ParsableCommand {
     /// How many invalid records are listed; the rest are counted.
     static let listedIssues = 100
 
-    func run() throws {
+    func run() async throws {
         let reader = try ReportReader(url: URL(fileURLWithPath: file))
         // A new database is built aside and moved into place once complete (faster, and
         // never half-made); an existing one takes the import in one transaction.
-        let existing = FileManager.default.fileExists(atPath: store.db) ? try SQLiteReports(path: store.db) : nil
+        let existing = FileManager.default.fileExists(atPath: store.db)
         var progress = ProgressBar("import", total: reader.totalBytes)
         let batches = reader.readingAhead()  // parse on one core while SQLite writes on the other
         let start = Date()
         var records = 0
         do {
-            var options = ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues)
-            options.marksDataSetChanged = existing != nil
+            let options = ImportOptions(skipInvalid: skipInvalid, maxReportedIssues: Self.listedIssues)
             let next = { () throws -> [DraftRecord]? in
                 guard let batch = try batches.next() else { return nil }
                 records += batch.records.count
                 progress.update(batch.bytesRead, reports: records)
                 return batch.records
             }
-            let summary = try existing?.importRecords(options: options, next: next)
-                ?? SQLiteReports.create(path: store.db, options: options, next: next)
+            let summary = existing
+                ? try await ReportImport(storage: store.stores().reports).run(options: options, next: next)
+                : try Stores.createSQLite(path: store.db, options: options, next: next)
             progress.finish()
             let seconds = Date().timeIntervalSince(start)
             for issue in summary.issues { Console.error("skipped \(issue)") }

@@ -8,6 +8,7 @@ import SQLiteStore
 import Synchronization
 import Testing
 import TestSupport
+import StorePorts
 
 /// Two services on one database file, as two processes would be: each one's index,
 /// after it catches up, equals the rows (a brute-force comparison), whatever the other

@@ -56,7 +56,7 @@ struct MigrationTests {
         try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
     }
 
-    @Test("the fixtures of the previous and the current release open, migrate in place to exactly a new database's schema, keep their data and take writes", arguments: ["schema-v6.sqlite", "schema-v7.sqlite"])
+    @Test("the fixtures of earlier releases and of this one open, migrate in place to exactly a new database's schema, keep their data and take writes", arguments: ["schema-v6.sqlite", "schema-v7.sqlite", "schema-v8.sqlite"])
     func opens(_ fixture: String) async throws {
         let folder = try TemporaryDirectory()
         let path = try Self.copy(fixture, into: folder)
@@ -82,8 +82,12 @@ struct MigrationTests {
         let block = try await service.block("380671110002", note: nil, by: Self.supervisor)
         #expect(block.moved.map(\.id).contains(filed.report.id))
         #expect(try await service.report(id: filed.report.id)?.status == "phone_blocked")
-        if fixture == "schema-v7.sqlite" {
+        if fixture != "schema-v6.sqlite" {
             #expect(try await service.phoneRecord(Self.blocked, for: nil)?.status == .blocked, "the fixture's own block survived")
+        }
+        if fixture == "schema-v8.sqlite" {
+            let events = try await SQLiteAccounts(store).accountEvents(after: 0, limit: 100).map(\.event)
+            #expect(events.contains { if case .sessionEnded = $0 { true } else { false } }, "the fixture's account events survived")
         }
         #expect(try Self.foreignKeyProblems(store.pool).isEmpty)
     }
@@ -156,19 +160,15 @@ struct MigrationTests {
             draft.address = "вул. Змінена, 1"
             return draft
         }
-        try Self.checkpoint(store.pool)
-        // The previous release's: the same data without v7 (phones had no records then).
-        try Self.save(path, as: "schema-v6.sqlite", folder: folder) { db in
-            try db.execute(sql: """
-                DROP TABLE phone; DROP TABLE phone_history; DROP TABLE phone_block_move;
-                DROP INDEX report_change_blocklist; ALTER TABLE report_change DROP COLUMN phone;
-                DELETE FROM grdb_migrations WHERE identifier LIKE 'v7:%';
-                """)
-        }
         _ = try await service.verify(Self.blocked, outcome: .violator, note: "номер рекламодавця", by: Self.supervisor)
         _ = try await service.block(Self.blocked, note: nil, by: Self.supervisor)
+        // v8: account events (a session ended, a role changed).
+        let signedIn = try await accounts.login("inspector@example.org", password: "пароль для зразка бази", client: "fixture")
+        let identity = try await accounts.authenticate(signedIn.accessToken)
+        try await accounts.endSession(identity.sessionID, of: identity)
         try Self.checkpoint(store.pool)
-        try Self.save(path, as: "schema-v7.sqlite", folder: folder) { _ in }
+        // This release's; those of earlier releases were written by them and stay as they are.
+        try Self.save(path, as: "schema-v8.sqlite", folder: folder) { _ in }
     }
 
     static func checkpoint(_ writer: some DatabaseWriter) throws {

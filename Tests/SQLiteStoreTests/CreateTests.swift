@@ -4,6 +4,7 @@ import Geometry
 import GRDB
 import ReportModel
 @testable import SQLiteStore
+import StorePorts
 import Testing
 import TestSupport
 

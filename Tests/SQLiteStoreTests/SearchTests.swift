@@ -3,6 +3,7 @@ import Generator
 import Geometry
 import ReportModel
 @testable import SQLiteStore
+import StorePorts
 import Testing
 import TestSupport
 

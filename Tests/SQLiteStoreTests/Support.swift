@@ -3,6 +3,7 @@ import GRDB
 import Geometry
 import ReportModel
 @testable import SQLiteStore
+import StorePorts
 import TestSupport
 
 extension SQLiteReports {

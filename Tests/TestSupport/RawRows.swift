@@ -1,6 +1,7 @@
 import Foundation
 import ReportModel
 import SQLiteStore
+import StorePorts
 
 /// Reports as raw rows, for tests that need a database of them: an import of its own,
 /// row by row, with no history and no change (the service's writes are the way in

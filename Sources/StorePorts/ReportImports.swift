@@ -1,0 +1,77 @@
+import Foundation
+import ReportModel
+
+/// How a store takes a file of reports at once: the bulk write path, which the report
+/// service's import (`ReportImport`) calls.
+///
+/// Requirements every store meets:
+/// - **All or nothing**: the records go in one transaction; when any is invalid and
+///   ``ImportOptions/skipInvalid`` is off, none does (``RecordsRejected`` lists the
+///   issues, every record read and checked so that one run reports all of them).
+/// - **Seen by every process**: with ``ImportOptions/marksDataSetChanged``, the import
+///   writes one change, `imported`, on which every serving process rebuilds its index
+///   from the rows and feed readers start again from a snapshot.
+public protocol ReportImports: Sendable {
+    /// Imports the records `next` hands out batch by batch (nil at the end), calling
+    /// `progress` with the number done after each batch. The work may be done in place,
+    /// for the whole length of the import: a caller that serves requests calls it off the
+    /// cooperative pool.
+    func importRecords(
+        options: ImportOptions, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
+    ) async throws -> ImportSummary
+}
+
+/// How an import treats invalid records.
+public struct ImportOptions: Sendable {
+    /// Import the valid records and report the others, instead of importing nothing.
+    public var skipInvalid = false
+    /// How many issues are kept in detail; the rest are only counted.
+    public var maxReportedIssues = 1_000
+    /// An import into a table with fewer reports than this is a bulk load, which rebuilds
+    /// the indexes whole; into a larger table, rows are indexed one by one.
+    public var bulkBelow = 100_000
+    /// Whether ``ImportSummary/ids`` lists the ids stored (a large import has no use for a
+    /// million ids in memory).
+    public var keepsIDs = false
+    /// Whether the import writes one change saying the data set changed (`imported`), so
+    /// that a server on the database rebuilds its index and feed readers start again: an
+    /// import into a database in use.
+    public var marksDataSetChanged = false
+
+    public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
+        self.skipInvalid = skipInvalid
+        self.maxReportedIssues = maxReportedIssues
+        self.bulkBelow = bulkBelow
+    }
+}
+
+/// What an import did, and where its time went.
+public struct ImportSummary: Sendable {
+    public var imported = 0
+    /// Invalid records left out (only with ``ImportOptions/skipInvalid``).
+    public var skipped = 0
+    /// The first ``ImportOptions/maxReportedIssues`` invalid records.
+    public var issues: [RecordIssue] = []
+    // Where the time went, as far as the store can tell (phases another store lacks stay 0).
+
+    /// Seconds spent inserting rows into the report table (reading the input excluded).
+    public var tableSeconds = 0.0
+    /// Seconds spent on the R*Tree after the rows went in: it is packed on a second core
+    /// meanwhile, then written.
+    public var rtreeSeconds = 0.0
+    /// Seconds spent on the phone index after the other indexes: into a new database it
+    /// is built on a second core while the rows go in, then copied.
+    public var searchIndexSeconds = 0.0
+    /// Seconds spent building the secondary indexes (unique ids, newest first).
+    public var secondaryIndexSeconds = 0.0
+    /// Seconds spent committing: into a new database, writing its pages (once) and syncing
+    /// them; into an existing one, writing the WAL and checkpointing it.
+    public var commitSeconds = 0.0
+    /// Whether this was a bulk load, which rebuilt the indexes whole.
+    public var rebuiltIndexes = false
+    /// The ids stored, in input order unless it was a bulk load (then in key order); only
+    /// with ``ImportOptions/keepsIDs``.
+    public var ids: [Int64] = []
+
+    public init() {}
+}
