@@ -105,7 +105,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .target(name: "Photos", dependencies: ["CJPEG", "CPNG", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "Photos", dependencies: ["CJPEG", "CPNG", "StorePorts", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Backup", dependencies: ["Photos", "SQLiteStore"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(

@@ -1,4 +1,5 @@
 import Foundation
+import StorePorts
 
 /// Stored pictures and thumbnails in a directory, named by the SHA-256 of the stored
 /// JPEG (`ab/abcdef….jpg` and `ab/abcdef….thumb.jpg`): the same picture is one file
@@ -7,7 +8,7 @@ import Foundation
 /// A file is written under a temporary name, synced, and renamed into place, the
 /// thumbnail before the picture, so a picture present means both are complete; the
 /// caller commits the photo's row only after ``store(_:)`` returns.
-public struct PhotoFiles: Sendable {
+public struct PhotoFiles: PhotoStorage {
     public let root: URL
 
     public init(root: URL) throws {
@@ -27,21 +28,36 @@ public struct PhotoFiles: Sendable {
     /// Puts the picture and its thumbnail in place, unless they are there already (then
     /// they are made new again, so that a collection under way leaves them).
     public func store(_ photo: ProcessedPhoto) throws {
-        let image = url(photo.sha256), thumbnail = url(photo.sha256, thumbnail: true)
+        try put(sha256: photo.sha256, image: photo.image, thumbnail: photo.thumbnail)
+    }
+
+    private func put(sha256: String, image imageBytes: [UInt8], thumbnail thumbnailBytes: [UInt8]) throws {
+        let image = url(sha256), thumbnail = url(sha256, thumbnail: true)
         let files = FileManager.default
         if files.fileExists(atPath: image.path), files.fileExists(atPath: thumbnail.path) {
             for file in [thumbnail, image] { try? files.setAttributes([.modificationDate: Date()], ofItemAtPath: file.path) }
             return
         }
         try files.createDirectory(at: image.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try write(Data(photo.thumbnail), to: thumbnail)
-        try write(Data(photo.image), to: image)
+        try write(Data(thumbnailBytes), to: thumbnail)
+        try write(Data(imageBytes), to: image)
     }
 
     /// The bytes of a stored file, or nil.
     public func read(_ sha256: String, thumbnail: Bool) -> Data? {
         guard Self.isName(sha256) else { return nil }
         return FileManager.default.contents(atPath: url(sha256, thumbnail: thumbnail).path)
+    }
+
+    // The port (`PhotoStorage`): the same, in place, as the report store reads (its
+    // callers keep the cooperative pool free).
+
+    public func store(sha256: String, image: [UInt8], thumbnail: [UInt8]) async throws {
+        try put(sha256: sha256, image: image, thumbnail: thumbnail)
+    }
+
+    public func read(sha256: String, thumbnail: Bool) async throws -> Data? {
+        read(sha256, thumbnail: thumbnail)
     }
 
     /// Removes the stored files no row names (left by a crash between a file and its

@@ -102,11 +102,19 @@ extension ReportService {
         observers.replaced.withLock { $0.append(observer) }
     }
 
-    /// Follows other processes' writes every `interval` until cancelled.
+    /// Follows other processes' writes until cancelled: a catch-up at most every
+    /// `interval` while changes come, and once idle, as soon as the change log has one
+    /// past what the index holds (``ChangeLog/nextChange(after:timeout:)``: a store told
+    /// of commits wakes it at once).
     public func followChanges(every interval: Duration) async {
         while !Task.isCancelled {
             _ = try? await catchUp()
             try? await Task.sleep(for: interval)
+            let held = followed.load(ordering: .acquiring)
+            _ = try? await read { try await $0.nextChange(after: held, timeout: Self.idleWait) }
         }
     }
+
+    /// The longest an idle follower waits for a change before it catches up anyway.
+    static let idleWait = Duration.seconds(5)
 }

@@ -6,7 +6,7 @@ import StorePorts
 
 /// Photos of reports: the filer adds and removes them while the report is open,
 /// supervisors at any time. The picture's files are in place before its row is
-/// committed (``PhotoFiles/store(_:)``), so a row never names a missing file.
+/// committed (``PhotoStorage/store(sha256:image:thumbnail:)``), so a row never names a missing file.
 extension ReportService {
     /// Processes the uploads (one after another, in one of ``photoLanes``: it is the
     /// costly part), stores their files, then, checking `caller`'s rights again, adds them to the
@@ -16,7 +16,7 @@ extension ReportService {
     /// (its EXIF hints). A caller that has yet to read the uploads checks
     /// ``checkMayAddPhotos(to:by:)`` first, so that a refused one costs no decoding.
     public func addPhotos(
-        _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: PhotoFiles, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
+        _ uploads: [[UInt8]], to id: Int64, by caller: Caller, files: any PhotoStorage, processor: PhotoProcessor = PhotoProcessor(), now: Date = Date()
     ) async throws -> [(photo: PhotoRow, processed: ProcessedPhoto)] {
         let processed = try await photoLanes.run { () throws -> [ProcessedPhoto] in
             var done: [ProcessedPhoto] = [], refused: [(Int, ImageRejected)] = []
@@ -31,7 +31,9 @@ extension ReportService {
         guard have.union(processed.map(\.sha256)).count <= PhotoRow.maxPerReport else {
             throw PhotoLimitReached(id: id, limit: PhotoRow.maxPerReport)
         }
-        try await Blocking.run { for photo in processed { try files.store(photo) } }
+        try await Blocking.offPool {
+            for photo in processed { try await files.store(sha256: photo.sha256, image: photo.image, thumbnail: photo.thumbnail) }
+        }
         let rows = try await commits.perform { [self] t in
             try checkPhotoRights(id, caller, t)
             let rows = try processed.map { photo in

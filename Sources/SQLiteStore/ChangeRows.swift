@@ -75,6 +75,20 @@ extension SQLiteReports {
         try pool.read { db in try Self.lastChange(db) }
     }
 
+    /// How often ``nextChange(after:timeout:)`` looks at the last number: SQLite tells no
+    /// one of another process's commits.
+    public static let changePoll = Duration.milliseconds(50)
+
+    public func nextChange(after seq: Int64, timeout: Duration) async throws -> Int64 {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let last = try lastChange()
+            let left = deadline - ContinuousClock.now
+            if last > seq || left <= .zero { return last }
+            try await Task.sleep(for: min(Self.changePoll, left))
+        }
+    }
+
     static func lastChange(_ db: Database) throws -> Int64 {
         // AUTOINCREMENT's own record: the highest number ever used, even once pruned.
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'report_change'")) ?? 0

@@ -6,13 +6,14 @@ import Hummingbird
 import Photos
 import ReportModel
 import ReportService
+import StorePorts
 import Synchronization
 
 /// Photos of reports: upload (the image as the body), removal, and the stored files,
 /// served immutable by their content's hash.
 struct PhotoRoutes {
     let service: ReportService
-    let files: PhotoFiles
+    let files: any PhotoStorage
     /// Uploads past this many at once are answered 503 with `Retry-After`: each waiting
     /// one holds its body (up to 75 MB) while photos are processed one at a time.
     let maxInFlight: Int
@@ -62,7 +63,7 @@ struct PhotoRoutes {
                 let sha = context.parameters.get("sha") ?? ""
                 guard PhotoFiles.isName(sha) else { throw ValidationError(field: "sha", "must be 64 lowercase hex digits") }
                 let staff = context.caller?.isStaff == true
-                guard try await service.photoExists(sha256: sha, publicOnly: !staff), let bytes = files.read(sha, thumbnail: thumbnail) else {
+                guard try await service.photoExists(sha256: sha, publicOnly: !staff), let bytes = try await files.read(sha256: sha, thumbnail: thumbnail) else {
                     throw APIError(.notFound, code: "not_found", message: "there is no photo \(sha)", field: "sha")
                 }
                 return try Self.serve(Array(bytes), tag: "\"\(sha)\(thumbnail ? "-t" : "")\"", range: request.headers[.range], staff: staff)

@@ -83,7 +83,8 @@ public struct ChangeStreamSettings: Sendable {
     /// A subscriber whose connection holds more bytes than this that its client has not
     /// taken, beyond the kernel's buffers, is disconnected.
     public var unsentLimit = 1 << 20
-    /// How often the cluster index and the tile cache catch up with other processes' writes.
+    /// How often, at most, the cluster index and the tile cache catch up with other
+    /// processes' writes while they come (idle, they catch up at the next change).
     public var followInterval: Duration = .milliseconds(250)
 
     public init() {}

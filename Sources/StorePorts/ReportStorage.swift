@@ -239,4 +239,9 @@ public protocol ChangeLog: Sendable {
     func changes(seqs: some Collection<Int64>) async throws -> [ChangeRow]
     /// The highest number handed out so far (0 before the first write).
     func lastChange() async throws -> Int64
+    /// Waits until a change numbered above `seq` is committed, by any process, or until
+    /// `timeout` has passed, and returns the last number then. A store that is told of
+    /// commits (PostgreSQL's NOTIFY) returns at once; SQLite looks again every
+    /// `SQLiteReports.changePoll`.
+    func nextChange(after seq: Int64, timeout: Duration) async throws -> Int64
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 import Testing
 import TestSupport
 
@@ -41,6 +42,49 @@ struct TwoProcessTests {
         try await CLI.eventually { (try? await Self.counts(server.base)) ?? (0, 0) == (301, 301) }
         #expect(try await Self.counts(server.base) == (301, 301), "the first server shows the second's filing")
     }
+
+    @Test("the change log across processes: two servers file at once while a reader follows the feed of one of them in small pages; it meets every change exactly once, in order, and the pages agree with the whole log")
+    func changeLogAcrossServers() async throws {
+        let cli = try CLI()
+        try cli.addInspector(db: "c.sqlite")
+        let one = try await cli.serve(db: "c.sqlite", options: ["--write-rate", "0"])
+        defer { one.process.terminate() }
+        let two = try await cli.serve(db: "c.sqlite", options: ["--write-rate", "0"])
+        defer { two.process.terminate() }
+        let (first, second) = (try await CrashTests.signIn(one.base), try await CrashTests.signIn(two.base))
+        /// The numbers of a feed page after `since`, and its `last_seq`.
+        func page(after since: Int, limit: Int) async throws -> (seqs: [Int], last: Int) {
+            let answer = try await Self.call(one.base, "/v1/changes?since=\(since)&limit=\(limit)")
+            let changes = try #require(answer.json["changes"] as? [[String: Any]])
+            return (changes.compactMap { $0["seq"] as? Int }, try #require(answer.json["last_seq"] as? Int))
+        }
+        let writing = Writing()
+        let writers = Task {
+            defer { writing.on.store(false, ordering: .releasing) }
+            async let a = WebhookTests.file(one.base, token: first, from: 100, count: 60)
+            async let b = WebhookTests.file(two.base, token: second, from: 200, count: 60)
+            return try await (a + b).count
+        }
+        var seen: [Int] = [], last = 0
+        while true {
+            let done = !writing.on.load(ordering: .acquiring)
+            let (seqs, _) = try await page(after: last, limit: 3)
+            for seq in seqs {
+                #expect(seq > last, "change \(seq) came after \(last)")
+                seen.append(seq)
+                last = seq
+            }
+            if done && seqs.isEmpty { break }
+            if seqs.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(try await writers.value == 120)
+        let whole = try await page(after: 0, limit: 1_000)
+        #expect(seen == whole.seqs && whole.last == seen.last, "every change once, in order, as the whole log has them")
+        #expect(Set(seen).count == 120)
+    }
+
+    /// Whether writers still write (an Atomic cannot be captured by an escaping closure).
+    final class Writing: Sendable { let on = Atomic<Bool>(true) }
 
     /// One HTTP call to `base`: its status and JSON body.
     static func call(_ base: String, _ path: String, method: String = "GET", token: String? = nil, json: [String: Any]? = nil) async throws

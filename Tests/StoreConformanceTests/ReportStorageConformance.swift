@@ -234,6 +234,7 @@ struct ReportStorageConformance {
         let (stores, keep) = try store.open()
         let storage = stores.reports
         let reference = storage.reference
+        var rng = SplitMix64(state: 48)
         let writer = Task.detached { () throws -> [Int64] in
             var rng = SplitMix64(state: 47)
             var ids: [Int64] = []
@@ -268,6 +269,15 @@ struct ReportStorageConformance {
         let after = try await storage.changes(after: 0, limit: 10)
         #expect(after.rows.isEmpty && after.lastSeq == lastSeq && after.prunedThrough == lastSeq)
         #expect(try await storage.lastChange() == lastSeq, "the last number never goes back")
+
+        // Waiting for the next change: nothing comes, the wait ends with the last number;
+        // a write comes, the waiter wakes with it (its timeout far beyond any test's length).
+        #expect(try await storage.nextChange(after: lastSeq, timeout: .milliseconds(100)) == lastSeq)
+        #expect(try await storage.nextChange(after: lastSeq - 1, timeout: .seconds(3_600)) == lastSeq, "a change already past returns at once")
+        let waiter = Task { try await storage.nextChange(after: lastSeq, timeout: .seconds(3_600)) }
+        let draft = try reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng))
+        _ = try Self.one(storage) { t in try t.insert(draft, filer: nil, author: .system, now: Self.t0) }
+        #expect(try await waiter.value == lastSeq + 1)
         _ = keep
     }
 }
