@@ -4,7 +4,7 @@
 #                on http://$(HOST):$(PORT)/ (HOST and PORT may be set: make run PORT=9000)
 #   make test    install system packages, build, fuzz the HTTP API against its OpenAPI document with
 #                schemathesis (scripts/api-fuzz.sh, a fixed seed, FUZZ_EXAMPLES per operation) and run
-#                the test suite
+#                the test suite beside a throwaway PostgreSQL (scripts/with-postgres.sh)
 #   make bench   measure on 1,000,000 generated reports and write BENCHMARKS.md (not part of the tests)
 #   make fuzz-api  the same schemathesis run, longer, on the release build: FUZZ_API_EXAMPLES per
 #                operation (default 500; a quarter of them for each role but the administrator's)
@@ -21,7 +21,8 @@ APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g
 # The end-to-end test reads the server's exports back with GDAL, and exiftool reads stored
 # photos back; the benchmark loads the server with wrk and fetches exports with curl;
 # make e2e drives Chromium.
-TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl
+# The PostgreSQL store's tests run on a throwaway cluster (scripts/with-postgres.sh).
+TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl postgresql-15 postgresql-15-postgis-3
 # From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
 # access tokens as an independent JWT implementation; standardwebhooks checks the signatures
 # of webhook deliveries; prometheus-client parses GET /metrics.
@@ -81,7 +82,7 @@ pip-deps:
 test: test-deps pip-deps
 	swift build --product posterwatch
 	scripts/api-fuzz.sh .build/debug/posterwatch $(FUZZ_EXAMPLES)
-	swift test
+	POSTERWATCH_REQUIRE_POSTGRES=1 scripts/with-postgres.sh swift test
 
 fuzz-api: build pip-deps
 	@$(MAKE) --no-print-directory install PACKAGES="curl"

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// The throwaway PostgreSQL that `make test` starts (`scripts/with-postgres.sh`): the
+/// PostgreSQL store's conformance runs on it. Under `make test` it must be there; a
+/// `swift test` without it leaves these out.
+@Suite("The test PostgreSQL")
+struct PostgresHarnessTests {
+    static let url = ProcessInfo.processInfo.environment["POSTERWATCH_TEST_POSTGRES"]
+    static let required = ProcessInfo.processInfo.environment["POSTERWATCH_REQUIRE_POSTGRES"] == "1"
+
+    /// psql's answer to `sql` on the test database: its lines, unaligned.
+    static func psql(_ sql: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        process.arguments = ["-X", "-At", "-v", "ON_ERROR_STOP=1", url!, "-c", sql]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "psql failed on \(sql)")
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test("make test runs the suite beside a PostgreSQL of its own: never a skip there")
+    func present() {
+        if Self.required { #expect(Self.url != nil, "make test starts PostgreSQL (scripts/with-postgres.sh); it did not") }
+    }
+
+    @Test("it is PostgreSQL 15 with PostGIS 3 and pg_trgm, and answers a distance and a trigram", .enabled(if: url != nil))
+    func extensions() throws {
+        #expect(try Self.psql("SHOW server_version_num").first?.hasPrefix("15") == true)
+        #expect(try Self.psql("SELECT postgis_lib_version()").first?.hasPrefix("3.") == true)
+        // Two points in Kyiv some 70 m apart, and a phone fragment's similarity to a number.
+        let metres = try Self.psql("SELECT round(ST_Distance('SRID=4326;POINT(30.5234 50.4501)'::geography, 'SRID=4326;POINT(30.5244 50.4501)'::geography))")
+        #expect(metres == ["71"])
+        #expect(try Self.psql("SELECT '380671234567' LIKE '%71234%' AND similarity('380671234567', '067123') > 0") == ["t"])
+    }
+}
