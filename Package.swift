@@ -7,8 +7,8 @@
 //   Offloading    work kept off Swift's cooperative pool (a task executor of blocking threads), and lanes that bound how much runs at once
 //   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
 //                 accounts and roles; phone-number normalization, reference data
-//   StorePorts    what every store implements (report reads, the write transaction, the change log, imports, accounts,
-//                 webhooks), with the rules its conformance suite checks
+//   StorePorts    what every store implements (report reads, the write transaction, the change log, imports, photos'
+//                 bytes, accounts, webhooks), with the rules its conformance suite checks
 //   SQLiteStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month

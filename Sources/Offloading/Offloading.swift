@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Synchronous work (SQLite reads and writes) moved off Swift's cooperative thread pool.
+/// Work kept off Swift's cooperative thread pool: synchronous work run on blocking threads
+/// (``run(on:_:)``), and async work whose store calls are done in place, on the same
+/// threads (``offPool(_:)``).
 public enum Blocking {
     public static let queue = DispatchQueue(label: "posterwatch.blocking", attributes: .concurrent)
 

@@ -1,16 +1,8 @@
 import Foundation
 import Geometry
 
-/// One row of `report_change`: a write, numbered in commit order.
-///
-/// **The change log's contract**, on which the feed's cursors, the following of other
-/// processes, the change stream and the webhook outbox rest: a reader that has seen change
-/// N never later finds a change numbered below N. So "the changes after N" is a complete
-/// cursor: every change committed after a read that ended at N is numbered above N. Here
-/// SQLite gives it: one writer at a time, the number taken inside the write transaction,
-/// and a reader sees a snapshot of whole commits. A store where writers commit
-/// concurrently must make it hold by other means. `ChangeLogTests` proves it with several
-/// writers and followers on one file.
+/// One numbered change: a write of a report or a phone, numbered in commit order (the
+/// change log's contract is written on `StorePorts.ChangeLog`).
 public struct ChangeRow: Sendable, Hashable {
     public var seq: Int64
     public var action: ReportAction

@@ -25,8 +25,9 @@ struct IndexEffect: Sendable {
 }
 
 /// Writes waiting their turn, committed together by one thread: every write waiting when
-/// a transaction begins joins it (each in a savepoint of its own), so writers arriving
-/// together share one commit and one sync of the WAL instead of queuing for one each.
+/// a transaction begins joins it (``ReportWrites/commit(_:)``: one that fails leaves
+/// nothing), so writers arriving together share one commit, and one sync of the disc,
+/// instead of queuing for one each.
 /// Only after the commit are the writes applied, in order, to the index (and its
 /// observers told); only then is each writer answered. So no write reaches the index,
 /// nor a client, before it is in the database.
@@ -76,7 +77,7 @@ package final class GroupCommit: Sendable {
         }
     }
 
-    /// The same, for a caller that is not async (the command line, tests): blocks its thread.
+    /// The same, for a caller that is not async (tests, the benchmarks): blocks its thread.
     func performWaiting<T: Sendable>(_ write: @escaping @Sendable (any ReportTransaction) throws -> (T, IndexEffect)) throws -> T {
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let finished = DispatchSemaphore(value: 0)

@@ -1,4 +1,5 @@
 import Foundation
+import Offloading
 import ReportModel
 import StorePorts
 
@@ -21,6 +22,7 @@ public struct ReportImport: Sendable {
     ) async throws -> ImportSummary {
         var options = options
         options.marksDataSetChanged = true
-        return try await storage.importRecords(options: options, now: now, next: next, progress: progress)
+        // The store may do the whole import in place: off the cooperative pool.
+        return try await Blocking.offPool { try await storage.importRecords(options: options, now: now, next: next, progress: progress) }
     }
 }

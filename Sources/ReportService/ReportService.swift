@@ -18,7 +18,7 @@ import Tally
 /// server) reach the index as the service follows the change log (``catchUp()``).
 ///
 /// ```swift
-/// let service = try await ReportService(storage: SQLiteReports(path: "var/posterwatch.sqlite"))
+/// let service = try await ReportService(storage: Stores.sqlite(path: "var/posterwatch.sqlite").reports)
 /// let filter = try service.filter(statuses: ["new", "verifying"], created: nil)
 /// let answer = try await service.clusters(in: box, zoom: 12, filter: filter)
 /// ```
@@ -175,8 +175,9 @@ public final class ReportService: Sendable {
 
     // MARK: Queries
 
-    /// Runs a read of the store off the cooperative pool (no further hop when the caller
-    /// is already off it, as the server's handlers are): see `Blocking.offPool`.
+    /// Runs a call of the store (a read, or a maintenance write outside the group commit)
+    /// off the cooperative pool, with no further hop when the caller is already off it (as
+    /// the server's read handlers are): see `Blocking.offPool`.
     func read<T: Sendable>(_ body: (any ReportStorage) async throws -> T) async throws -> T {
         try await Blocking.offPool { try await body(storage) }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import ReportModel
 
-/// The reads the server and the CLI answer straight from the store, through the service
-/// like every other call, so that neither reaches the store itself.
+/// What the server and the CLI ask of the store beyond the index (reads, and the store's
+/// upkeep: forgetting old keys and changes, the last flush), through the service like
+/// every other call, so that neither reaches the store itself.
 extension ReportService {
     /// The number of the last change committed, by any process.
     public func lastChange() async throws -> Int64 { try await read { try await $0.lastChange() } }

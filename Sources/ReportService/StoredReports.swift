@@ -15,7 +15,7 @@ public struct StoredReports: Sendable {
     public var reference: ReferenceData { storage.reference }
 
     /// Runs a read of the store off the cooperative pool (no further hop when the caller
-    /// is already off it, as the server's handlers are): see `Blocking.offPool`.
+    /// is already off it): see `Blocking.offPool`.
     func read<T: Sendable>(_ body: (any ReportReads) async throws -> T) async throws -> T {
         try await Blocking.offPool { try await body(storage) }
     }

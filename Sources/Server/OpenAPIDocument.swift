@@ -71,6 +71,17 @@ enum OpenAPI {
         ["type": "object", "required": .array((required ?? properties.map(\.0)).map { .string($0) }), "properties": .object(properties)]
     }
 
+    /// A request body: exactly these members, no others; those required, and at least
+    /// `minMembers` of them.
+    static func body(_ members: [BodyMember], minMembers: Int = 0) -> JSONValue {
+        var schema: [(String, JSONValue)] = [
+            ("type", "object"), ("required", .array(members.filter(\.required).map { .string($0.name) })),
+            ("properties", .object(members.map { ($0.name, $0.schema) })), ("additionalProperties", false),
+        ]
+        if minMembers > 0 { schema.append(("minProperties", .int(minMembers))) }
+        return .object(schema)
+    }
+
     static func array(of items: JSONValue, count: Int? = nil) -> JSONValue {
         guard let count else { return ["type": "array", "items": items] }
         return ["type": "array", "items": items, "minItems": .int(count), "maxItems": .int(count)]

@@ -27,22 +27,14 @@ enum ReportIntake {
     /// `NewReport`: a Feature whose properties are the fields, or a flat object of the
     /// fields and the position.
     static let newReportSchema: JSONValue = ["oneOf": [
-        schema([BodyMember("type", ["const": "Feature"]), BodyMember("geometry", OpenAPI.ref("Point")), BodyMember("properties", schema(members))]),
-        schema(members + position),
+        OpenAPI.body([BodyMember("type", ["const": "Feature"]), BodyMember("geometry", OpenAPI.ref("Point")), BodyMember("properties", OpenAPI.body(members))]),
+        OpenAPI.body(members + position),
     ]]
 
     /// `ReportPatch`: any of the fields and the position, at least one.
-    static let patchSchema = schema((members + position).map { BodyMember($0.name, $0.schema, required: false) }, minMembers: 1)
+    static let patchSchema = OpenAPI.body((members + position).map { BodyMember($0.name, $0.schema, required: false) }, minMembers: 1)
 
-    /// An object of exactly these members.
-    static func schema(_ members: [BodyMember], minMembers: Int = 0) -> JSONValue {
-        var schema: [(String, JSONValue)] = [
-            ("type", "object"), ("required", .array(members.filter(\.required).map { .string($0.name) })),
-            ("properties", .object(members.map { ($0.name, $0.schema) })), ("additionalProperties", false),
-        ]
-        if minMembers > 0 { schema.append(("minProperties", .int(minMembers))) }
-        return .object(schema)
-    }
+
     /// The fields the server assigns: refused when sent.
     static let assigned = ["id", "status", "created_at", "updated_at"]
 

@@ -33,7 +33,7 @@ extension RequestBody {
     static var minMembers: Int { 0 }
 
     /// Exactly these members, no others; those required, and at least ``minMembers``.
-    static var schema: JSONValue { ReportIntake.schema(members, minMembers: minMembers) }
+    static var schema: JSONValue { OpenAPI.body(members, minMembers: minMembers) }
 
     /// The names of the members it accepts.
     static var names: [String] { members.map(\.name) }
@@ -86,7 +86,8 @@ struct Login: RequestBody {
     var login, password: String
 
     init?(reading body: inout JSONBody) {
-        guard let login = body.string("login"), let password = body.string("password") else { return nil }
+        let (login, password) = (body.string("login"), body.string("password"))
+        guard let login, let password else { return nil }
         (self.login, self.password) = (login, password)
     }
 }

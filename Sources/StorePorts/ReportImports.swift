@@ -52,7 +52,8 @@ public struct ImportSummary: Sendable {
     public var skipped = 0
     /// The first ``ImportOptions/maxReportedIssues`` invalid records.
     public var issues: [RecordIssue] = []
-    // Where the time went, as far as the store can tell (phases another store lacks stay 0).
+    // Where the time went, as the SQLite store splits it (a phase another store lacks
+    // stays 0).
 
     /// Seconds spent inserting rows into the report table (reading the input excluded).
     public var tableSeconds = 0.0

@@ -26,8 +26,8 @@ public typealias MarkerMaker<Marker> = (_ id: Int64, _ coordinate: Coordinate, _
 /// - **Pages** are in id order after their cursor, and a page's reports are the ones a
 ///   brute-force filter of the rows would give.
 ///
-/// Its methods may do their work in place on the calling thread (SQLite does): a caller
-/// that must keep Swift's cooperative threads free calls them inside `Blocking.offPool`.
+/// Its methods may do their work in place on the calling thread (the SQLite store does): a
+/// caller that must keep Swift's cooperative threads free calls them inside `Blocking.offPool`.
 public protocol ReportReads: Sendable {
     /// The vocabularies reports are checked against, as this store keeps them.
     var reference: ReferenceData { get }
@@ -241,7 +241,7 @@ public protocol ChangeLog: Sendable {
     func lastChange() async throws -> Int64
     /// Waits until a change numbered above `seq` is committed, by any process, or until
     /// `timeout` has passed, and returns the last number then. A store that is told of
-    /// commits (PostgreSQL's NOTIFY) returns at once; SQLite looks again every
-    /// `SQLiteReports.changePoll`.
+    /// commits (PostgreSQL's LISTEN) returns at once; one that is not looks again at short
+    /// intervals (the SQLite store: every 50 ms).
     func nextChange(after seq: Int64, timeout: Duration) async throws -> Int64
 }

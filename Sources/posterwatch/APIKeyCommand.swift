@@ -2,7 +2,6 @@ import Accounts
 import ArgumentParser
 import Foundation
 import ReportModel
-import SQLiteStore
 
 /// `posterwatch apikey …`: credentials for machine clients.
 struct APIKeyCommand: AsyncParsableCommand {

@@ -98,10 +98,6 @@ struct ExistingStoreOptions: ParsableArguments {
         }
     }
 
-    func stores() throws -> Stores { try location.stores() }
-
-    func reports() async throws -> ReportService { try await location.reports() }
-
     func reader() throws -> StoredReports { try location.reader() }
 }
 

@@ -5,7 +5,6 @@ import Foundation
 import struct Geometry.BoundingBox
 import Logging
 import ReportService
-import SQLiteStore
 import Server
 import ServiceLifecycle
 import Webhooks

@@ -2,7 +2,6 @@ import Accounts
 import ArgumentParser
 import Foundation
 import ReportModel
-import SQLiteStore
 import StorePorts
 
 extension Role: ExpressibleByArgument {}

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import ReportModel
-import SQLiteStore
 import Webhooks
 
 /// `posterwatch webhook …`: the endpoints that receive changes, as `/v1/webhooks` manages them.

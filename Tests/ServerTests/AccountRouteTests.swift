@@ -105,6 +105,9 @@ struct AccountRouteTests {
             let phone = try await client.send(.post, "/v1/auth/login", json: ["login": "067 123 45 12", "password": Self.password])
             #expect(wrong.status == .unauthorized && unknown.status == .unauthorized && wrong.body == unknown.body && phone.body == wrong.body)
             #expect(wrong.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+            // A body missing both names both in one 422.
+            let empty = try await client.send(.post, "/v1/auth/login", json: ["login": 7])
+            #expect(empty.status == .unprocessableContent && (empty.error?["fields"] as? [[String: String]])?.map { $0["field"]! } == ["login", "password"])
             for _ in 0..<4 { _ = try await client.send(.post, "/v1/auth/login", json: ["login": "i2@example.org", "password": "wrong password"]) }
             let throttled = try await client.send(.post, "/v1/auth/login", json: ["login": "i2@example.org", "password": Self.password])
             #expect(throttled.status == .tooManyRequests)
