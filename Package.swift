@@ -10,6 +10,7 @@
 //   StorePorts    what every store implements (report reads, the write transaction, the change log, imports, photos'
 //                 bytes, accounts, webhooks), with the rules its conformance suite checks
 //   SQLiteStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
+//   PostgresStore PostgreSQL with PostGIS (postgres-nio): the ports as they are built, accounts first
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
 //   ReportService a store (through its ports), the cluster index and the tally kept in step; what the CLI and the server call
@@ -60,6 +61,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Already in the graph through Hummingbird; named for the HTTP parts the change stream writes to its connections.
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
@@ -78,6 +80,11 @@ let package = Package(
             dependencies: [
                 "Geometry", "ReportModel", "StorePorts", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "Geometry", "ReportModel", "StorePorts", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(name: "Tally", dependencies: ["Clustering"]),
@@ -146,7 +153,7 @@ let package = Package(
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["ChangeFeed", "Generator", "Geometry", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
+            dependencies: ["ChangeFeed", "Generator", "Geometry", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -25,10 +25,9 @@ struct AccountStorageConformance {
         try await storage.accountEvents(after: seq, limit: 10_000).map(\.event)
     }
 
-    @Test("an account is found by its email key, with its hash; a taken email key writes nothing; phones may repeat", arguments: StoreUnderTest.all)
-    func accounts(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("an account is found by its email key, with its hash; a taken email key writes nothing; phones may repeat", arguments: AccountStoreUnderTest.all)
+    func accounts(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         let created = try await storage.createAccount(Self.new(1, email: "Oksana@Example.org"), now: Self.t0)
         #expect(created.email == "Oksana@Example.org" && created.role == .inspector && !created.disabled && created.lastLoginAt == nil)
         let found = try #require(try await storage.account(emailKey: "oksana@example.org"))
@@ -49,10 +48,9 @@ struct AccountStorageConformance {
         _ = keep
     }
 
-    @Test("accounts list in id order, by role and page; an update changes what is given, writes an event, and disabling ends the sessions", arguments: StoreUnderTest.all)
-    func listAndUpdate(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("accounts list in id order, by role and page; an update changes what is given, writes an event, and disabling ends the sessions", arguments: AccountStoreUnderTest.all)
+    func listAndUpdate(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         var ids: [Int64] = []
         for i in 0..<7 { ids.append(try await storage.createAccount(Self.new(i, role: i % 3 == 0 ? .supervisor : .inspector), now: Self.t0).id) }
         #expect(try await storage.accounts(role: nil, after: 0, limit: 3).map(\.id) == Array(ids.prefix(3)))
@@ -87,10 +85,9 @@ struct AccountStorageConformance {
         _ = keep
     }
 
-    @Test("a refresh token rotates once; the session remembers its last replaced hashes, and one presented again ends it with an event; old sessions are forgotten", arguments: StoreUnderTest.all)
-    func sessions(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("a refresh token rotates once; the session remembers its last replaced hashes, and one presented again ends it with an event; old sessions are forgotten", arguments: AccountStoreUnderTest.all)
+    func sessions(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         let account = try await storage.createAccount(Self.new(1), now: Self.t0)
         let session = Session(id: "s1", accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
         try await storage.startSession(session, refreshHash: Data("h0".utf8), forgetBefore: .distantPast)
@@ -143,10 +140,9 @@ struct AccountStorageConformance {
         _ = keep
     }
 
-    @Test("of two rotations of one refresh token at once, one rotates and the other finds it used", arguments: StoreUnderTest.all)
-    func rotationRace(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("of two rotations of one refresh token at once, one rotates and the other finds it used", arguments: AccountStoreUnderTest.all)
+    func rotationRace(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         let account = try await storage.createAccount(Self.new(1), now: Self.t0)
         for round in 0..<20 {
             let id = "s\(round)"
@@ -167,10 +163,9 @@ struct AccountStorageConformance {
         _ = keep
     }
 
-    @Test("API keys: found by hash until revoked; a revocation is an event once; signing keys keep the newest", arguments: StoreUnderTest.all)
-    func keys(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("API keys: found by hash until revoked; a revocation is an event once; signing keys keep the newest", arguments: AccountStoreUnderTest.all)
+    func keys(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         let key = try await storage.createAPIKey(name: "sync", role: .integration, keyHash: Data("k".utf8), now: Self.t0)
         #expect(try await storage.apiKey(hash: Data("k".utf8)) == key)
         #expect(try await storage.apiKey(hash: Data("other".utf8)) == nil)
@@ -194,10 +189,9 @@ struct AccountStorageConformance {
         _ = keep
     }
 
-    @Test("account events from writers at once: every reader sees each once, numbered in commit order; the snapshot agrees with the model", arguments: StoreUnderTest.all)
-    func eventsInOrder(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("account events from writers at once: every reader sees each once, numbered in commit order; the snapshot agrees with the model", arguments: AccountStoreUnderTest.all)
+    func eventsInOrder(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         var accounts: [Int64] = []
         for n in 0..<8 { accounts.append(try await storage.createAccount(Self.new(n), now: Self.t0).id) }
         // A reader pages through the events while they are written: it must meet each one,
@@ -260,10 +254,9 @@ struct AccountStorageConformance {
         _ = keep
     }
 
-    @Test("account events older than the retention are pruned as new ones are written, never the newest, and no number is given twice", arguments: StoreUnderTest.all)
-    func pruning(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
-        let storage = stores.accounts
+    @Test("account events older than the retention are pruned as new ones are written, never the newest, and no number is given twice", arguments: AccountStoreUnderTest.all)
+    func pruning(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
         let id = try await storage.createAccount(Self.new(1), now: Self.t0).id
         for _ in 0..<3 { _ = try await storage.updateAccount(id: id, role: .supervisor, name: nil, disabled: nil, now: Self.t0) }
         let old = try await storage.accountEvents(after: 0, limit: 10).map(\.seq)

@@ -1,3 +1,5 @@
+import Foundation
+import PostgresStore
 import SQLiteStore
 import StorePorts
 import Testing
@@ -18,3 +20,58 @@ struct StoreUnderTest: Sendable, CustomTestStringConvertible {
         }
     ]
 }
+
+/// A store of accounts to hand the accounts' part of the suite: SQLite, and PostgreSQL
+/// when the test cluster runs (`scripts/with-postgres.sh`, which `make test` always starts).
+struct AccountStoreUnderTest: Sendable, CustomTestStringConvertible {
+    let name: String
+    let open: @Sendable () async throws -> (storage: any AccountStorage, keep: AnyObject)
+    var testDescription: String { name }
+
+    static let all: [AccountStoreUnderTest] = [
+        AccountStoreUnderTest(name: "SQLite") {
+            let (stores, keep) = try StoreUnderTest.all[0].open()
+            return (stores.accounts, keep)
+        }
+    ] + (TestPostgres.url == nil ? [] : [
+        AccountStoreUnderTest(name: "PostgreSQL") {
+            let database = try await TestPostgres.fresh()
+            return (PostgresAccounts(database.database), database)
+        }
+    ])
+}
+
+/// Databases of the test cluster, each a fresh copy of `posterwatch_test` (PostGIS and
+/// pg_trgm in it), dropped when the value goes away.
+final class TestPostgres: Sendable {
+    static let url = ProcessInfo.processInfo.environment["POSTERWATCH_TEST_POSTGRES"]
+
+    let name: String
+    let database: PostgresDatabase
+
+    private init(name: String, database: PostgresDatabase) {
+        (self.name, self.database) = (name, database)
+    }
+
+    /// A new database, migrated.
+    static func fresh() async throws -> TestPostgres {
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try psql("CREATE DATABASE \(name) TEMPLATE posterwatch_test")
+        let url = String(Self.url!.dropLast("posterwatch_test".count)) + name
+        return TestPostgres(name: name, database: try await PostgresDatabase(url: url))
+    }
+
+    deinit { try? Self.psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+
+    /// Runs a statement on the cluster's maintenance database (`postgres`) through psql.
+    static func psql(_ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", String(url!.dropLast("posterwatch_test".count)) + "postgres", "-c", sql]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestPostgresFailed(statement: sql) }
+    }
+}
+
+struct TestPostgresFailed: Error { var statement: String }
