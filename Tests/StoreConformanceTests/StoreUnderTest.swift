@@ -57,17 +57,19 @@ final class TestPostgres: Sendable {
     static func fresh() async throws -> TestPostgres {
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try psql("CREATE DATABASE \(name) TEMPLATE posterwatch_test")
-        let url = String(Self.url!.dropLast("posterwatch_test".count)) + name
-        return TestPostgres(name: name, database: try await PostgresDatabase(url: url))
+        return TestPostgres(name: name, database: try await PostgresDatabase(url: Self.url(of: name)))
     }
 
     deinit { try? Self.psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
 
-    /// Runs a statement on the cluster's maintenance database (`postgres`) through psql.
-    static func psql(_ sql: String) throws {
+    /// The URL of another database of the test cluster.
+    static func url(of database: String) -> String { String(url!.dropLast("posterwatch_test".count)) + database }
+
+    /// Runs statements on a database of the cluster (by default the maintenance one) through psql.
+    static func psql(_ sql: String, database: String = "postgres") throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", String(url!.dropLast("posterwatch_test".count)) + "postgres", "-c", sql]
+        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", url(of: database), "-c", sql]
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestPostgresFailed(statement: sql) }

@@ -1,0 +1,56 @@
+import Foundation
+import PostgresStore
+import Testing
+
+/// The PostgreSQL store's schema on the test cluster: migrated once however many replicas
+/// open a new database at once, and left alone when a newer release wrote it.
+@Suite("The PostgreSQL schema", .enabled(if: TestPostgres.url != nil))
+struct PostgresSchemaTests {
+    /// The migrations a database records, through psql.
+    static func applied(_ name: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        process.arguments = ["-X", "-At", "-v", "ON_ERROR_STOP=1", TestPostgres.url(of: name), "-c", "SELECT identifier FROM schema_migration ORDER BY identifier"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test("four replicas opening a new database at once migrate it once, and all of them use it")
+    func replicasAtOnce() async throws {
+        let fresh = try await TestPostgres.fresh()
+        let url = TestPostgres.url(of: fresh.name)
+        try TestPostgres.psql("DROP SCHEMA public CASCADE; CREATE SCHEMA public", database: fresh.name)  // as new: no tables at all
+        let opened = try await withThrowingTaskGroup(of: PostgresDatabase.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresDatabase(url: url) } }
+            return try await group.reduce(into: [PostgresDatabase]()) { $0.append($1) }
+        }
+        #expect(opened.count == 4)
+        let applied = try Self.applied(fresh.name)
+        #expect(applied.count == Set(applied).count && !applied.isEmpty, "each migration recorded once: \(applied)")
+    }
+
+    @Test("a database a newer release migrated is refused, naming the migration, and left as it was")
+    func newerRelease() async throws {
+        let fresh = try await TestPostgres.fresh()
+        try TestPostgres.psql("INSERT INTO schema_migration (identifier) VALUES ('v99: from the future')", database: fresh.name)
+        let before = try Self.applied(fresh.name)
+        await #expect(throws: PostgresSchemaFromNewerRelease.self) { _ = try await PostgresDatabase(url: TestPostgres.url(of: fresh.name)) }
+        #expect(try Self.applied(fresh.name) == before)
+    }
+
+    @Test("a URL that cannot be used is refused by rule, without repeating its password")
+    func badURLs() async throws {
+        for url in ["mysql://u:secret@h/db", "postgres://h/db", "postgres://u:secret@h", "postgres://u:secret@/db"] {
+            do {
+                _ = try await PostgresDatabase(url: url)
+                Issue.record("\(url) was taken")
+            } catch let error as PostgresURLInvalid {
+                #expect(!error.description.contains("secret"), "\(error)")
+            }
+        }
+    }
+}
