@@ -75,8 +75,8 @@ enum DatabaseLocation {
                 return file
             case "postgres", "postgresql":
                 throw ValidationError(
-                    "--database: PostgreSQL is not available in this release: the PostgreSQL store (postgres-nio, with PostGIS) is not built yet. "
-                        + "Use sqlite:///path/to/file.sqlite or --db PATH.")
+                    "--database: PostgreSQL is not available in this release: the PostgreSQL store (postgres-nio, with PostGIS) holds accounts only so far; "
+                        + "its reports, change log, webhooks and photos are not built yet. Use sqlite:///path/to/file.sqlite or --db PATH.")
             default:
                 throw ValidationError("--database must be sqlite:///path/to/file.sqlite (postgres:// comes with the PostgreSQL store); its scheme \"\(scheme.prefix(20))\" is not one of them.")
             }
