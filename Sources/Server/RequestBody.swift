@@ -262,8 +262,13 @@ struct WebhookRegistration: RequestBody {
     ]
     var draft: WebhookDraft
 
+    /// The description; null clears it.
+    static func description(_ body: inout JSONBody) -> String? {
+        body.isNull("description") ? "" : body.string("description", required: false)
+    }
+
     init?(reading body: inout JSONBody) {
-        let (url, events, description) = (body.string("url", required: false), body.strings("events", required: false), WebhookRoutes.description(&body))
+        let (url, events, description) = (body.string("url", required: false), body.strings("events", required: false), Self.description(&body))
         let draft: WebhookDraft
         do throws(ValidationErrors) { draft = try WebhookDraft(url: url, events: events, description: description) } catch {
             for issue in error.issues { body.add(issue) }
@@ -284,7 +289,7 @@ struct WebhookChange: RequestBody {
     init?(reading body: inout JSONBody) {
         for name in ["url", "events", "enabled"] where body.isNull(name) { body.add(ValidationError(field: name, "may not be null")) }
         let (url, events, description, enabled) = (
-            body.string("url", required: false), body.strings("events", required: false), WebhookRoutes.description(&body), body.bool("enabled")
+            body.string("url", required: false), body.strings("events", required: false), WebhookRegistration.description(&body), body.bool("enabled")
         )
         let patch: WebhookPatch
         do throws(ValidationErrors) { patch = try WebhookPatch(url: url, events: events, description: description, enabled: enabled) } catch {

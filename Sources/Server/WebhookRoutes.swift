@@ -53,11 +53,6 @@ struct WebhookRoutes {
         }
     }
 
-    /// The description; null clears it.
-    static func description(_ body: inout JSONBody) -> String? {
-        body.isNull("description") ? "" : body.string("description", required: false)
-    }
-
     static func id(_ context: AppRequestContext) throws(ValidationError) -> Int64 {
         let text = context.parameters.get("id") ?? ""
         guard let id = Int64(text), id >= 1 else { throw ValidationError(field: "id", "must be a webhook id, got \"\(text.prefix(40))\"") }

@@ -6,22 +6,11 @@ import Testing
 /// `swift test` without it leaves these out.
 @Suite("The test PostgreSQL")
 struct PostgresHarnessTests {
-    static let url = ProcessInfo.processInfo.environment["POSTERWATCH_TEST_POSTGRES"]
+    static let url = TestPostgres.url
     static let required = ProcessInfo.processInfo.environment["POSTERWATCH_REQUIRE_POSTGRES"] == "1"
 
     /// psql's answer to `sql` on the test database: its lines, unaligned.
-    static func psql(_ sql: String) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-X", "-At", "-v", "ON_ERROR_STOP=1", url!, "-c", sql]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "psql failed on \(sql)")
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
+    static func psql(_ sql: String) throws -> [String] { try TestPostgres.psql(sql, database: "posterwatch_test") }
 
     @Test("make test runs the suite beside a PostgreSQL of its own: never a skip there")
     func present() {

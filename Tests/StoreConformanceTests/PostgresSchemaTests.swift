@@ -6,17 +6,9 @@ import Testing
 /// open a new database at once, and left alone when a newer release wrote it.
 @Suite("The PostgreSQL schema", .enabled(if: TestPostgres.url != nil))
 struct PostgresSchemaTests {
-    /// The migrations a database records, through psql.
+    /// The migrations a database records.
     static func applied(_ name: String) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-X", "-At", "-v", "ON_ERROR_STOP=1", TestPostgres.url(of: name), "-c", "SELECT identifier FROM schema_migration ORDER BY identifier"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        try TestPostgres.psql("SELECT identifier FROM schema_migration ORDER BY identifier", database: name)
     }
 
     @Test("four replicas opening a new database at once migrate it once, and all of them use it")

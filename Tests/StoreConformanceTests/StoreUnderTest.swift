@@ -65,14 +65,20 @@ final class TestPostgres: Sendable {
     /// The URL of another database of the test cluster.
     static func url(of database: String) -> String { String(url!.dropLast("posterwatch_test".count)) + database }
 
-    /// Runs statements on a database of the cluster (by default the maintenance one) through psql.
-    static func psql(_ sql: String, database: String = "postgres") throws {
+    /// Runs statements on a database of the cluster (by default the maintenance one)
+    /// through psql; the lines it printed, unaligned.
+    @discardableResult
+    static func psql(_ sql: String, database: String = "postgres") throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-X", "-q", "-v", "ON_ERROR_STOP=1", url(of: database), "-c", sql]
+        process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database), "-c", sql]
+        let output = Pipe()
+        process.standardOutput = output
         try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestPostgresFailed(statement: sql) }
+        return String(decoding: printed, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 }
 
