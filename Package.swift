@@ -85,6 +85,7 @@ let package = Package(
             name: "PostgresStore",
             dependencies: [
                 "Geometry", "ReportModel", "StorePorts", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .target(name: "Clustering", dependencies: ["Geometry"]),
         .target(name: "Tally", dependencies: ["Clustering"]),

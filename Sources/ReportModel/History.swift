@@ -44,6 +44,22 @@ public struct FieldChange: Sendable, Hashable, Codable {
     }
 }
 
+extension FieldChange {
+    /// The fields a draft changes in a report, as the interchange vocabulary names them.
+    public static func between(_ report: Report, _ draft: ReportDraft) -> [FieldChange] {
+        func text(_ c: Coordinate) -> String { "\(c.longitude),\(c.latitude)" }
+        let pairs: [(String, String?, String?)] = [
+            ("position", text(report.coordinate), text(draft.coordinate)),
+            ("address", report.address, draft.address), ("city", report.city, draft.city),
+            ("district", report.district, draft.district), ("object_type", report.objectType, draft.objectType),
+            ("balance_holder", report.balanceHolder, draft.balanceHolder), ("violator", report.violator, draft.violator),
+            ("phones", report.phones.joined(separator: ", "), draft.phones.joined(separator: ", ")),
+            ("comment", report.comment, draft.comment),
+        ]
+        return pairs.filter { $0.1 != $0.2 }.map { FieldChange(field: $0.0, before: $0.1, after: $0.2) }
+    }
+}
+
 /// What one write recorded of a report.
 public struct HistoryEntry: Sendable, Hashable {
     public var seq: Int64

@@ -88,6 +88,21 @@ public enum Phone {
         return digits.isEmpty ? nil : String(String.UnicodeScalarView(digits))
     }
 
+    /// The digits a search text asks for, checked as every store checks them: at most 64
+    /// characters, at least one digit.
+    public static func searchFragment(_ text: String) throws(ValidationError) -> String {
+        guard text.unicodeScalars.count <= 64 else { throw ValidationError(field: "q", "must be at most 64 characters") }
+        guard let digits = searchDigits(text) else {
+            throw ValidationError(field: "q", "must contain at least one digit of a phone number or report id")
+        }
+        return digits
+    }
+
+    /// The report id a searched fragment names, when it could be one (no leading zero).
+    public static func exactID(_ digits: String) -> Int64? {
+        digits.first == "0" ? nil : Int64(digits)
+    }
+
     private static func rejected(_ text: String, _ field: String) -> ValidationError {
         ValidationError(field: field, "\"\(text)\" is not a phone number: write a Ukrainian number such as 067 123 45 67 or +380 67 123 45 67, or an international one as + and 8 to 15 digits")
     }

@@ -91,6 +91,43 @@ public struct PhoneRecord: Sendable, Hashable {
     }
 }
 
+extension PhoneRecord {
+    /// One public report carrying the number, as its record counts it.
+    public struct Sighting: Sendable {
+        public var status: String, district: String, violator: String?, createdAt: Int64
+        public init(status: String, district: String, violator: String?, createdAt: Int64) {
+            (self.status, self.district, self.violator, self.createdAt) = (status, district, violator, createdAt)
+        }
+    }
+
+    /// A number's record from what a store read of it: its status row, if any (status,
+    /// changed, blocked), the public reports carrying it, and its history. Nil when no
+    /// report carries it and nobody ever changed its status.
+    public init?(
+        number: String, stored: (status: PhoneStatus, changedAt: Date, blockedAt: Date?)?, sightings: [Sighting],
+        reference: ReferenceData, history: [PhoneHistoryEntry]
+    ) {
+        guard stored != nil || !sightings.isEmpty else { return nil }
+        var statuses: [String: Int] = [:], districts: [String: Int] = [:], violators: [String: Int] = [:]
+        for r in sightings {
+            statuses[r.status, default: 0] += 1
+            districts[r.district, default: 0] += 1
+            if let name = r.violator { violators[name, default: 0] += 1 }
+        }
+        func ranked(_ counts: [String: Int]) -> [(String, Int)] {
+            counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.value) }
+        }
+        let times = sightings.map(\.createdAt)
+        self.init(
+            number: number, status: stored?.status ?? .unverified, changedAt: stored?.changedAt, blockedAt: stored?.blockedAt,
+            reportCount: sightings.count, openCount: statuses.reduce(0) { $0 + (reference.isOpen($1.key) ? $1.value : 0) },
+            statusCounts: statuses, firstSeen: times.min().map(Date.init(milliseconds:)), lastSeen: times.max().map(Date.init(milliseconds:)),
+            districts: ranked(districts).map { (code: $0.0, count: $0.1) },
+            violators: ranked(violators).prefix(Self.maxViolators).map { (name: $0.0, count: $0.1) },
+            history: history)
+    }
+}
+
 /// A number on the blocklist.
 public struct BlockedPhone: Sendable, Hashable {
     public var number: String

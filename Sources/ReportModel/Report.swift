@@ -126,6 +126,12 @@ extension Report {
 
     /// Creation time in milliseconds since 1970, as stored.
     public var createdMilliseconds: Int64 { createdAt.milliseconds }
+
+    /// The `updated_at` of the next write: now, or a millisecond past the last one if that
+    /// is not later (every recorded write moves it, so that it is a version).
+    public func nextVersion(at now: Date) -> Int64 {
+        max(now.milliseconds, updatedAt.milliseconds + 1)
+    }
 }
 
 extension Date {

@@ -38,7 +38,7 @@ extension SQLiteReports {
         options: ImportOptions, intoNewFile: Bool, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
     ) throws -> ImportSummary {
         var summary = ImportSummary()
-        var issueCount = 0
+        var admission = ImportAdmission(options: options, reference: reference, lastID: 0)
         var commitStart: Date?
         let reference = self.reference
         try pool.writeWithoutTransaction { db in
@@ -77,7 +77,7 @@ extension SQLiteReports {
                 }
                 let deferred = bulk ? try DeferredIndexes(db) : nil
                 var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
-                var seen: [Int64: RecordLocation] = [:]  // ids given or assigned in this import
+                admission = ImportAdmission(options: options, reference: reference, lastID: inserter.lastID)
                 // A bulk load inserts in key order at the end: appending to the table's
                 // B-tree, instead of inserting all over it.
                 // Drafts stay in their batches (no copying as one big array grows); the
@@ -91,19 +91,12 @@ extension SQLiteReports {
                 var phoneEntries: [PhoneIndexBuild.Entry] = []
                 var done = 0
 
-                func reject(_ location: RecordLocation, _ error: ValidationError) {
-                    issueCount += 1
-                    if summary.issues.count < options.maxReportedIssues {
-                        summary.issues.append(RecordIssue(location: location, error: error))
-                    }
-                }
-
                 func insert(_ draft: ReportDraft, key: Int64, at location: RecordLocation) throws {
                     switch try inserter.insert(draft, key: key, now: now) {
                     case .success(let id):
                         summary.imported += 1
                         if options.keepsIDs { summary.ids.append(id) }
-                    case .failure(let error): reject(location, error)
+                    case .failure(let error): admission.refuse(location, error)
                     }
                 }
 
@@ -112,35 +105,8 @@ extension SQLiteReports {
                     var kept: [(draft: ReportDraft, location: RecordLocation)] = []
                     if bulk { kept.reserveCapacity(batch.count) }
                     for record in batch {
-                        var draft: ReportDraft
-                        do throws(ValidationError) {
-                            draft = try reference.validate(record.draft.get())
-                        } catch {
-                            reject(record.location, error)
-                            continue
-                        }
-                        if let id = draft.id {
-                            if let first = seen[id] {
-                                reject(record.location, ValidationError(field: "id", "\(id) is already used in this input, at \(first)"))
-                                continue
-                            }
-                            seen[id] = record.location
-                            if try taken(id) {
-                                reject(record.location, ValidationError(field: "id", "report \(id) already exists"))
-                                continue
-                            }
-                        }
-                        // Once a record is invalid nothing will be kept: just check the rest.
-                        guard issueCount == 0 || options.skipInvalid else { continue }
-                        let key: Int64
-                        do throws(ValidationError) {
-                            let given = draft.id != nil
-                            key = try inserter.assignID(&draft)
-                            if !given { seen[draft.id!] = record.location }
-                        } catch {
-                            reject(record.location, error)
-                            continue
-                        }
+                        guard let draft = try admission.admit(record, taken: taken) else { continue }
+                        let key = ReportRow.key(draft.coordinate, id: draft.id!)
                         if bulk {
                             order.append((key, Int32(pending.count), Int32(kept.count)))
                             rtreeEntries.append(PackedRTree.Entry(key: key, longitude: draft.coordinate.longitude, latitude: draft.coordinate.latitude))
@@ -159,7 +125,7 @@ extension SQLiteReports {
                     done += batch.count
                     progress(done)
                 }
-                guard issueCount == 0 || options.skipInvalid else { return .rollback }
+                guard admission.keeps else { return .rollback }
                 let start = Date()
                 // The R*Tree is packed on a second core while the rows go in.
                 let nodeSize = try PackedRTree.nodeSize(db)
@@ -179,9 +145,9 @@ extension SQLiteReports {
                 let packedAll = summary.imported == order.count  // else a row was refused after all
                 pending = []
                 order = []
-                try inserter.finish()
+                try inserter.finish(lastID: admission.lastID)
                 summary.tableSeconds += Date().timeIntervalSince(start)
-                summary.skipped = issueCount
+                summary.skipped = admission.issueCount
                 if let deferred, let packing {
                     summary.rebuiltIndexes = true
                     let rtreeStart = Date()
@@ -203,9 +169,8 @@ extension SQLiteReports {
             }
             if let commitStart { summary.commitSeconds = Date().timeIntervalSince(commitStart) }
         }
-        if issueCount > 0 && !options.skipInvalid {
-            throw RecordsRejected(issues: summary.issues, issueCount: issueCount)
-        }
+        try admission.check()
+        summary.issues = admission.issues
         return summary
     }
 }

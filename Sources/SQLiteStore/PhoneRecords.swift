@@ -13,28 +13,11 @@ extension SQLiteReports {
                     SELECT r.status, r.district, r.violator, r.created_at FROM report_phone p JOIN report r ON r.id = p.report_id WHERE p.phone = ?
                     """),
                 arguments: [number])
-            guard row != nil || !reports.isEmpty else { return nil }
-            var statuses: [String: Int] = [:], districts: [String: Int] = [:], violators: [String: Int] = [:]
-            var first: Int64 = .max, last: Int64 = .min
-            for r in reports {
-                statuses[r[0], default: 0] += 1
-                districts[r[1], default: 0] += 1
-                if let name: String = r[2] { violators[name, default: 0] += 1 }
-                first = min(first, r[3])
-                last = max(last, r[3])
-            }
-            func ranked(_ counts: [String: Int]) -> [(String, Int)] {
-                counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.value) }
-            }
             return PhoneRecord(
-                number: number, status: row.flatMap { PhoneStatus(rawValue: $0[0]) } ?? .unverified,
-                changedAt: row.map { ReportRow.date(milliseconds: $0[1]) }, blockedAt: (row?[2] as Int64?).map(ReportRow.date(milliseconds:)),
-                reportCount: reports.count, openCount: statuses.reduce(0) { $0 + (reference.isOpen($1.key) ? $1.value : 0) },
-                statusCounts: statuses, firstSeen: reports.isEmpty ? nil : ReportRow.date(milliseconds: first),
-                lastSeen: reports.isEmpty ? nil : ReportRow.date(milliseconds: last),
-                districts: ranked(districts).map { (code: $0.0, count: $0.1) },
-                violators: ranked(violators).prefix(PhoneRecord.maxViolators).map { (name: $0.0, count: $0.1) },
-                history: try Self.phoneHistory(db, number))
+                number: number,
+                stored: row.map { (PhoneStatus(rawValue: $0[0]) ?? .unverified, ReportRow.date(milliseconds: $0[1]), ($0[2] as Int64?).map(ReportRow.date(milliseconds:))) },
+                sightings: reports.map { PhoneRecord.Sighting(status: $0[0], district: $0[1], violator: $0[2], createdAt: $0[3]) },
+                reference: reference, history: try Self.phoneHistory(db, number))
         }
     }
 

@@ -22,11 +22,11 @@ import ReportModel
 extension SQLiteReports {
     /// The reports whose phones or id contain the digits of `text`, exact id first, then newest.
     public func search(_ text: String, limit: Int) throws -> [Report] {
-        let digits = try Self.searchDigits(text)
+        let digits = try Phone.searchFragment(text)
         guard limit > 0 else { return [] }
         return try pool.read { db in
             var result: [Report] = []
-            let exact = Self.exactID(digits)
+            let exact = Phone.exactID(digits)
             if let exact, let report = try ReportRow.fetch(db, id: exact) {
                 result.append(report)
             }
@@ -65,7 +65,7 @@ extension SQLiteReports {
 
     /// How many reports the search for `text` matches in all.
     public func searchCount(_ text: String) throws -> Int {
-        let digits = try Self.searchDigits(text)
+        let digits = try Phone.searchFragment(text)
         return try pool.read { db in
             if digits.count >= 3 {
                 return try Int.fetchOne(
@@ -96,19 +96,6 @@ extension SQLiteReports {
             return true
         }
         return found.sorted { ($0.second, $0.id) > ($1.second, $1.id) }.prefix(limit).map(\.id)
-    }
-
-    static func searchDigits(_ text: String) throws(ValidationError) -> String {
-        guard text.unicodeScalars.count <= 64 else { throw ValidationError(field: "q", "must be at most 64 characters") }
-        guard let digits = Phone.searchDigits(text) else {
-            throw ValidationError(field: "q", "must contain at least one digit of a phone number or report id")
-        }
-        return digits
-    }
-
-    /// The id a digit string names, when it could be one (no leading zero).
-    static func exactID(_ digits: String) -> Int64? {
-        digits.first == "0" ? nil : Int64(digits)
     }
 
     /// An FTS5 phrase of digits: with the trigram tokenizer, a substring match.

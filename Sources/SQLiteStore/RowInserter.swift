@@ -11,8 +11,8 @@ struct RowInserter {
     let db: Database
     let statement: Statement
     let initialStatus: String
-    /// The highest id stored or handed out so far.
-    private(set) var lastID: Int64
+    /// The highest id stored when the import began.
+    let lastID: Int64
     /// The texts of the row being inserted, and where each lies: (parameter, start, count).
     private var arena: [UInt8] = []
     private var spans: [(column: Int32, start: Int, count: Int)] = []
@@ -30,22 +30,7 @@ struct RowInserter {
 
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: String(ReportRow.phoneSeparator)) }
 
-    /// Gives a validated draft its id when it has none (the next number of the sequence)
-    /// and returns its storage key.
-    mutating func assignID(_ d: inout ReportDraft) throws(ValidationError) -> Int64 {
-        if let id = d.id {
-            lastID = max(lastID, id)
-        } else {
-            guard lastID < ReportLimits.maxID else {
-                throw ValidationError(field: "id", "every report number up to \(ReportLimits.maxID) is taken")
-            }
-            lastID += 1
-            d.id = lastID
-        }
-        return ReportRow.key(d.coordinate, id: d.id!)
-    }
-
-    /// Inserts a draft with its id and key (see ``assignID(_:)``); defaults: the initial
+    /// Inserts a draft with its id and key; defaults: the initial
     /// status, times `now`. A taken id is the rule the draft broke.
     mutating func insert(_ d: borrowing ReportDraft, key: Int64, now: Date) throws -> Result<Int64, ValidationError> {
         // The texts go end to end into one reused buffer and are bound from there without
@@ -105,7 +90,7 @@ struct RowInserter {
 
     /// Records the highest id handed out, so that no number is given twice, even after
     /// the report that had it is deleted.
-    func finish() throws {
+    func finish(lastID: Int64) throws {
         try db.execute(sql: "UPDATE report_sequence SET last_id = max(last_id, ?)", arguments: [lastID])
     }
 }

@@ -86,7 +86,7 @@ public struct WriteTransaction: ReportTransaction {
                 """,
             arguments: [
                 ReportRow.key(d.coordinate, id: id), d.coordinate.longitude, d.coordinate.latitude, d.address, d.city, d.district,
-                d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, version(after: before, now: now), id,
+                d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, before.nextVersion(at: now), id,
             ])
         try record(id, .edited, author: author, at: now, changes: changes)
         return (before, try report(id)!)
@@ -104,7 +104,7 @@ public struct WriteTransaction: ReportTransaction {
     func setStatus(of before: Report, to status: String, note: String?, author: Author, now: Date) throws -> (after: Report, historySeq: Int64) {
         var after = before
         after.status = status
-        after.updatedAt = ReportRow.date(milliseconds: version(after: before, now: now))
+        after.updatedAt = ReportRow.date(milliseconds: before.nextVersion(at: now))
         try db.cachedStatement(sql: "UPDATE report SET status = ?, updated_at = ? WHERE id = ?")
             .execute(arguments: [status, after.updatedAt.milliseconds, before.id])
         let seq = try record(before.id, .transition, author: author, at: now, from: before.status, to: status, note: note)
@@ -121,7 +121,7 @@ public struct WriteTransaction: ReportTransaction {
                 SELECT id, key, longitude, latitude, address, city, district, object_type, balance_holder,
                        violator, phones, comment, status, created_at, ?, ?, ? FROM report WHERE id = ?
                 """,
-            arguments: [version(after: before, now: now), ReportRow.milliseconds(now), note, id])
+            arguments: [before.nextVersion(at: now), ReportRow.milliseconds(now), note, id])
         try db.execute(sql: "DELETE FROM report WHERE id = ?", arguments: [id])
         try record(id, .hidden, author: author, at: now, note: note)
         return before
@@ -137,7 +137,7 @@ public struct WriteTransaction: ReportTransaction {
                 SELECT key, id, longitude, latitude, address, city, district, object_type, balance_holder,
                        violator, phones, comment, status, created_at, ? FROM report_hidden WHERE id = ?
                 """,
-            arguments: [version(after: hidden.report, now: now), id])
+            arguments: [hidden.report.nextVersion(at: now), id])
         try db.execute(sql: "DELETE FROM report_hidden WHERE id = ?", arguments: [id])
         try record(id, .unhidden, author: author, at: now, note: note)
         return try report(id)!
@@ -152,11 +152,6 @@ public struct WriteTransaction: ReportTransaction {
         try db.execute(sql: "DELETE FROM report_photo WHERE report_id = ?", arguments: [id])
         try record(id, .deleted, author: author, at: now)
         return before
-    }
-
-    /// The next `updated_at`: now, or a millisecond past the last one if that is not later.
-    func version(after report: Report, now: Date) -> Int64 {
-        max(ReportRow.milliseconds(now), ReportRow.milliseconds(report.updatedAt) + 1)
     }
 
     // MARK: History and changes
@@ -192,22 +187,6 @@ public struct WriteTransaction: ReportTransaction {
         try db.execute(
             sql: "INSERT INTO idempotency_key (caller, key, fingerprint, status, headers, answer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             arguments: [caller, key, answer.fingerprint, answer.reply.status, headers, answer.reply.body, ReportRow.milliseconds(now)])
-    }
-}
-
-extension FieldChange {
-    /// The fields a draft changes in a report, as the interchange vocabulary names them.
-    static func between(_ report: Report, _ draft: ReportDraft) -> [FieldChange] {
-        func text(_ c: Coordinate) -> String { "\(c.longitude),\(c.latitude)" }
-        let pairs: [(String, String?, String?)] = [
-            ("position", text(report.coordinate), text(draft.coordinate)),
-            ("address", report.address, draft.address), ("city", report.city, draft.city),
-            ("district", report.district, draft.district), ("object_type", report.objectType, draft.objectType),
-            ("balance_holder", report.balanceHolder, draft.balanceHolder), ("violator", report.violator, draft.violator),
-            ("phones", report.phones.joined(separator: ", "), draft.phones.joined(separator: ", ")),
-            ("comment", report.comment, draft.comment),
-        ]
-        return pairs.filter { $0.1 != $0.2 }.map { FieldChange(field: $0.0, before: $0.1, after: $0.2) }
     }
 }
 

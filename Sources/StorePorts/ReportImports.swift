@@ -1,4 +1,5 @@
 import Foundation
+import Geometry
 import ReportModel
 
 /// How a store takes a file of reports at once: the bulk write path, which the report
@@ -75,4 +76,76 @@ public struct ImportSummary: Sendable {
     public var ids: [Int64] = []
 
     public init() {}
+}
+
+/// The rules by which an import admits records, the same in every store: each record
+/// valid against the reference data, an id used once in the input and not taken in the
+/// store, the next numbers handed to records without one; issues counted and the first
+/// ``ImportOptions/maxReportedIssues`` kept; once one record is refused (without
+/// ``ImportOptions/skipInvalid``), nothing more is admitted, every record still checked.
+public struct ImportAdmission {
+    public let options: ImportOptions
+    public let reference: ReferenceData
+    /// The highest id stored or handed out so far.
+    public private(set) var lastID: Int64
+    public private(set) var issues: [RecordIssue] = []
+    public private(set) var issueCount = 0
+    /// Ids given or handed out in this import, and where.
+    private var seen: [Int64: RecordLocation] = [:]
+
+    public init(options: ImportOptions, reference: ReferenceData, lastID: Int64) {
+        self.options = options
+        self.reference = reference
+        self.lastID = lastID
+    }
+
+    /// Whether what is admitted will be kept (no refusal, or refusals skipped).
+    public var keeps: Bool { issueCount == 0 || options.skipInvalid }
+
+    /// The record as it will be stored, with its id; nil when it is refused (its issue
+    /// recorded) or when nothing will be kept. `taken` says whether the store holds an id.
+    public mutating func admit(_ record: DraftRecord, taken: (Int64) throws -> Bool) rethrows -> ReportDraft? {
+        var draft: ReportDraft
+        do throws(ValidationError) {
+            draft = try reference.validate(record.draft.get())
+        } catch {
+            refuse(record.location, error)
+            return nil
+        }
+        if let id = draft.id {
+            if let first = seen[id] {
+                refuse(record.location, ValidationError(field: "id", "\(id) is already used in this input, at \(first)"))
+                return nil
+            }
+            seen[id] = record.location
+            if try taken(id) {
+                refuse(record.location, ValidationError(field: "id", "report \(id) already exists"))
+                return nil
+            }
+        }
+        guard keeps else { return nil }
+        if let id = draft.id {
+            lastID = max(lastID, id)
+        } else {
+            guard lastID < ReportLimits.maxID else {
+                refuse(record.location, ValidationError(field: "id", "every report number up to \(ReportLimits.maxID) is taken"))
+                return nil
+            }
+            lastID += 1
+            draft.id = lastID
+            seen[lastID] = record.location
+        }
+        return draft
+    }
+
+    /// Records a refused record.
+    public mutating func refuse(_ location: RecordLocation, _ error: ValidationError) {
+        issueCount += 1
+        if issues.count < options.maxReportedIssues { issues.append(RecordIssue(location: location, error: error)) }
+    }
+
+    /// ``RecordsRejected`` when a refusal means nothing is kept.
+    public func check() throws(RecordsRejected) {
+        if !keeps { throw RecordsRejected(issues: issues, issueCount: issueCount) }
+    }
 }

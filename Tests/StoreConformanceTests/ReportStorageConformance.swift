@@ -89,7 +89,7 @@ struct ReportStorageConformance {
 
     @Test("boxes, pages and filters answer exactly what a brute force over the public rows answers", arguments: StoreUnderTest.all)
     func boxesAndFilters(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
+        let (stores, keep) = try await store.open()
         let storage = stores.reports
         let model = try Self.seed(storage, count: 600, seed: 41)
         var rng = SplitMix64(state: 42)
@@ -120,7 +120,7 @@ struct ReportStorageConformance {
 
     @Test("search finds a fragment of a phone's digits or of the id, the exact id first, then the newest; counts agree", arguments: StoreUnderTest.all)
     func search(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
+        let (stores, keep) = try await store.open()
         let storage = stores.reports
         let model = try Self.seed(storage, count: 300, seed: 43)
         func second(_ r: Report) -> Int64 { Int64(r.createdAt.timeIntervalSince1970.rounded(.down)) }
@@ -148,7 +148,7 @@ struct ReportStorageConformance {
 
     @Test("a commit is all or nothing per write: a write that fails leaves no row, change or answer behind, and the others commit", arguments: StoreUnderTest.all)
     func allOrNothing(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
+        let (stores, keep) = try await store.open()
         let storage = stores.reports
         var rng = SplitMix64(state: 45)
         let drafts = try (0..<4).map { _ in try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
@@ -193,7 +193,7 @@ struct ReportStorageConformance {
 
     @Test("every change of a report writes its history and its numbered change; hidden reports are staff's, deleted ones gone, history kept", arguments: StoreUnderTest.all)
     func changesAndHistory(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
+        let (stores, keep) = try await store.open()
         let storage = stores.reports
         var rng = SplitMix64(state: 46)
         let draft = try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng))
@@ -231,7 +231,7 @@ struct ReportStorageConformance {
 
     @Test("the change log: numbered in commit order while a writer writes; a page's reports are current; forgetting keeps the last number", arguments: StoreUnderTest.all)
     func changeLog(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
+        let (stores, keep) = try await store.open()
         let storage = stores.reports
         let reference = storage.reference
         var rng = SplitMix64(state: 48)

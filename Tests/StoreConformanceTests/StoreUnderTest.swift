@@ -9,16 +9,24 @@ import TestSupport
 /// (with what keeps the database alive while a test runs).
 struct StoreUnderTest: Sendable, CustomTestStringConvertible {
     let name: String
-    let open: @Sendable () throws -> (stores: Stores, keep: AnyObject)
+    let open: @Sendable () async throws -> (stores: Stores, keep: AnyObject)
     var testDescription: String { name }
 
-    /// Every store: SQLite now. The PostgreSQL store joins this list, unchanged suite and all.
+    /// Every store: SQLite, and PostgreSQL when the test cluster runs
+    /// (`scripts/with-postgres.sh`, which `make test` always starts).
     static let all = [
         StoreUnderTest(name: "SQLite") {
             let directory = try TemporaryDirectory()
             return (try Stores.sqlite(path: directory.path("test.sqlite")), directory)
         }
-    ]
+    ] + (TestPostgres.url == nil ? [] : [
+        StoreUnderTest(name: "PostgreSQL") {
+            let database = try await TestPostgres.fresh()
+            let stores = Stores(
+                reports: PostgresReports(database.database), accounts: PostgresAccounts(database.database), webhooks: PostgresWebhooks(database.database))
+            return (stores, database)
+        }
+    ])
 }
 
 /// A store of accounts to hand the accounts' part of the suite: SQLite, and PostgreSQL
@@ -28,17 +36,12 @@ struct AccountStoreUnderTest: Sendable, CustomTestStringConvertible {
     let open: @Sendable () async throws -> (storage: any AccountStorage, keep: AnyObject)
     var testDescription: String { name }
 
-    static let all: [AccountStoreUnderTest] = [
-        AccountStoreUnderTest(name: "SQLite") {
-            let (stores, keep) = try StoreUnderTest.all[0].open()
+    static let all = StoreUnderTest.all.map { store in
+        AccountStoreUnderTest(name: store.name) {
+            let (stores, keep) = try await store.open()
             return (stores.accounts, keep)
         }
-    ] + (TestPostgres.url == nil ? [] : [
-        AccountStoreUnderTest(name: "PostgreSQL") {
-            let database = try await TestPostgres.fresh()
-            return (PostgresAccounts(database.database), database)
-        }
-    ])
+    }
 }
 
 /// Databases of the test cluster, each a fresh copy of `posterwatch_test` (PostGIS and

@@ -49,7 +49,7 @@ struct WebhookStorageConformance {
 
     @Test("each change is queued once for each enabled endpoint subscribed to its type, in the change's transaction", arguments: StoreUnderTest.all)
     func queued(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try store.open()
+        let (stores, keep) = try await store.open()
         defer { _ = keep }
         let service = try await ReportService(storage: stores.reports)
         let webhooks = WebhookService(storage: stores.webhooks)
@@ -68,7 +68,7 @@ struct WebhookStorageConformance {
 
     @Test("taking is exclusive and leased; 2xx delivers, 5xx retries on the schedule, 410 gives up and disables; a payload is written once", arguments: StoreUnderTest.all)
     func settle(_ under: StoreUnderTest) async throws {
-        let (stores, keep) = try under.open()
+        let (stores, keep) = try await under.open()
         defer { _ = keep }
         let service = try await ReportService(storage: stores.reports)
         let store = stores.webhooks
@@ -129,7 +129,7 @@ struct WebhookStorageConformance {
 
     @Test("two dispatchers claiming the same due deliveries at once: each delivery is taken by exactly one", arguments: StoreUnderTest.all)
     func racingClaims(_ under: StoreUnderTest) async throws {
-        let (stores, keep) = try under.open()
+        let (stores, keep) = try await under.open()
         defer { _ = keep }
         let service = try await ReportService(storage: stores.reports)
         let dispatcher = WebhookDispatcher(storage: stores.webhooks, feed: ChangeFeed(storage: stores.reports))

@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ReportModel
+import StorePorts
+
+/// The connection the writes go through: one, kept open, one transaction at a time
+/// (``PostgresReports/commit(_:)``). Reopened after it is lost.
+final class PostgresWriter: @unchecked Sendable {
+    private let database: PostgresDatabase
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var connection: PostgresConnection?
+
+    init(_ database: PostgresDatabase) { self.database = database }
+
+    /// Runs `body` holding the writer's connection, opened when needed.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if connection?.isClosed ?? true {
+            connection = try PostgresConnection.connect(
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: database.target, id: 1, logger: database.logger
+            ).wait()
+        }
+        return try body(connection!)
+    }
+
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let connection { let _: EventLoopFuture<Void> = connection.close() }
+        connection = nil
+    }
+}
+
+/// One write transaction on the writer's connection, as its steps see it: the change and
+/// report numbers it has handed out, kept in memory while it holds the counter's row and
+/// written back when it commits.
+final class WriteSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    private(set) var lastChange: Int64 = 0
+    var lastID: Int64 = 0
+    private var start: (change: Int64, id: Int64) = (0, 0)
+
+    init(_ connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Runs a statement and waits for its rows. The steps are synchronous by the port's
+    /// design (they run on the group commit's writer thread): they wait on the future of
+    /// the connection's event loop, which needs no thread of Swift's pool to complete.
+    func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
+        try connection.query(query, logger: logger).wait().rows
+    }
+
+    func execute(_ query: PostgresQuery) throws { _ = try rows(query) }
+
+    /// Begins, and takes the writers' lock: the counter's row, held to the commit.
+    func begin() throws {
+        try execute("BEGIN")
+        start = try rows("SELECT c.last, s.last_id FROM change_counter c, report_sequence s FOR UPDATE OF c")[0].decode((Int64, Int64).self)
+        (lastChange, lastID) = start
+    }
+
+    /// The number of the next change.
+    func nextChange() -> Int64 {
+        lastChange += 1
+        return lastChange
+    }
+
+    /// What a savepoint must restore of the numbers.
+    var mark: (Int64, Int64) {
+        get { (lastChange, lastID) }
+        set { (lastChange, lastID) = newValue }
+    }
+
+    /// Writes the numbers back, tells the listeners, and commits.
+    func commit() throws {
+        if (lastChange, lastID) != start {
+            try execute(
+                """
+                WITH c AS (UPDATE change_counter SET last = \(lastChange)), s AS (UPDATE report_sequence SET last_id = \(lastID))
+                SELECT pg_notify(\(CommitSignal.channel), \(String(lastChange)))
+                """)
+        }
+        try execute("COMMIT")
+    }
+}
+
+extension PostgresReports {
+    /// Runs the writes in one transaction, each after a savepoint: one that throws is rolled
+    /// back to it alone, and the others commit. If the transaction itself fails (the
+    /// connection lost, the commit refused), every write fails with its error.
+    public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
+        var outcomes: [Result<T, any Error>] = []
+        let reference = self.reference, logger = self.logger
+        do {
+            try writer.withConnection { connection in
+                let session = WriteSession(connection, logger: logger)
+                do {
+                    try session.begin()
+                    let transaction = PostgresTransaction(session: session, reference: reference)
+                    for write in writes {
+                        try session.execute("SAVEPOINT write")
+                        let mark = session.mark
+                        do {
+                            outcomes.append(.success(try write(transaction)))
+                        } catch {
+                            outcomes.append(.failure(error))
+                            try session.execute("ROLLBACK TO SAVEPOINT write")
+                            session.mark = mark
+                        }
+                    }
+                    try session.commit()
+                } catch {
+                    _ = try? session.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        } catch {
+            return writes.indices.map { i in
+                if i < outcomes.count, case .failure = outcomes[i] { return outcomes[i] }
+                return .failure(error)
+            }
+        }
+        return outcomes
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Geometry
+import PostgresNIO
+import ReportModel
+import StorePorts
+
+/// A statement put together from pieces: its text, and its values always bound (`$1`,
+/// `$2`, …), never spliced into the text. What the filters and boxes of the report reads
+/// need, where one literal of `PostgresQuery` cannot say a varying number of conditions.
+struct SQL: Sendable {
+    private(set) var text: String
+    private(set) var binds = PostgresBindings()
+
+    init(_ text: String = "") { self.text = text }
+
+    /// Appends text (never a value: see ``bind(_:)``).
+    mutating func append(_ text: String) { self.text += text }
+
+    /// Binds a value and returns its placeholder.
+    mutating func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value?) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: text, binds: binds) }
+
+    /// The condition that a report (`report` or an alias's columns) is in the box, edges
+    /// included: the GiST index finds the candidates (PostGIS compares float boxes rounded
+    /// outward, so it never misses one), and the exact doubles decide. A box across the
+    /// antimeridian is its two parts.
+    mutating func inside(_ box: BoundingBox) -> String {
+        let parts = box.parts.map { part in
+            let (w, s, e, n) = (bind(part.west), bind(part.south), bind(part.east), bind(part.north))
+            return "(position && ST_MakeEnvelope(\(w), \(s), \(e), \(n), 4326) AND longitude BETWEEN \(w) AND \(e) AND latitude BETWEEN \(s) AND \(n))"
+        }
+        return "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// The conditions of a filter (`TRUE` for none).
+    mutating func matching(_ filter: ReportFilter) -> String {
+        var conditions = ["TRUE"]
+        if let statuses = filter.statuses { conditions.append("status = ANY(\(bind(statuses)))") }
+        if let created = filter.created { conditions.append("created_at BETWEEN \(bind(created.lowerBound)) AND \(bind(created.upperBound))") }
+        if let box = filter.box { conditions.append(inside(box)) }
+        return conditions.joined(separator: " AND ")
+    }
+}
+
+/// Rows read from PostgreSQL made into the model's values. The statements select the
+/// columns in the order each function reads them.
+enum Rows {
+    /// A report's columns, in the order ``report(_:)`` reads them.
+    static let reportColumns = """
+        id, longitude, latitude, address, city, district, object_type, balance_holder, \
+        violator, phones, comment, status, created_at, updated_at
+        """
+
+    static func report(_ row: PostgresRow) throws -> Report {
+        let (id, longitude, latitude, address, city, district, type, holder, violator, phones, comment, status, created, updated) = try row.decode(
+            (Int64, Double, Double, String, String, String, String, String, String?, String, String?, String, Int64, Int64).self)
+        return Report(
+            id: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), address: address, city: city, district: district,
+            objectType: type, balanceHolder: holder, violator: violator, phones: phones.split(separator: ";").map(String.init),
+            comment: comment, status: status, createdAt: Date(milliseconds: created), updatedAt: Date(milliseconds: updated))
+    }
+
+    static func reports(_ rows: [PostgresRow]) throws -> [Report] { try rows.map(report) }
+
+    /// Reports in the order of `ids` (those found).
+    static func reports(_ rows: [PostgresRow], orderedAs ids: some Collection<Int64>) throws -> [Report] {
+        let found = Dictionary(try rows.map(report).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        return ids.compactMap { found[$0] }
+    }
+
+    /// Phones as the table keeps them: one `;`-separated text.
+    static func phoneText(_ phones: [String]) -> String { phones.joined(separator: ";") }
+
+    /// A hidden report's columns: a report's, then when and why it was hidden.
+    static let hiddenColumns = reportColumns + ", hidden_at, hide_note"
+
+    static func hidden(_ row: PostgresRow) throws -> HiddenReport {
+        let cells = row.makeRandomAccess()
+        return HiddenReport(
+            report: try report(row), note: try cells[15].decode(String.self), hiddenAt: Date(milliseconds: try cells[14].decode(Int64.self)))
+    }
+
+    static let historyColumns = "seq, report_id, at, account_id, api_key_id, action, from_status, to_status, note, changes"
+
+    static func history(_ row: PostgresRow) throws -> HistoryEntry {
+        let (seq, id, at, account, key, action, from, to, note, changes) = try row.decode(
+            (Int64, Int64, Int64, Int64?, Int64?, String, String?, String?, String?, String?).self)
+        return HistoryEntry(
+            seq: seq, reportID: id, at: Date(milliseconds: at), author: Author(accountID: account, apiKeyID: key),
+            action: ReportAction(rawValue: action) ?? .edited, fromStatus: from, toStatus: to, note: note,
+            changes: try changes.map { try JSONDecoder().decode([FieldChange].self, from: Data($0.utf8)) } ?? [])
+    }
+
+    static let phoneHistoryColumns = "seq, number, at, account_id, api_key_id, action, from_status, to_status, note, moved"
+
+    static func phoneHistory(_ row: PostgresRow) throws -> PhoneHistoryEntry {
+        let (seq, number, at, account, key, action, from, to, note, moved) = try row.decode(
+            (Int64, String, Int64, Int64?, Int64?, String, String, String, String?, Int).self)
+        return PhoneHistoryEntry(
+            seq: seq, number: number, at: Date(milliseconds: at), author: Author(accountID: account, apiKeyID: key),
+            action: PhoneAction(rawValue: action) ?? .verified, fromStatus: PhoneStatus(rawValue: from) ?? .unverified,
+            toStatus: PhoneStatus(rawValue: to) ?? .unverified, note: note, moved: moved)
+    }
+
+    static let changeColumns = "seq, action, report_id, at, history_seq, phone"
+
+    static func change(_ row: PostgresRow) throws -> ChangeRow {
+        let (seq, action, id, at, history, phone) = try row.decode((Int64, String, Int64, Int64, Int64?, String?).self)
+        return ChangeRow(seq: seq, action: ReportAction(rawValue: action) ?? .edited, reportID: id, at: Date(milliseconds: at), historySeq: history, phone: phone)
+    }
+
+    static let photoColumns = "id, report_id, sha256, width, height, bytes, created_at"
+
+    static func photo(_ row: PostgresRow) throws -> PhotoRow {
+        let (id, report, sha, width, height, bytes, created) = try row.decode((Int64, Int64, String, Int, Int, Int, Int64).self)
+        return PhotoRow(id: id, reportID: report, sha256: sha, width: width, height: height, bytes: bytes, createdAt: Date(milliseconds: created))
+    }
+
+    static func storedAnswer(_ row: PostgresRow) throws -> StoredAnswer {
+        let (fingerprint, status, headers, answer) = try row.decode((Data, Int, String, Data).self)
+        return StoredAnswer(
+            fingerprint: fingerprint,
+            reply: StoredAnswer.Reply(status: status, headers: try JSONDecoder().decode([String: String].self, from: Data(headers.utf8)), body: answer))
+    }
+
+    /// The markers' columns: id, position, status, creation time.
+    static let markerColumns = "id, longitude, latitude, status, created_at"
+
+    static func marker<Marker>(_ row: PostgresRow, _ statuses: [String: Int], _ make: MarkerMaker<Marker>) throws -> Marker {
+        let (id, longitude, latitude, status, created) = try row.decode((Int64, Double, Double, String, Int64).self)
+        return make(id, Coordinate(longitude: longitude, latitude: latitude), statuses[status] ?? 0, created)
+    }
+
+    /// The tally's columns.
+    static let tallyColumns = "id, phones, district, object_type, status, created_at"
+
+    /// A tally marker; nil for a row with a code the reference data does not know.
+    static func tally(_ row: PostgresRow, _ codes: ReferenceCodes) throws -> TallyMarker? {
+        let (id, phones, district, type, status, created) = try row.decode((Int64, String, String, String, String, Int64).self)
+        guard let d = codes.districts[district], let t = codes.objectTypes[type], let s = codes.statuses[status] else { return nil }
+        return TallyMarker(id: id, phones: phones.split(separator: ";").map(String.init), district: d, objectType: t, status: s, createdAt: created)
+    }
+}
+
+/// The positions of the reference data's codes, as markers number them.
+struct ReferenceCodes: Sendable {
+    let statuses: [String: Int], districts: [String: Int], objectTypes: [String: Int]
+
+    init(_ reference: ReferenceData) {
+        func positions(_ codes: [String]) -> [String: Int] {
+            Dictionary(codes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        statuses = positions(reference.statuses.map(\.code))
+        districts = positions(reference.districts.map(\.code))
+        objectTypes = positions(reference.objectTypes.map(\.code))
+    }
+}
