@@ -10,7 +10,7 @@
 //   StorePorts    what every store implements (report reads, the write transaction, the change log, imports, photos'
 //                 bytes, accounts, webhooks), with the rules its conformance suite checks
 //   SQLiteStore   SQLite (GRDB): schema, R*Tree box queries, FTS5 phone search, bulk import
-//   PostgresStore PostgreSQL with PostGIS (postgres-nio): the ports as they are built, accounts first
+//   PostgresStore PostgreSQL with PostGIS (postgres-nio): every port, for several replicas on one database
 //   Clustering    grid clusters per zoom: a quadtree of per-status aggregates, updated write by write
 //   Tally         the reports of any area and period counted from memory: numbers ranked, counts by status, district, type, month
 //   ReportService a store (through its ports), the cluster index and the tally kept in step; what the CLI and the server call
@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "Backup", "ChangeFeed", "CMalloc", "Photos", "SQLiteStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Accounts", "Backup", "ChangeFeed", "CMalloc", "Photos", "SQLiteStore", "PostgresStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 "Tiles", "Webhooks", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ]),

@@ -39,19 +39,17 @@ final class CommitSignal: Sendable {
             guard task == nil else { return }
             task = Task { [database, weak self] in
                 while !Task.isCancelled {
-                    do {
-                        let connection = try await database.connect()
-                        try await withTaskCancellationHandler {
+                    // Lost or refused: waiters recheck by themselves meanwhile.
+                    if let connection = try? await database.connect() {
+                        try? await withTaskCancellationHandler {
                             try await connection.listen(on: Self.channel) { notifications in
                                 self?.notify()  // whatever came while it was not listening
                                 for try await _ in notifications { self?.notify() }
                             }
                         } onCancel: {
-                            let _: EventLoopFuture<Void> = connection.close()
+                            connection.close().whenComplete { _ in _ = connection }
                         }
                         try? await connection.close()
-                    } catch {
-                        // Lost or refused: waiters recheck by themselves meanwhile.
                     }
                     self?.notify()
                     try? await Task.sleep(for: .seconds(1))

@@ -13,13 +13,14 @@ extension PostgresReports {
         options: ImportOptions, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
     ) async throws -> ImportSummary {
         let connection = try await database.connect()
-        defer { let _: EventLoopFuture<Void> = connection.close() }
         do {
             let summary = try await importRecords(on: connection, options: options, now: now, next: next, progress: progress)
             try await connection.query("COMMIT", logger: logger)
+            try? await connection.close()
             return summary
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
+            try? await connection.close()
             throw error
         }
     }
@@ -28,10 +29,12 @@ extension PostgresReports {
         on c: PostgresConnection, options: ImportOptions, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
     ) async throws -> ImportSummary {
         try await c.query("BEGIN", logger: logger)
-        let (lastChange, lastID) = try await c.query(
-            "SELECT c.last, greatest(s.last_id, (SELECT coalesce(max(id), 0) FROM report)) FROM change_counter c, report_sequence s FOR UPDATE OF c",
-            logger: logger
-        ).collect()[0].decode((Int64, Int64).self)
+        // The writers' lock first; then, in a statement of its own, the numbers as of every
+        // commit before it (see ``WriteSession/begin()``).
+        let lastChange = try await c.query("SELECT last FROM change_counter FOR UPDATE", logger: logger).collect()[0].decode(Int64.self)
+        let lastID = try await c.query(
+            "SELECT greatest(last_id, (SELECT coalesce(max(id), 0) FROM report)) FROM report_sequence", logger: logger
+        ).collect()[0].decode(Int64.self)
         var admission = ImportAdmission(options: options, reference: reference, lastID: lastID)
         var summary = ImportSummary()
         var done = 0

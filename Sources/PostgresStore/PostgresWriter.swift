@@ -29,7 +29,8 @@ final class PostgresWriter: @unchecked Sendable {
     func close() {
         lock.lock()
         defer { lock.unlock() }
-        if let connection { let _: EventLoopFuture<Void> = connection.close() }
+        // Held until closed: a connection must not go away while it closes.
+        if let connection { connection.close().whenComplete { _ in _ = connection } }
         connection = nil
     }
 }
@@ -61,7 +62,10 @@ final class WriteSession {
     /// Begins, and takes the writers' lock: the counter's row, held to the commit.
     func begin() throws {
         try execute("BEGIN")
-        start = try rows("SELECT c.last, s.last_id FROM change_counter c, report_sequence s FOR UPDATE OF c")[0].decode((Int64, Int64).self)
+        // Two statements: after waiting for the lock, only the locked row is read afresh
+        // by the statement that waited; the next statement sees every commit before it.
+        let last = try rows("SELECT last FROM change_counter FOR UPDATE")[0].decode(Int64.self)
+        start = (last, try rows("SELECT last_id FROM report_sequence")[0].decode(Int64.self))
         (lastChange, lastID) = start
     }
 

@@ -62,7 +62,7 @@ public func makeRouter(_ backend: Backend, configuration: ServerConfiguration = 
         ServerMetricsSources(service: service, tiles: tiles, hub: hub, limiter: limiter, webhooks: webhooks).attach(to: metrics)
         if configuration.metricsOnMainPort { router.get("/metrics") { _, _ in await MetricsRoute.response(metrics) } }
     }
-    if let files = try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory)) {
+    if let files = configuration.photoStorage ?? (try? PhotoFiles(root: URL(fileURLWithPath: configuration.photosDirectory))) {
         PhotoRoutes(service: service, files: files, maxInFlight: configuration.maxPhotoUploads).register(on: router)
     }
     return router

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StorePorts
 import Webhooks
 
 /// How the server runs.
@@ -29,6 +30,9 @@ public struct ServerConfiguration: Sendable {
     public var changes = ChangeStreamSettings()
     /// Where photos are stored (`serve` puts them beside the database, in `photos/`).
     public var photosDirectory = NSTemporaryDirectory() + "posterwatch-photos"
+    /// Where photos are kept instead of ``photosDirectory``: the database's own store
+    /// (PostgreSQL's), which every replica reads.
+    public var photoStorage: (any PhotoStorage)?
     /// Photo uploads taken at once; more are answered 503 with `Retry-After`.
     public var maxPhotoUploads = 16
     /// The origins (`https://host[:port]`) whose pages may write through the API from a

@@ -25,6 +25,8 @@ struct BackupCommand: ParsableCommand {
     @OptionGroup var store: ExistingStoreOptions
 
     func run() throws {
+        try store.location.requireSQLite(
+            "posterwatch backup copies an SQLite database; a PostgreSQL one is backed up by PostgreSQL's own tools (pg_dump, base backups), photos included: see the README")
         let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
         var progress = ProgressBar("backup", total: 0)
         let manifest = try Backup.take(ofDatabaseAt: store.db, photos: files, into: URL(fileURLWithPath: out)) { copied, total in

@@ -31,7 +31,8 @@ struct Import: AsyncParsableCommand {
         let reader = try ReportReader(url: URL(fileURLWithPath: file))
         // A new database is built aside and moved into place once complete (faster, and
         // never half-made); an existing one takes the import in one transaction.
-        let existing = FileManager.default.fileExists(atPath: store.db)
+        let sqliteFile: String? = if case .sqlite(let path) = try store.location { path } else { nil }
+        let existing = sqliteFile.map { FileManager.default.fileExists(atPath: $0) } ?? true
         var progress = ProgressBar("import", total: reader.totalBytes)
         let batches = reader.readingAhead()  // parse on one core while SQLite writes on the other
         let start = Date()
@@ -46,15 +47,18 @@ struct Import: AsyncParsableCommand {
             }
             let summary = existing
                 ? try await ReportImport(storage: store.stores().reports).run(options: options, next: next)
-                : try Stores.createSQLite(path: store.db, options: options, next: next)
+                : try Stores.createSQLite(path: sqliteFile!, options: options, next: next)
             progress.finish()
             let seconds = Date().timeIntervalSince(start)
             for issue in summary.issues { Console.error("skipped \(issue)") }
+            // The phases the store went through (another store's stay 0, and are left out).
+            let phases = [
+                ("table", summary.tableSeconds), ("R*Tree", summary.rtreeSeconds), ("phone index", summary.searchIndexSeconds),
+                ("other indexes", summary.secondaryIndexSeconds), ("commit", summary.commitSeconds),
+            ].filter { $0.0 == "table" || $0.1 > 0 }.map { "\($0.0) \(Format.seconds($0.1))" }
             Console.error("""
-                imported \(Format.count(summary.imported)) reports into \(store.db) in \(Format.seconds(seconds)) \
-                (\(Format.count(Int(Double(summary.imported) / max(seconds, 1e-9))))/s; table \(Format.seconds(summary.tableSeconds)), \
-                R*Tree \(Format.seconds(summary.rtreeSeconds)), phone index \(Format.seconds(summary.searchIndexSeconds)), \
-                other indexes \(Format.seconds(summary.secondaryIndexSeconds)), commit \(Format.seconds(summary.commitSeconds)))\
+                imported \(Format.count(summary.imported)) reports into \(store.name) in \(Format.seconds(seconds)) \
+                (\(Format.count(Int(Double(summary.imported) / max(seconds, 1e-9))))/s; \(phases.joined(separator: ", ")))\
                 \(summary.skipped > 0 ? "; skipped \(Format.count(summary.skipped)) invalid" : "")
                 """)
         } catch let rejected as RecordsRejected {

@@ -19,6 +19,10 @@ struct PhotosCommand: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
+            if photos == nil {
+                try store.requireSQLite(
+                    "photos gc collects files: a PostgreSQL database keeps its photos in its table photo_file; name a shared photo directory with --photos to collect one")
+            }
             let names = try await store.reader().photoNames()
             let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
             print("removed \(try files.collect(keeping: names)) unreferenced photos")

@@ -155,14 +155,14 @@ struct Serve: AsyncParsableCommand {
         MallocSettings.apply()
         if logFormat == .json { LoggingSystem.bootstrap(JSONLogHandler.init) }
         let started = Date()
-        let stores = try store.stores()
+        let (stores, databasePhotos) = try await store.open()
         var intake = IntakeSettings(reference: stores.reports.reference)
         if let area { intake.area = try BoundingBox(parsing: area) }
         intake.duplicateRadius = duplicateRadius
         if let photoWorkers, photoWorkers < 1 { throw ValidationError("--photo-workers must be at least 1") }
         let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers)
         let service = backend.service
-        Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.db) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
+        Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.name) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20
         configuration.tileCacheControl = tileCacheControl
@@ -170,6 +170,8 @@ struct Serve: AsyncParsableCommand {
         configuration.baseMapAttribution = baseMapAttribution
         configuration.leafletDirectory = leafletDir
         configuration.photosDirectory = photos ?? PhotosCommand.directory(beside: store.db)
+        // PostgreSQL keeps the photos itself unless a directory every replica shares is named.
+        if photos == nil { configuration.photoStorage = databasePhotos }
         if FileManager.default.fileExists(atPath: about) {
             configuration.about = try AboutText.load(about)
         } else {

@@ -10,10 +10,10 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() async throws {
-        let reports = try store.reader()
+        let reports = try await store.reader()
         let stats = try await reports.statistics()
         let reference = reports.reference
-        var lines = ["\(store.db): \(Format.count(stats.total)) reports"]
+        var lines = ["\(store.name): \(Format.count(stats.total)) reports"]
         if let extent = stats.extent { lines.append("extent: \(extent)") }
         if let created = stats.created {
             lines.append("created: \(RFC3339.string(from: created.lowerBound)) … \(RFC3339.string(from: created.upperBound))")

@@ -61,11 +61,16 @@ struct CLI {
     }
 
     /// Starts `posterwatch serve` over `db` on a free port, with `options`, and waits until it answers.
+    /// The arguments naming a database: `--database` for a URL, `--db` for a file.
+    static func database(_ db: String) -> [String] {
+        db.hasPrefix("postgres://") ? ["--database", db] : ["--db", db]
+    }
+
     func serve(db: String, options: [String] = []) async throws -> (process: Process, base: String) {
         let port = Self.freePort()
         let server = Process()
         server.executableURL = Self.binary
-        server.arguments = ["serve", "--db", db, "--port", "\(port)"] + options
+        server.arguments = ["serve"] + Self.database(db) + ["--port", "\(port)"] + options
         server.currentDirectoryURL = directory
         // The access log goes to a file: a pipe nobody reads would fill and stall the server.
         FileManager.default.createFile(atPath: path("serve.log"), contents: nil)
@@ -110,7 +115,7 @@ struct CLI {
     /// Adds an inspector to `db` (see ``CrashTests/signIn(_:)``).
     func addInspector(db: String) throws {
         let added = try run(
-            ["user", "add", "--name", "Інспектор", "--email", Self.inspectorEmail, "--phone", "067 000 00 01", "--role", "inspector", "--db", db],
+            ["user", "add", "--name", "Інспектор", "--email", Self.inspectorEmail, "--phone", "067 000 00 01", "--role", "inspector"] + Self.database(db),
             input: Self.inspectorPassword + "\n")
         #expect(added.status == 0, "\(added.stderr)")
     }

@@ -11,6 +11,21 @@ import TestSupport
 /// account's power, every other refuses within a second (it follows the account events).
 @Suite("Two processes, one database", .serialized)
 struct TwoProcessTests {
+    /// The database the servers share: an SQLite file in the test's folder, or (when the
+    /// test cluster runs) a fresh PostgreSQL database, for replicas on PostgreSQL.
+    struct Shared: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let open: @Sendable (_ file: String) throws -> (db: String, keep: AnyObject?)
+
+        static let all = [Shared(testDescription: "SQLite") { ($0, nil) }]
+            + (TestPostgresDatabase.clusterURL == nil ? [] : [
+                Shared(testDescription: "PostgreSQL") { _ in
+                    let database = try TestPostgresDatabase()
+                    return (database.url, database)
+                }
+            ])
+    }
+
     /// The reports `/health` and the world's clusters at zoom 0 count on `base`.
     static func counts(_ base: String) async throws -> (health: Int, clusters: Int) {
         let (health, _) = try await URLSession.shared.data(from: URL(string: base + "/health")!)
@@ -21,21 +36,23 @@ struct TwoProcessTests {
         return (reports, clustered)
     }
 
-    @Test("an import into a served database, and a filing through a second server, show in /health and /v1/clusters without a restart")
-    func importWhileServing() async throws {
+    @Test("an import into a served database, and a filing through a second server, show in /health and /v1/clusters without a restart", arguments: Shared.all)
+    func importWhileServing(_ shared: Shared) async throws {
         let cli = try CLI()
+        let (db, keep) = try shared.open("s.sqlite")
+        defer { _ = keep }
         #expect(try cli.run("generate", "--count", "300", "--seed", "5", "--out", "r.geojsonl").status == 0)
-        try cli.addInspector(db: "s.sqlite")
-        let server = try await cli.serve(db: "s.sqlite")
+        try cli.addInspector(db: db)
+        let server = try await cli.serve(db: db)
         defer { server.process.terminate() }
         #expect(try await Self.counts(server.base) == (0, 0))
 
-        let imported = try cli.run("import", "r.geojsonl", "--db", "s.sqlite")
+        let imported = try cli.run(["import", "r.geojsonl"] + CLI.database(db), input: nil)
         #expect(imported.status == 0, "\(imported.stderr)")
         try await CLI.eventually { (try? await Self.counts(server.base)) ?? (0, 0) == (300, 300) }
         #expect(try await Self.counts(server.base) == (300, 300))
 
-        let second = try await cli.serve(db: "s.sqlite")
+        let second = try await cli.serve(db: db)
         defer { second.process.terminate() }
         let token = try await CrashTests.signIn(second.base)
         _ = try await WebhookTests.file(second.base, token: token, from: 7, count: 1)
@@ -43,13 +60,15 @@ struct TwoProcessTests {
         #expect(try await Self.counts(server.base) == (301, 301), "the first server shows the second's filing")
     }
 
-    @Test("the change log across processes: two servers file at once while a reader follows the feed of one of them in small pages; it meets every change exactly once, in order, and the pages agree with the whole log")
-    func changeLogAcrossServers() async throws {
+    @Test("the change log across processes: two servers file at once while a reader follows the feed of one of them in small pages; it meets every change exactly once, in order, and the pages agree with the whole log", arguments: Shared.all)
+    func changeLogAcrossServers(_ shared: Shared) async throws {
         let cli = try CLI()
-        try cli.addInspector(db: "c.sqlite")
-        let one = try await cli.serve(db: "c.sqlite", options: ["--write-rate", "0"])
+        let (db, keep) = try shared.open("c.sqlite")
+        defer { _ = keep }
+        try cli.addInspector(db: db)
+        let one = try await cli.serve(db: db, options: ["--write-rate", "0"])
         defer { one.process.terminate() }
-        let two = try await cli.serve(db: "c.sqlite", options: ["--write-rate", "0"])
+        let two = try await cli.serve(db: db, options: ["--write-rate", "0"])
         defer { two.process.terminate() }
         let (first, second) = (try await CrashTests.signIn(one.base), try await CrashTests.signIn(two.base))
         /// The numbers of a feed page after `since`, and its `last_seq`.
@@ -104,20 +123,22 @@ struct TwoProcessTests {
     /// A second's wait: what one server ended, the other must refuse by then.
     static func aSecond() async throws { try await Task.sleep(for: .seconds(1)) }
 
-    @Test("a logout, a refresh reuse, a role change and a disabled account on one server are refused by the other within 1 s; so is a change made by the CLI; a staff stream on the other ends")
-    func revocationAcrossServers() async throws {
+    @Test("a logout, a refresh reuse, a role change and a disabled account on one server are refused by the other within 1 s; so is a change made by the CLI; a staff stream on the other ends", arguments: Shared.all)
+    func revocationAcrossServers(_ shared: Shared) async throws {
         let cli = try CLI()
+        let (db, keep) = try shared.open("r.sqlite")
+        defer { _ = keep }
         var ids: [String: Int] = [:]
         for (name, role) in [("admin", "admin"), ("boss", "admin"), ("super", "supervisor"), ("i1", "inspector"), ("i2", "inspector"), ("i3", "inspector")] {
             let added = try cli.run(
-                ["user", "add", "--name", name, "--email", "\(name)@example.org", "--phone", "067 000 00 01", "--role", role, "--db", "r.sqlite"],
+                ["user", "add", "--name", name, "--email", "\(name)@example.org", "--phone", "067 000 00 01", "--role", role] + CLI.database(db),
                 input: CLI.inspectorPassword + "\n")
             #expect(added.status == 0, "\(added.stderr)")
             ids[name] = Int(added.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        let one = try await cli.serve(db: "r.sqlite")
+        let one = try await cli.serve(db: db)
         defer { one.process.terminate() }
-        let two = try await cli.serve(db: "r.sqlite")
+        let two = try await cli.serve(db: db)
         defer { two.process.terminate() }
         let admin = try await Self.signIn(one.base, "admin@example.org").access
 
@@ -161,7 +182,7 @@ struct TwoProcessTests {
         let stream = try RawConnection(port: port)
         stream.send("GET /v1/changes/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(supervisor.access)\r\n\r\n")
         #expect(await stream.read(until: ": live").contains(": live"))
-        try cli.addInspector(db: "r.sqlite")
+        try cli.addInspector(db: db)
         let filer = try await CrashTests.signIn(one.base)
         let filings = Task {
             var n = 10
@@ -172,7 +193,7 @@ struct TwoProcessTests {
             return n - 10
         }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try cli.run("user", "disable", "\(ids["super"]!)", "--db", "r.sqlite").status == 0)
+        #expect(try cli.run(["user", "disable", "\(ids["super"]!)"] + CLI.database(db), input: nil).status == 0)
         let lastBefore = try #require(try await Self.call(one.base, "/v1/changes?since=0&limit=1000").json["last_seq"] as? Int)
         try await Self.aSecond()
         filings.cancel()
@@ -185,7 +206,7 @@ struct TwoProcessTests {
         #expect(delivered.allSatisfy { $0 <= lastBefore }, "no event committed after the disable: \(delivered.filter { $0 > lastBefore })")
 
         // Enabling again brings no session back: the disable ended them.
-        #expect(try cli.run("user", "enable", "\(ids["super"]!)", "--db", "r.sqlite").status == 0)
+        #expect(try cli.run(["user", "enable", "\(ids["super"]!)"] + CLI.database(db), input: nil).status == 0)
         try await Self.aSecond()
         #expect(try await Self.call(two.base, "/v1/me", token: supervisor.access).status == 401)
         #expect(try await Self.call(two.base, "/v1/auth/refresh", method: "POST", json: ["refresh_token": supervisor.refresh]).status == 401)

@@ -44,45 +44,27 @@ struct AccountStoreUnderTest: Sendable, CustomTestStringConvertible {
     }
 }
 
-/// Databases of the test cluster, each a fresh copy of `posterwatch_test` (PostGIS and
-/// pg_trgm in it), dropped when the value goes away.
+/// Databases of the test cluster, migrated by the PostgreSQL store.
 final class TestPostgres: Sendable {
-    static let url = ProcessInfo.processInfo.environment["POSTERWATCH_TEST_POSTGRES"]
+    static let url = TestPostgresDatabase.clusterURL
 
-    let name: String
+    let cluster: TestPostgresDatabase
     let database: PostgresDatabase
 
-    private init(name: String, database: PostgresDatabase) {
-        (self.name, self.database) = (name, database)
+    var name: String { cluster.name }
+
+    private init(cluster: TestPostgresDatabase, database: PostgresDatabase) {
+        (self.cluster, self.database) = (cluster, database)
     }
 
     /// A new database, migrated.
     static func fresh() async throws -> TestPostgres {
-        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try psql("CREATE DATABASE \(name) TEMPLATE posterwatch_test")
-        return TestPostgres(name: name, database: try await PostgresDatabase(url: Self.url(of: name)))
+        let cluster = try TestPostgresDatabase()
+        return TestPostgres(cluster: cluster, database: try await PostgresDatabase(url: cluster.url))
     }
 
-    deinit { try? Self.psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+    static func url(of database: String) -> String { TestPostgresDatabase.url(of: database) }
 
-    /// The URL of another database of the test cluster.
-    static func url(of database: String) -> String { String(url!.dropLast("posterwatch_test".count)) + database }
-
-    /// Runs statements on a database of the cluster (by default the maintenance one)
-    /// through psql; the lines it printed, unaligned.
     @discardableResult
-    static func psql(_ sql: String, database: String = "postgres") throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database), "-c", sql]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestPostgresFailed(statement: sql) }
-        return String(decoding: printed, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
+    static func psql(_ sql: String, database: String = "postgres") throws -> [String] { try TestPostgresDatabase.psql(sql, database: database) }
 }
-
-struct TestPostgresFailed: Error { var statement: String }
