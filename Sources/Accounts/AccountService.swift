@@ -71,14 +71,15 @@ public final class AccountService: Sendable {
     }
 
     public init(
-        storage: any AccountStorage, passwords: Passwords = Passwords(), throttle: LoginThrottle = LoginThrottle(),
-        registrations: RegistrationThrottle = RegistrationThrottle()
+        storage: any AccountStorage, passwords: Passwords = Passwords(), throttle: LoginThrottle? = nil,
+        registrations: RegistrationThrottle? = nil
     ) async throws {
         self.storage = storage
         tokens = try await AccessTokens(storage)
         self.passwords = passwords
-        self.throttle = throttle
-        self.registrations = registrations
+        // By default the throttles count in the store's ledger: every replica's together.
+        self.throttle = throttle ?? LoginThrottle(ledger: storage.attempts)
+        self.registrations = registrations ?? RegistrationThrottle(ledger: storage.attempts)
         revoked = Mutex(try await Revocations.load(storage))
     }
 
@@ -94,19 +95,20 @@ public final class AccountService: Sendable {
     public func register(_ draft: AccountDraft, client: String = "") async throws -> (account: Account, tokens: TokenPair) {
         guard draft.role == .inspector else { throw Forbidden(reason: "a registration makes an inspector; administrators appoint the other roles") }
         let now = Date()
-        if let wait = registrations.attempt(email: AccountDraft.key(email: draft.email), client: client, now: now) {
+        if let wait = try await registrations.attempt(email: AccountDraft.key(email: draft.email), client: client, now: now) {
             throw TooManyAttempts(retryAfter: Int(wait.rounded(.up)))
         }
-        var taken = false
-        defer { if !taken { registrations.emailWasFree(client: client, at: now) } }
         let hash = await Self.offloaded { [passwords] in passwords.hash(draft.password) }
         let account: Account
         do {
             account = try await storage.createAccount(draft.new(passwordHash: hash), now: Date())
         } catch let error as EmailTaken {
-            taken = true
             throw ValidationErrors([ValidationError(field: "email", error.description)])
+        } catch {
+            try? await registrations.emailWasFree(client: client, at: now)
+            throw error
         }
+        try await registrations.emailWasFree(client: client, at: now)
         return (account, try await signIn(account))
     }
 
@@ -118,10 +120,10 @@ public final class AccountService: Sendable {
         let found = try await storage.account(emailKey: AccountDraft.key(email: login))
         let key = found.map { String($0.account.id) } ?? AccountDraft.key(email: login)
         let now = Date()
-        if let wait = throttle.attempt(login: key, client: client, now: now) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
+        if let wait = try await throttle.attempt(login: key, client: client, now: now) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(password, hash: found?.passwordHash) }
         guard valid, let account = found?.account, !account.disabled else { throw Unauthorized(reason: Self.refusedLogin) }
-        throttle.succeeded(login: key, client: client, at: now)
+        try await throttle.succeeded(login: key, client: client, at: now)
         try await storage.recordLogin(id: account.id, at: Date())
         known.withLock { $0.forget(account.id) }
         return try await signIn(account)

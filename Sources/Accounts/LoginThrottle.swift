@@ -1,62 +1,5 @@
 import Foundation
-import Synchronization
-
-/// Failures remembered per key: a key that failed `limit` times within `window` waits
-/// until the oldest of them leaves the window. In memory, so a restart forgets (bcrypt
-/// still makes guessing slow).
-public final class FailureCounter: Sendable {
-    public let window: TimeInterval
-    private let failures = Mutex<[String: [Date]]>([:])
-
-    public init(window: TimeInterval) {
-        self.window = window
-    }
-
-    /// How long the most held back of the keys must wait, each against its own limit, or
-    /// nil when none is held back.
-    public func wait(_ keys: [(key: String, limit: Int)], now: Date = Date()) -> TimeInterval? {
-        failures.withLock { failures in Self.wait(keys, &failures, now: now, window: window) }
-    }
-
-    /// Counts a failure for each key at `now`, unless one of them is held back: then it
-    /// counts nothing and says how long to wait. The check and the count are one step, so
-    /// attempts made in parallel cannot all pass the check before any is counted; one that
-    /// turns out well gives its count back (``giveBack(_:at:)``).
-    public func take(_ keys: [(key: String, limit: Int)], now: Date = Date()) -> TimeInterval? {
-        failures.withLock { failures in
-            if let wait = Self.wait(keys, &failures, now: now, window: window) { return wait }
-            for (key, _) in keys { failures[key, default: []].append(now) }
-            // Bounded: keys with nothing recent are dropped when the map grows large.
-            if failures.count > 100_000 { failures = failures.filter { $0.value.contains { now.timeIntervalSince($0) < window } } }
-            return nil
-        }
-    }
-
-    /// Takes back the failure each key counted at `time`.
-    public func giveBack(_ keys: [String], at time: Date) {
-        failures.withLock { failures in
-            for key in keys {
-                guard let index = failures[key]?.lastIndex(of: time) else { continue }
-                failures[key]!.remove(at: index)
-                if failures[key]!.isEmpty { failures[key] = nil }
-            }
-        }
-    }
-
-    public func forget(_ keys: [String]) {
-        failures.withLock { failures in for key in keys { failures[key] = nil } }
-    }
-
-    private static func wait(_ keys: [(key: String, limit: Int)], _ failures: inout [String: [Date]], now: Date, window: TimeInterval) -> TimeInterval? {
-        let waits = keys.compactMap { key, limit -> TimeInterval? in
-            let recent = (failures[key] ?? []).filter { now.timeIntervalSince($0) < window }
-            failures[key] = recent.isEmpty ? nil : recent
-            guard recent.count >= limit else { return nil }
-            return recent[recent.count - limit].addingTimeInterval(window).timeIntervalSince(now)
-        }
-        return waits.max()
-    }
-}
+import StorePorts
 
 /// Failed sign-ins slow the one guessing, not the account's owner. A login tried from one
 /// client address may fail `perAccountAndClient` times within `window`, and one address
@@ -70,31 +13,34 @@ public final class FailureCounter: Sendable {
 public final class LoginThrottle: Sendable {
     public let perAccountAndClient: Int
     public let perClient: Int
-    private let counter: FailureCounter
+    public let window: TimeInterval
+    /// Where failures are counted: shared by every replica when the store shares it.
+    let ledger: any AttemptLedger
 
-    public init(perAccountAndClient: Int = 5, perClient: Int = 20, window: TimeInterval = 15 * 60) {
+    public init(perAccountAndClient: Int = 5, perClient: Int = 20, window: TimeInterval = 15 * 60, ledger: any AttemptLedger = MemoryAttemptLedger()) {
         self.perAccountAndClient = perAccountAndClient
         self.perClient = perClient
-        counter = FailureCounter(window: window)
+        self.window = window
+        self.ledger = ledger
     }
 
     /// How long `client` must wait before trying `login` again, or nil.
-    public func wait(login: String, client: String, now: Date = Date()) -> TimeInterval? {
-        counter.wait(keys(login, client), now: now)
+    public func wait(login: String, client: String, now: Date = Date()) async throws -> TimeInterval? {
+        try await ledger.wait(keys(login, client), window: window, now: now)
     }
 
     /// Starts an attempt at `now`, counted as a failure until ``succeeded(login:client:at:)``;
     /// or how long `client` must wait before trying `login` again.
-    public func attempt(login: String, client: String, now: Date = Date()) -> TimeInterval? {
-        counter.take(keys(login, client), now: now)
+    public func attempt(login: String, client: String, now: Date = Date()) async throws -> TimeInterval? {
+        try await ledger.take(keys(login, client), window: window, now: now)
     }
 
     /// The attempt started at `time` succeeded: the login's failures from this client are
     /// forgotten, and the address's count of this attempt taken back (never its earlier
     /// failures: one good account would otherwise clear them for guesses at others).
-    public func succeeded(login: String, client: String, at time: Date) {
-        counter.forget([Self.pair(login, client)])
-        counter.giveBack(["client:" + client], at: time)
+    public func succeeded(login: String, client: String, at time: Date) async throws {
+        try await ledger.forget([Self.pair(login, client)])
+        try await ledger.giveBack(["client:" + client], at: time)
     }
 
     private func keys(_ login: String, _ client: String) -> [(key: String, limit: Int)] {
@@ -113,26 +59,28 @@ public final class LoginThrottle: Sendable {
 public final class RegistrationThrottle: Sendable {
     public let perEmail: Int
     public let perClientTaken: Int
-    private let counter: FailureCounter
+    public let window: TimeInterval
+    let ledger: any AttemptLedger
 
-    public init(perEmail: Int = 3, perClientTaken: Int = 3, window: TimeInterval = 60 * 60) {
+    public init(perEmail: Int = 3, perClientTaken: Int = 3, window: TimeInterval = 60 * 60, ledger: any AttemptLedger = MemoryAttemptLedger()) {
         self.perEmail = perEmail
         self.perClientTaken = perClientTaken
-        counter = FailureCounter(window: window)
+        self.window = window
+        self.ledger = ledger
     }
 
     /// How long `client` must wait before registering `email` (its key), or nil.
-    func wait(email: String, client: String, now: Date = Date()) -> TimeInterval? {
-        counter.wait(keys(email, client), now: now)
+    func wait(email: String, client: String, now: Date = Date()) async throws -> TimeInterval? {
+        try await ledger.wait(keys(email, client), window: window, now: now)
     }
 
     /// Starts a registration of `email` by `client` at `now`, or says how long to wait.
-    func attempt(email: String, client: String, now: Date = Date()) -> TimeInterval? {
-        counter.take(keys(email, client), now: now)
+    func attempt(email: String, client: String, now: Date = Date()) async throws -> TimeInterval? {
+        try await ledger.take(keys(email, client), window: window, now: now)
     }
 
     /// The registration started at `time` did not find its email taken.
-    func emailWasFree(client: String, at time: Date) { counter.giveBack(["taken:" + client], at: time) }
+    func emailWasFree(client: String, at time: Date) async throws { try await ledger.giveBack(["taken:" + client], at: time) }
 
     private func keys(_ email: String, _ client: String) -> [(key: String, limit: Int)] {
         [("email:" + email, perEmail), ("taken:" + client, perClientTaken)]

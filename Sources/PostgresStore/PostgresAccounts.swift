@@ -16,8 +16,13 @@ import StorePorts
 ///   once keep one key.
 public struct PostgresAccounts: AccountStorage {
     let database: PostgresDatabase
+    /// In the database: every replica's attempts count together.
+    public let attempts: any AttemptLedger
 
-    public init(_ database: PostgresDatabase) { self.database = database }
+    public init(_ database: PostgresDatabase) {
+        self.database = database
+        attempts = PostgresAttempts(database)
+    }
 
     var logger: Logger { database.logger }
 

@@ -304,6 +304,11 @@ enum PostgresSchema {
             """,
             "CREATE TRIGGER report_change_outbox AFTER INSERT ON report_change FOR EACH ROW EXECUTE FUNCTION report_change_outbox()",
         ]),
+        ("v4: attempts the sign-in and registration throttles count", [
+            "CREATE TABLE attempt (key text NOT NULL, at bigint NOT NULL, expires_at bigint NOT NULL)",
+            "CREATE INDEX attempt_key ON attempt (key, at)",
+            "CREATE INDEX attempt_expires ON attempt (expires_at)",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

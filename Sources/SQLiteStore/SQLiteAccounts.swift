@@ -11,6 +11,8 @@ import StorePorts
 /// its own queues, off the cooperative pool.
 public struct SQLiteAccounts: AccountStorage {
     let pool: DatabasePool
+    /// In memory: a process's own count (one server on one machine).
+    public let attempts: any AttemptLedger = MemoryAttemptLedger()
 
     public init(_ store: SQLiteReports) { pool = store.pool }
 

@@ -24,6 +24,9 @@ import ReportModel
 ///   at most one rotates; a token replaced before is ``RefreshOutcome/reused(sessionID:)``
 ///   and ends its session.
 public protocol AccountStorage: Sendable {
+    /// Where the throttles of sign-ins and registrations count attempts (see ``AttemptLedger``).
+    var attempts: any AttemptLedger { get }
+
     // MARK: Accounts
 
     /// Adds an account; ``EmailTaken`` when its email key is registered already.
