@@ -114,7 +114,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(name: "Photos", dependencies: ["CJPEG", "CPNG", "StorePorts", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "Backup", dependencies: ["Photos", "SQLiteStore"]),
+        .target(name: "Backup", dependencies: ["Photos", "SQLiteStore", "StorePorts"]),
         .target(name: "Reprojection", dependencies: ["CProj", "Geometry"]),
         .target(
             name: "Server",
@@ -154,7 +154,7 @@ let package = Package(
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["ChangeFeed", "Generator", "Geometry", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
+            dependencies: ["Accounts", "Backup", "ChangeFeed", "Photos", "Generator", "Geometry", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),

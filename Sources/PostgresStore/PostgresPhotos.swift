@@ -25,14 +25,19 @@ public struct PostgresPhotos: PhotoStorage {
     }
 }
 
-extension Stores {
-    /// The stores of the PostgreSQL database a `postgres://` URL names (migrated when
-    /// needed), with the password from `password` when the URL has none.
-    public static func postgres(url: String, password: String? = nil) async throws -> (stores: Stores, photos: PostgresPhotos) {
+/// What one PostgreSQL database holds, opened once: the ports' stores, the photos, and
+/// the tables as a move fills them.
+public struct PostgresStores: Sendable {
+    public let stores: Stores
+    public let photos: PostgresPhotos
+    public let transfer: PostgresTransfer
+
+    /// Opens the database a `postgres://` URL names (migrated when needed), with the
+    /// password from `password` when the URL has none.
+    public init(url: String, password: String? = nil) async throws {
         let database = try await PostgresDatabase(url: url, password: password)
-        return (
-            Stores(reports: PostgresReports(database), accounts: PostgresAccounts(database), webhooks: PostgresWebhooks(database)),
-            PostgresPhotos(database)
-        )
+        stores = Stores(reports: PostgresReports(database), accounts: PostgresAccounts(database), webhooks: PostgresWebhooks(database))
+        photos = PostgresPhotos(database)
+        transfer = PostgresTransfer(database)
     }
 }

@@ -305,9 +305,12 @@ enum PostgresSchema {
             "CREATE TRIGGER report_change_outbox AFTER INSERT ON report_change FOR EACH ROW EXECUTE FUNCTION report_change_outbox()",
         ]),
         ("v4: attempts the sign-in and registration throttles count", [
-            "CREATE TABLE attempt (key text NOT NULL, at bigint NOT NULL, expires_at bigint NOT NULL)",
+            "CREATE TABLE attempt (key bytea NOT NULL, at bigint NOT NULL, expires_at bigint NOT NULL)",
             "CREATE INDEX attempt_key ON attempt (key, at)",
             "CREATE INDEX attempt_expires ON attempt (expires_at)",
+        ]),
+        ("v5: the record of a move from another store", [
+            "CREATE TABLE transfer (source text NOT NULL, started_at bigint NOT NULL, finished_at bigint)",
         ]),
     ]
 

@@ -16,7 +16,7 @@ struct PosterWatch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "posterwatch",
         abstract: "Reports of illegally placed posters: generate, import, query, cluster, search, draw and serve them.",
-        subcommands: [Generate.self, Import.self, Query.self, Clusters.self, Search.self, Render.self, Stats.self, Serve.self, UserCommand.self, APIKeyCommand.self, KeysCommand.self, WebhookCommand.self, PhotosCommand.self, BlocklistCommand.self,
+        subcommands: [Generate.self, Import.self, Migrate.self, Query.self, Clusters.self, Search.self, Render.self, Stats.self, Serve.self, UserCommand.self, APIKeyCommand.self, KeysCommand.self, WebhookCommand.self, PhotosCommand.self, BlocklistCommand.self,
             BackupCommand.self, RestoreCommand.self])
 }
 
@@ -63,18 +63,20 @@ struct StoreOptions: ParsableArguments {
         switch try location {
         case .sqlite(let path): return (try Stores.sqlite(path: path), nil)
         case .postgres(let url):
-            let (stores, photos) = try await Stores.postgres(url: url, password: try password())
-            return (stores, photos)
+            let opened = try await PostgresStores(url: url, password: try password())
+            return (opened.stores, opened.photos)
         }
     }
 
     func stores() async throws -> Stores { try await open().stores }
 
     /// The PostgreSQL password from the file or the environment, if either gives one.
-    func password() throws -> String? {
+    func password() throws -> String? { try Self.password(file: passwordFile) }
+
+    static func password(file passwordFile: String?) throws -> String? {
         if let passwordFile {
             guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw ValidationError("--database-password-file: \(passwordFile) cannot be read")
+                throw ValidationError("the password file \(passwordFile) cannot be read")
             }
             return String(text.prefix { $0 != "\n" && $0 != "\r" })
         }

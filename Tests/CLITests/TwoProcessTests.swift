@@ -213,3 +213,40 @@ struct TwoProcessTests {
         #expect(try await Self.signIn(two.base, "super@example.org").access.isEmpty == false)
     }
 }
+
+/// `posterwatch migrate`, as an operator runs it: interrupted and run again, refused into
+/// a database of its own, and the moved city served from PostgreSQL.
+@Suite("posterwatch migrate", .serialized, .enabled(if: TestPostgresDatabase.clusterURL != nil))
+struct MigrateCommandTests {
+    @Test("an interrupted move runs again to the end without writing anything twice; the moved city is served with the same reports and accounts; a target with data of its own is refused")
+    func interruptedAndServed() async throws {
+        let cli = try CLI()
+        #expect(try cli.run("generate", "--count", "500", "--seed", "9", "--out", "r.geojsonl").status == 0)
+        #expect(try cli.run("import", "r.geojsonl", "--db", "city.sqlite").status == 0)
+        try cli.addInspector(db: "city.sqlite")
+        let database = try TestPostgresDatabase()
+        let from = "sqlite://" + cli.path("city.sqlite")
+        let stopped = try cli.run(["migrate", "--from", from, "--to", database.url, "--batch-size", "100", "--stop-after-batches", "7"], input: nil)
+        #expect(stopped.status != 0 && stopped.stderr.contains("run the same command again"), "\(stopped.stderr)")
+        let partial = try TestPostgresDatabase.psql("SELECT count(*) FROM report", database: database.name).first.flatMap { Int($0) } ?? -1
+        #expect(partial > 0 && partial < 500, "some reports in before the stop: \(partial)")
+
+        let moved = try cli.run(["migrate", "--from", from, "--to", database.url, "--batch-size", "100"], input: nil)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stderr.contains("moved 500 reports"), "\(moved.stderr)")
+        #expect(!moved.stderr.contains(database.url) && !moved.stderr.contains("postgres://"), "the URL is not repeated")
+        #expect(try TestPostgresDatabase.psql("SELECT count(*), count(DISTINCT id) FROM report", database: database.name) == ["500|500"])
+
+        let server = try await cli.serve(db: database.url)
+        defer { server.process.terminate() }
+        #expect(try await TwoProcessTests.counts(server.base) == (500, 500))
+        _ = try await CrashTests.signIn(server.base)  // the inspector's password moved with the account
+
+        let other = try TestPostgresDatabase()
+        #expect(try cli.run(["user", "add", "--name", "Своя", "--email", "own@example.org", "--phone", "067 000 00 09", "--role", "admin"] + CLI.database(other.url),
+                            input: CLI.inspectorPassword + "\n").status == 0)
+        let refused = try cli.run(["migrate", "--from", from, "--to", other.url], input: nil)
+        #expect(refused.status != 0 && refused.stderr.contains("already holds data"), "\(refused.stderr)")
+        #expect(try TestPostgresDatabase.psql("SELECT count(*) FROM report", database: other.name) == ["0"])
+    }
+}

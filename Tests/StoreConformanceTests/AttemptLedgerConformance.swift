@@ -31,6 +31,10 @@ struct AttemptLedgerConformance {
         try await ledger.forget(["client"])
         #expect(try await ledger.wait([(key: "client", limit: 1)], window: 60, now: Self.t0 + 30) == nil)
         #expect(try await ledger.wait([(key: "other", limit: 1)], window: 60, now: Self.t0 + 30) == nil, "keys are apart")
+        // Any text is a key: a login is whatever was typed.
+        let typed = [(key: "login:x\u{0}'; --\u{1F}ж", limit: 1)]
+        #expect(try await ledger.take(typed, window: 60, now: Self.t0 + 30) == nil)
+        #expect(try await ledger.wait(typed, window: 60, now: Self.t0 + 31) == 59)
         // The window passes (time only goes forward here, as a clock's does).
         #expect(try await ledger.take([(key: "late", limit: 1)], window: 60, now: Self.t0 + 40) == nil)
         #expect(try await ledger.wait([(key: "late", limit: 1)], window: 60, now: Self.t0 + 99) == 1)
