@@ -30,12 +30,20 @@ public final class PostgresDatabase: Sendable {
         configuration.options.maximumConnections = maximumConnections
         target = PostgresConnection.Configuration(
             host: place.host, port: place.port, username: place.user, password: place.password, database: place.database, tls: .disable)
-        client = PostgresClient(configuration: configuration)
-        let client = self.client
-        running = Task { await client.run() }
         var logger = Logger(label: "posterwatch.postgres")
         logger.logLevel = .warning
         self.logger = logger
+        // One connection first: a wrong address, password or name fails here at once, in
+        // words, where the pool would go on retrying.
+        do {
+            let probe = try await PostgresConnection.connect(configuration: target, id: 0, logger: logger)
+            try? await probe.close()
+        } catch {
+            throw PostgresUnavailable(place: place, error: error)
+        }
+        client = PostgresClient(configuration: configuration)
+        let client = self.client
+        running = Task { await client.run() }
         try await PostgresSchema.migrate(client, logger: logger, seed: try seed ?? ReferenceData.bundled())
         reference = try await PostgresSchema.reference(client, logger: logger)
     }
@@ -79,6 +87,22 @@ struct PostgresTarget {
         self.user = user.removingPercentEncoding ?? user
         self.password = password ?? parts.password?.removingPercentEncoding
         self.database = database
+    }
+}
+
+/// A PostgreSQL database that cannot be reached or entered, and why: its host, port and
+/// name, never its password.
+public struct PostgresUnavailable: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    init(place: PostgresTarget, error: any Error) {
+        let reason = switch (error as? PSQLError)?.serverInfo?[.sqlState] {
+        case "28P01", "28000"?: "it refused the user or the password"
+        case "3D000"?: "it has no such database"
+        case let state?: "it answered with SQLSTATE \(state)"
+        case nil: "nothing answered there"
+        }
+        description = "cannot connect to the PostgreSQL database \(place.database) on \(place.host):\(place.port): \(reason)"
     }
 }
 

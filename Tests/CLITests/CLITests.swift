@@ -351,7 +351,7 @@ struct CLITests {
 
 @Suite("posterwatch --database")
 struct DatabaseOptionTests {
-    @Test("--database sqlite:///path names the same file as --db; postgres:// is refused naming what is missing, never repeating its password; both at once, or another scheme, are refused")
+    @Test("--database sqlite:///path names the same file as --db; a PostgreSQL database that is not there, or a malformed URL, is refused in words, never repeating its password; both at once, or another scheme, are refused")
     func databaseURL() throws {
         let cli = try CLI()
         try cli.addInspector(db: "t.sqlite")
@@ -362,10 +362,13 @@ struct DatabaseOptionTests {
         }
         let stats = try cli.run("blocklist", "--database", "sqlite://" + absolute)
         #expect(stats.status == 0, "\(stats.stderr)")
-        let postgres = try cli.run("serve", "--database", "postgres://posterwatch:s3cr3t-pw@127.0.0.1:5432/city")
-        #expect(postgres.status != 0 && postgres.stderr.contains("PostgreSQL is not available in this release") && postgres.stderr.contains("postgres-nio")
-            && postgres.stderr.contains("reports"))
-        #expect(!postgres.stderr.contains("s3cr3t-pw") && !postgres.stderr.contains("127.0.0.1"), "\(postgres.stderr)")
+        let nowhere = CLI.freePort()
+        let postgres = try cli.run("serve", "--database", "postgres://posterwatch:s3cr3t-pw@127.0.0.1:\(nowhere)/city")
+        #expect(postgres.status != 0 && postgres.stderr.contains("cannot connect to the PostgreSQL database city on 127.0.0.1:\(nowhere): nothing answered there"),
+                "\(postgres.stderr)")
+        #expect(!postgres.stderr.contains("s3cr3t-pw") && !postgres.stderr.contains("postgres://"), "\(postgres.stderr)")
+        let malformed = try cli.run("stats", "--database", "postgres://s3cr3t-pw@/city")
+        #expect(malformed.status != 0 && malformed.stderr.contains("postgres://user[:password]@host[:port]/database") && !malformed.stderr.contains("s3cr3t-pw"))
         let both = try cli.run("stats", "--database", "sqlite:t.sqlite", "--db", "t.sqlite")
         #expect(both.status != 0 && both.stderr.contains("not both"))
         let other = try cli.run("stats", "--database", "mysql://root:pw@host/db")

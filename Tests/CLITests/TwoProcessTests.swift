@@ -250,3 +250,77 @@ struct MigrateCommandTests {
         #expect(try TestPostgresDatabase.psql("SELECT count(*) FROM report", database: other.name) == ["0"])
     }
 }
+
+/// `deploy/nginx-replicas.conf` as it ships, run by Debian's nginx in front of two
+/// replicas on one PostgreSQL database: any replica answers, a token from one is taken by
+/// the other, and when one stops the other goes on answering through nginx.
+@Suite("nginx in front of two replicas", .serialized,
+       .enabled(if: TestPostgresDatabase.clusterURL != nil && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx")))
+struct ReplicasBehindNginxTests {
+    /// The example's server block on the test's ports, inside the main context Debian's
+    /// nginx.conf would give it, with its files in the test's folder.
+    static func configuration(_ cli: CLI, listen: Int, replicas: [Int]) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var site = try String(contentsOf: root.appendingPathComponent("deploy/nginx-replicas.conf"), encoding: .utf8)
+        #expect(site.contains("127.0.0.1:8081") && site.contains("127.0.0.1:8082") && site.contains("listen 8080;"))
+        site = site.replacingOccurrences(of: "127.0.0.1:8081", with: "127.0.0.1:\(replicas[0])")
+            .replacingOccurrences(of: "127.0.0.1:8082", with: "127.0.0.1:\(replicas[1])")
+            .replacingOccurrences(of: "listen 8080;", with: "listen 127.0.0.1:\(listen);")
+        let folder = cli.path("nginx")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return """
+            pid \(folder)/nginx.pid;
+            error_log \(folder)/error.log;
+            events { worker_connections 256; }
+            http {
+                access_log \(folder)/access.log;
+                client_body_temp_path \(folder)/body;
+                proxy_temp_path \(folder)/proxy;
+                fastcgi_temp_path \(folder)/fastcgi;
+                uwsgi_temp_path \(folder)/uwsgi;
+                scgi_temp_path \(folder)/scgi;
+            \(site)
+            }
+            """
+    }
+
+    @Test("requests through nginx reach both replicas; a token signed by one works on the other; with one replica stopped, nginx still answers and files")
+    func balanced() async throws {
+        let cli = try CLI()
+        let database = try TestPostgresDatabase()
+        try cli.addInspector(db: database.url)
+        let one = try await cli.serve(db: database.url, options: ["--write-rate", "0"])
+        defer { one.process.terminate() }
+        let two = try await cli.serve(db: database.url, options: ["--write-rate", "0"])
+        defer { two.process.terminate() }
+        let ports = [one.base, two.base].map { Int($0.split(separator: ":").last!)! }
+        let listen = CLI.freePort()
+        let conf = cli.path("nginx.conf")
+        try Self.configuration(cli, listen: listen, replicas: ports).write(toFile: conf, atomically: true, encoding: .utf8)
+        let nginx = Process()
+        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        nginx.arguments = ["-c", conf, "-g", "daemon off;"]
+        nginx.standardError = FileHandle.nullDevice
+        try nginx.run()
+        defer { nginx.terminate() }
+        let base = "http://127.0.0.1:\(listen)"
+        try await CLI.eventually { (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil }
+
+        // A token from replica one, used on replica two directly: the signing key is shared.
+        let token = try await CrashTests.signIn(one.base)
+        #expect(try await TwoProcessTests.call(two.base, "/v1/me", token: token).status == 200)
+        // Through nginx, round robin: every call answers, with the token, whichever replica.
+        _ = try await WebhookTests.file(base, token: token, from: 11, count: 6)
+        for _ in 0..<6 { #expect(try await TwoProcessTests.call(base, "/v1/me", token: token).status == 200) }
+        try await CLI.eventually { (try? await TwoProcessTests.counts(two.base)) ?? (0, 0) == (6, 6) }
+        #expect(try await TwoProcessTests.counts(one.base) == (6, 6), "each replica shows every filing")
+        #expect(try await TwoProcessTests.counts(two.base) == (6, 6), "each replica shows every filing")
+
+        // One replica stops; nginx goes on with the other.
+        one.process.terminate()
+        one.process.waitUntilExit()
+        for _ in 0..<4 { #expect(try await TwoProcessTests.call(base, "/v1/me", token: token).status == 200) }
+        _ = try await WebhookTests.file(base, token: token, from: 31, count: 2)
+        #expect(try await TwoProcessTests.counts(base) == (8, 8))
+    }
+}

@@ -34,6 +34,16 @@ struct PostgresSchemaTests {
         #expect(try Self.applied(fresh.name) == before)
     }
 
+    @Test("a database that is not there is refused at once, in words")
+    func missingDatabase() async throws {
+        do {
+            _ = try await PostgresDatabase(url: TestPostgres.url(of: "no_such_city"))
+            Issue.record("a missing database was opened")
+        } catch let error as PostgresUnavailable {
+            #expect(error.description.hasSuffix("no_such_city on 127.0.0.1:\(URLComponents(string: TestPostgres.url!)!.port!): it has no such database"), "\(error)")
+        }
+    }
+
     @Test("a URL that cannot be used is refused by rule, without repeating its password")
     func badURLs() async throws {
         for url in ["mysql://u:secret@h/db", "postgres://h/db", "postgres://u:secret@h", "postgres://u:secret@/db"] {
