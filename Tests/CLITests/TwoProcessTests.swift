@@ -284,6 +284,118 @@ struct ReplicasBehindNginxTests {
             """
     }
 
+    /// A POST of report `n` with an idempotency key: its status and answer.
+    static func file(_ base: String, token: String, _ n: Int, key: String) async throws -> (status: Int, body: Data) {
+        var request = CrashTests.request(base, "/v1/reports", method: "POST", token: token, body: CrashTests.report(n))
+        request.setValue(key, forHTTPHeaderField: "Idempotency-Key")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    @Test("two replicas behind the shipped nginx: a filing on one shows on the other (report, search, clusters, tiles, change stream); tokens, refresh reuse and idempotency keys are shared; SIGKILL of one mid-stream loses no acknowledged report and doubles none; every webhook arrives once, verified")
+    func replicas() async throws {
+        let cli = try CLI()
+        let database = try TestPostgresDatabase()
+        try cli.addInspector(db: database.url)
+        let hookPort = CLI.freePort()
+        let added = try cli.run(["webhook", "add", "http://127.0.0.1:\(hookPort)/hook", "--events", "report.created", "--description", "replicas"] + CLI.database(database.url), input: nil)
+        #expect(added.status == 0, "\(added.stderr)")
+        let receiver = try await WebhookTests.Receiver(cli, name: "hook", port: hookPort, secret: added.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        defer { receiver.stop() }
+        let options = ["--write-rate", "0", "--login-rate", "0", "--webhook-first-retry", "0.1", "--webhook-timeout", "1"]
+        let one = try await cli.serve(db: database.url, options: options)
+        defer { kill(one.process.processIdentifier, SIGKILL) }
+        let two = try await cli.serve(db: database.url, options: options)
+        defer { two.process.terminate() }
+        let ports = [one.base, two.base].map { Int($0.split(separator: ":").last!)! }
+        let listen = CLI.freePort()
+        let conf = cli.path("nginx.conf")
+        try Self.configuration(cli, listen: listen, replicas: ports).write(toFile: conf, atomically: true, encoding: .utf8)
+        let nginx = Process()
+        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        nginx.arguments = ["-c", conf, "-g", "daemon off;"]
+        nginx.standardError = FileHandle.nullDevice
+        try nginx.run()
+        defer { nginx.terminate() }
+        let base = "http://127.0.0.1:\(listen)"
+        try await CLI.eventually { (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil }
+
+        // The change stream of replica two, from the start.
+        let stream = Process()
+        stream.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        stream.arguments = ["-sN", "-o", cli.path("stream.txt"), two.base + "/v1/changes/stream?since=0"]
+        try stream.run()
+        defer { stream.terminate() }
+
+        // A token signed by one is taken by the other.
+        let token = try await CrashTests.signIn(one.base)
+        #expect(try await TwoProcessTests.call(two.base, "/v1/me", token: token).status == 200)
+
+        // Filed on one, seen on two: the report, a search for its number, the clusters, a
+        // tile, the change stream.
+        let tile = "/v1/tiles/14/9578/5528.png"  // the tile of CrashTests.report(7)'s place (30.457, 50.4)
+        let (emptyTile, _) = try await URLSession.shared.data(from: URL(string: two.base + tile)!)
+        let id = try #require(try await WebhookTests.file(one.base, token: token, from: 7, count: 1).first)
+        try await CLI.eventually { (try? await TwoProcessTests.counts(two.base))?.clusters == 1 }
+        #expect(try await TwoProcessTests.call(two.base, "/v1/reports/\(id)").status == 200)
+        let found = try await TwoProcessTests.call(two.base, "/v1/search?q=0670000007")
+        #expect((found.json["features"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [id], "\(found.json)")
+        #expect(try await TwoProcessTests.counts(two.base) == (1, 1))
+        let (drawn, _) = try await URLSession.shared.data(from: URL(string: two.base + tile)!)
+        #expect(drawn != emptyTile, "the tile shows the new report")
+        try await CLI.eventually { EventStream.ids((try? String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8)) ?? "").count >= 1 }
+        #expect(!EventStream.ids((try? String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8)) ?? "").isEmpty, "the other replica's stream carries it")
+
+        // A refresh token rotated on one is a reuse on the other.
+        let pair = try await TwoProcessTests.signIn(one.base, CLI.inspectorEmail)
+        #expect(try await TwoProcessTests.call(one.base, "/v1/auth/refresh", method: "POST", json: ["refresh_token": pair.refresh]).status == 200)
+        #expect(try await TwoProcessTests.call(two.base, "/v1/auth/refresh", method: "POST", json: ["refresh_token": pair.refresh]).status == 401)
+
+        // An idempotency key retried on the other replica replays the first answer.
+        let first = try await Self.file(one.base, token: token, 8, key: "retry-8")
+        let again = try await Self.file(two.base, token: token, 8, key: "retry-8")
+        #expect(first.status == 201 && again.status == 201 && first.body == again.body, "the same answer, once")
+
+        // Filings stream through nginx from 4 clients; replica one is killed midway.
+        let acknowledged = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for client in 0..<4 {
+                group.addTask {
+                    var ids: [Int] = []
+                    for n in 0..<60 {
+                        let request = CrashTests.request(base, "/v1/reports", method: "POST", token: token, body: CrashTests.report(1_000 + client * 100 + n))
+                        guard let (data, response) = try? await URLSession.shared.data(for: request),
+                              (response as? HTTPURLResponse)?.statusCode == 201 else { continue }
+                        if let id = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["id"] as? Int { ids.append(id) }
+                    }
+                    return ids
+                }
+            }
+            group.addTask {
+                try await CLI.eventually { ((try? await TwoProcessTests.counts(two.base))?.health ?? 0) >= 60 }
+                kill(one.process.processIdentifier, SIGKILL)
+                one.process.waitUntilExit()
+                return []
+            }
+            return try await group.reduce(into: [Int]()) { $0 += $1 }
+        }
+        #expect(Set(acknowledged).count == acknowledged.count && acknowledged.count >= 60)
+        var missing: [Int] = []
+        for id in acknowledged where try await TwoProcessTests.call(base, "/v1/reports/\(id)").status != 200 { missing.append(id) }
+        #expect(missing.isEmpty, "answered 201 but lost: \(missing.prefix(10))")
+        let doubled = try TestPostgresDatabase.psql("SELECT address FROM report GROUP BY address HAVING count(*) > 1", database: database.name)
+        #expect(doubled.isEmpty, "no filing stored twice: \(doubled.prefix(5))")
+
+        // Every report's creation reaches the receiver once, verified, one body per message.
+        let all = try TestPostgresDatabase.psql("SELECT id FROM report", database: database.name).compactMap { Int($0) }
+        try await CLI.eventually { Set(receiver.delivered().values) == Set(all) }
+        #expect(Set(receiver.delivered().values) == Set(all), "every creation delivered")
+        let requests = receiver.requests()
+        #expect(requests.allSatisfy { $0["verified"] as? Bool == true }, "standardwebhooks verifies every signature")
+        let byMessage = Dictionary(grouping: requests, by: { $0["id"] as? String ?? "" })
+        #expect(byMessage.values.allSatisfy { Set($0.compactMap { $0["body"] as? String }).count == 1 }, "each webhook-id with one body")
+        #expect(byMessage.values.allSatisfy { $0.filter { $0["status"] as? Int == 204 }.count == 1 }, "each delivered once")
+    }
+
     @Test("requests through nginx reach both replicas; a token signed by one works on the other; with one replica stopped, nginx still answers and files")
     func balanced() async throws {
         let cli = try CLI()
