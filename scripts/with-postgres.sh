@@ -8,7 +8,8 @@
 #   scripts/with-postgres.sh swift test
 #
 # A missing PostgreSQL is an error, never a skip: make test installs it (TEST_APT_PACKAGES).
-# The cluster runs with fsync off: it holds nothing worth keeping.
+# The cluster runs with fsync off: it holds nothing worth keeping (POSTERWATCH_PG_DURABLE=1
+# keeps PostgreSQL's defaults, for benchmarks).
 set -euo pipefail
 
 bin=/usr/lib/postgresql/15/bin
@@ -32,8 +33,14 @@ trap stop EXIT
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 as_owner "$bin/initdb" -D "$dir/data" -U posterwatch -A trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
 	|| { cat "$dir/initdb.log" >&2; exit 1; }
+# Tests need no durability; a benchmark (POSTERWATCH_PG_DURABLE=1) measures PostgreSQL as a
+# city runs it: fsync and synchronous commits on, with memory for a million reports.
+settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+if [ "${POSTERWATCH_PG_DURABLE:-0}" = 1 ]; then
+	settings="-c shared_buffers=1GB -c maintenance_work_mem=512MB -c max_wal_size=4GB"
+fi
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-	-o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+	-o "-p $port -k $dir -c listen_addresses=127.0.0.1 $settings -c max_connections=200" \
 	start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
 
 psql_on() { psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U posterwatch "$@"; }

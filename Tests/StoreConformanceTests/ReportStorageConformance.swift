@@ -2,6 +2,7 @@ import Foundation
 import Generator
 import Geometry
 import ReportModel
+import ReportService
 import StorePorts
 import Testing
 import TestSupport
@@ -278,6 +279,63 @@ struct ReportStorageConformance {
         let draft = try reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng))
         _ = try Self.one(storage) { t in try t.insert(draft, filer: nil, author: .system, now: Self.t0) }
         #expect(try await waiter.value == lastSeq + 1)
+        _ = keep
+    }
+
+    @Test("phones: a number's record, its reports in pages, its holders and statuses agree with a brute force; a block moves the confirmed reports it stops and an unblock moves them back; the blocklist and its changes follow", arguments: StoreUnderTest.all)
+    func phones(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports
+        var model = try Self.seed(storage, count: 300, seed: 49)
+        // Numbers shared by several reports: the first phone of every tenth report is given
+        // to its next two as well.
+        var rng = SplitMix64(state: 50)
+        let ids = model.reports.keys.sorted()
+        for (i, id) in ids.enumerated() where i % 10 == 0 && i + 2 < ids.count {
+            for (k, other) in ids[(i + 1)...(i + 2)].enumerated() {
+                var draft = ReportDraft(model.reports[other]!)
+                // The first carries the number alone (a block stops it), the second with its own.
+                draft.phones = [model.reports[id]!.phones[0]] + (k == 0 ? [] : draft.phones.prefix(1))
+                let (_, after) = try Self.one(storage) { t in try t.edit(other, to: storage.reference.validate(draft), author: .system, now: Self.t0 + 1) }
+                model.reports[other] = after
+            }
+        }
+        func carrying(_ number: String) -> [Report] { model.reports.values.filter { $0.phones.contains(number) }.sorted { $0.id < $1.id } }
+        let numbers = Array(Set(model.reports.values.flatMap(\.phones))).sorted()
+        for number in numbers.shuffled(using: &rng).prefix(40) + [ids.first.map { model.reports[$0]!.phones[0] }!] {
+            let want = carrying(number)
+            let record = try await storage.phoneRecord(number)
+            #expect(record?.reportCount == want.count && record?.statusCounts == Dictionary(grouping: want, by: \.status).mapValues(\.count), "record of \(number)")
+            #expect(try await Self.allPages(limit: 2) { try await storage.reports(carrying: number, after: $0, limit: 2).reports } == want.map(\.id))
+            #expect(try await storage.reports(carrying: number, after: 0, limit: 1).matched == want.count)
+            #expect(try await storage.holders(of: number, limit: 100).map(\.reportID) == want.map(\.id).reversed())
+        }
+        #expect(try await storage.phoneRecord("380000000000") == nil, "a number nobody carries and nobody verified has no record")
+
+        // Through the service: confirm the reports of a shared number, verify it, block it.
+        let service = try await ReportService(storage: storage)
+        let boss = Caller(accountID: nil, role: .supervisor)
+        let shared = model.reports[ids[0]]!.phones[0]
+        let holders = carrying(shared)
+        // The lone carrier confirmed (whatever its status was), as a supervisor would.
+        _ = try Self.one(storage) { t in try t.setStatus(ids[1], to: "confirmed", note: nil, author: .system, now: Self.t0 + 2) }
+        let confirmed = try await storage.reports(ids: holders.map(\.id)).filter { $0.status == "confirmed" }
+        _ = try await service.verify(shared, outcome: .violator, note: "так", by: boss)
+        let blocked = try await service.block(shared, note: "операторам", by: boss)
+        let stopped = confirmed.filter { $0.phones.allSatisfy { $0 == shared } }.map(\.id)
+        #expect(!stopped.isEmpty && blocked.moved.map(\.id).sorted() == stopped.sorted(), "the confirmed reports whose every number is blocked move")
+        #expect(try await storage.phoneStatuses([shared, "380000000000"]) == [shared: .blocked, "380000000000": .unverified])
+        let blocklist = try await storage.blocklist()
+        #expect(blocklist.map(\.number) == [shared] && blocklist.first?.reportCount == holders.count)
+        #expect(try await storage.blockedCount() == 1)
+        #expect(try await storage.blocklistChanges(since: 0).added.map(\.number) == [shared])
+        let unblocked = try await service.unblock(shared, note: "зняли", by: boss)
+        #expect(unblocked.moved.map(\.id).sorted() == stopped.sorted(), "an unblock moves back what the block moved")
+        let changes = try await storage.blocklistChanges(since: 0)
+        #expect(changes.added.isEmpty && changes.removed == [shared])
+        #expect(try await storage.phoneRecord(shared)?.history.map(\.action) == [.verified, .blocked, .unblocked])
+        #expect(try Self.one(storage) { t in try t.knows(phone: model.reports[ids[3]]!.phones[0]) })
+        #expect(try Self.one(storage) { t in try t.knows(phone: "380000000001") } == false)
         _ = keep
     }
 }
