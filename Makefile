@@ -93,7 +93,8 @@ bench: deps
 	swift build -c release --product posterwatch-bench
 	@# PostgreSQL with PostGIS answers the phone rankings beside ours (skipped if it cannot start).
 	-@pg_ctlcluster 15 main start 2>/dev/null
-	.build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md
+	@# The PostgreSQL store beside SQLite: a throwaway cluster with durable settings.
+	POSTERWATCH_PG_DURABLE=1 scripts/with-postgres.sh sh -c 'POSTERWATCH_BENCH_POSTGRES=$$POSTERWATCH_TEST_POSTGRES .build/release/posterwatch-bench --count $(BENCH_COUNT) --work .bench --out BENCHMARKS.md'
 
 # A bounded mixed load for SOAK_MINUTES (10) after a minute's warm-up (scripts/soak.sh);
 # prints its figures as a Markdown section for BENCHMARKS.md.

@@ -9,7 +9,7 @@ import SQLiteStore
 extension Bench {
     func measureAuth(_ accounts: AccountService, store: SQLiteReports, port: Int, _ report: inout Report) async throws {
         report.section("Accounts: tokens and logins (the server in this process; wrk as above)", header: ["what", "p50", "p99 or rate"])
-        let tokens = try await benchTokens(accounts, store: store)
+        let tokens = try await benchTokens(accounts)
 
         // A token's first check (signature, algorithm, claims) and its checks on the
         // requests after (the verified-token cache and the revocation set), as every
@@ -55,7 +55,7 @@ extension Bench {
     /// 64 access tokens: 8 accounts of `role` (made once in the bench database), each
     /// signed in and refreshed 7 times (a refresh makes a new access token of the same
     /// session; the earlier ones stay valid until they expire).
-    func benchTokens(_ accounts: AccountService, store: SQLiteReports, role: Role = .inspector) async throws -> [String] {
+    func benchTokens(_ accounts: AccountService, role: Role = .inspector) async throws -> [String] {
         var tokens: [String] = []
         let rank = Role.people.firstIndex(of: role)!
         for n in 0..<8 {

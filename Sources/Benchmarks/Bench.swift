@@ -63,6 +63,12 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the import and the box queries (no phone search, HTTP or clustering).")
     var onlyImportAndBoxes = false
 
+    @Flag(help: "Measure only PostgreSQL beside SQLite (POSTERWATCH_BENCH_POSTGRES names the database), on the data file of a previous run.")
+    var onlyPostgres = false
+
+    /// The PostgreSQL database of the section beside SQLite (`make bench` starts one).
+    var postgresURL: String? { ProcessInfo.processInfo.environment["POSTERWATCH_BENCH_POSTGRES"] }
+
     func validate() throws {
         guard count >= 1_000 else { throw ValidationError("--count must be at least 1000, got \(count).") }
         guard repeats >= 5 else { throw ValidationError("--repeats must be at least 5, got \(repeats).") }
@@ -105,6 +111,12 @@ struct Bench: AsyncParsableCommand {
         if onlyHTTP || onlyTiles {
             try await measureServed(SQLiteReports(path: "\(work)/bench.sqlite"), http: onlyHTTP, tiles: onlyTiles, &report)
             print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
+            return
+        }
+        if onlyPostgres {
+            guard let postgresURL else { throw ValidationError("--only-postgres needs POSTERWATCH_BENCH_POSTGRES (make bench sets it)") }
+            try await measurePostgresBeside(url: postgresURL, &report)
+            print(report.markdown(machine: machineDescription(), dataset: "the data file of the previous run in \(work), imported into each store"))
             return
         }
         if onlyClustering {
@@ -158,6 +170,7 @@ struct Bench: AsyncParsableCommand {
             try await measurePhones(store, &report)
             try await measurePhotos(&report)
             try await measureClustering(store, reference: reference, &report)
+            if let postgresURL { try await measurePostgresBeside(url: postgresURL, &report) }
         }
         report.note("""
             For comparison, figures quoted in the foundation issue for the same kind of data on this \

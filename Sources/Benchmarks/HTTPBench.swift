@@ -114,12 +114,17 @@ extension Bench {
     func startServer(
         _ service: ReportService, accounts: AccountService, store: SQLiteReports, configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> (port: Int, task: Task<Void, any Error>) {
+        let backend = Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: SQLiteWebhooks(store)), feed: ChangeFeed(storage: store))
+        return try await startServer(backend, configure: configure)
+    }
+
+    /// The real server over a backend (any store's).
+    func startServer(_ backend: Backend, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> (port: Int, task: Task<Void, any Error>) {
         let port = 18_000 + Int.random(in: 0..<6_000)
         var configuration = ServerConfiguration(port: port, logLevel: .warning)
         configuration.rateLimits = .none
         configuration.photosDirectory = "\(work)/photos"
         configure(&configuration)
-        let backend = Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: SQLiteWebhooks(store)), feed: ChangeFeed(storage: store))
         let app = makeApplication(backend, configuration: configuration)
         let server = Task { try await app.runService() }
         for _ in 0..<100 where (try? curl("http://127.0.0.1:\(port)/health").status) != 0 {

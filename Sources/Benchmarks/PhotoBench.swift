@@ -106,7 +106,7 @@ extension Bench {
             let accounts = try await AccountService(storage: SQLiteAccounts(store))
             let (port, server) = try await startServer(service, accounts: accounts, store: store)
             defer { server.cancel() }
-            let supervisors = try await benchTokens(accounts, store: store, role: .supervisor)
+            let supervisors = try await benchTokens(accounts, role: .supervisor)
             let uploads = try startWrk(port: port, lists: [upload], bearerTokens: [supervisors[0]], threads: 1, connections: 16, seconds: 12, name: "wrk-photos")
             try await Task.sleep(for: .seconds(1))
             let clusters = try wrk(port: port, paths: kyivViewports(zoom: 14, seed: 33).map { "/v1/clusters?bbox=\(box($0))&zoom=14" })

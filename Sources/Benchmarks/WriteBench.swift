@@ -21,8 +21,8 @@ extension Bench {
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
         let (port, server) = try await startServer(service, accounts: accounts, store: store)
         defer { server.cancel() }
-        let inspectors = try await benchTokens(accounts, store: store)
-        let supervisors = try await benchTokens(accounts, store: store, role: .supervisor)
+        let inspectors = try await benchTokens(accounts)
+        let supervisors = try await benchTokens(accounts, role: .supervisor)
         let start = try store.count()
         report.section(
             "Writes onto \(fmt(start)) reports: wrk, 2 threads, 64 connections, 10 s per row, bearer tokens (a copy of the bench database)",
@@ -78,7 +78,7 @@ extension Bench {
         let store = try copy(source, to: "\(work)/writes.sqlite")
         let service = try await ReportService(storage: store)
         let accounts = try await AccountService(storage: SQLiteAccounts(store))
-        _ = try await benchTokens(accounts, store: store)
+        _ = try await benchTokens(accounts)
         // A copy's pages are cold: 20,000 filings first, unmeasured, as the write section
         // warms up before its first row.
         _ = try await fileDirectly(service, accounts: accounts, count: 20_000)

@@ -78,7 +78,7 @@ extension PostgresReports {
                 try await c.query(PostgresQuery(unsafeSQL: definition), logger: logger)
                 let seconds = Date().timeIntervalSince(built)
                 switch name {
-                case "report_search": summary.searchIndexSeconds += seconds
+                case "report_search", "report_phones": summary.searchIndexSeconds += seconds
                 case "report_position": summary.rtreeSeconds += seconds
                 default: summary.secondaryIndexSeconds += seconds
                 }

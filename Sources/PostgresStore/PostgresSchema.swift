@@ -113,14 +113,15 @@ enum PostgresSchema {
                 created_at bigint NOT NULL CHECK (created_at BETWEEN 0 AND 4294967295999),
                 updated_at bigint NOT NULL CHECK (updated_at BETWEEN 0 AND 4294967295999),
                 -- What search matches a fragment against: the phones and the id's digits,
-                -- apart, so that no match spans two of them; a whole number is ';number;',
-                -- which the id (after '#') never is.
-                search_text text GENERATED ALWAYS AS (';' || phones || ';#' || id::text) STORED
+                -- apart, so that no match spans two of them.
+                search_text text GENERATED ALWAYS AS (phones || ';' || id::text) STORED
             )
             """,
             "CREATE INDEX report_position ON report USING gist (position)",
-            // Fragments of three digits or more, and whole numbers.
+            // Fragments of five digits or more (shorter ones walk the newest first).
             "CREATE INDEX report_search ON report USING gin (search_text gin_trgm_ops)",
+            // The reports of a whole number.
+            "CREATE INDEX report_phones ON report USING gin (string_to_array(phones, ';'))",
             // Newest first, as search orders (the second, then the id).
             "CREATE INDEX report_recent ON report ((created_at / 1000) DESC, id DESC)",
             "CREATE INDEX report_created ON report (created_at)",

@@ -176,7 +176,7 @@ struct PostgresTransaction: ReportTransaction {
     func knows(phone number: String) throws -> Bool {
         try rows(
             """
-            SELECT EXISTS (SELECT 1 FROM report WHERE search_text LIKE \("%;" + number + ";%"))
+            SELECT EXISTS (SELECT 1 FROM report WHERE string_to_array(phones, ';') @> ARRAY[\(number)])
                 OR EXISTS (SELECT 1 FROM report_hidden WHERE string_to_array(phones, ';') @> ARRAY[\(number)])
                 OR EXISTS (SELECT 1 FROM phone WHERE number = \(number))
             """)[0].decode(Bool.self)
@@ -211,7 +211,7 @@ struct PostgresTransaction: ReportTransaction {
         try Rows.reports(rows(
             """
             SELECT \(unescaped: Rows.reportColumns) FROM report
-            WHERE search_text LIKE \("%;" + number + ";%") AND status = \(status) ORDER BY id
+            WHERE string_to_array(phones, ';') @> ARRAY[\(number)] AND status = \(status) ORDER BY id
             """))
     }
 

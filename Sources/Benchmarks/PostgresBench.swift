@@ -1,0 +1,140 @@
+import Accounts
+import ChangeFeed
+import Clustering
+import Dispatch
+import Foundation
+import Generator
+import Geometry
+import Interchange
+import PostgresStore
+import ReportModel
+import ReportService
+import Server
+import SQLiteStore
+import StorePorts
+import Synchronization
+import Webhooks
+
+/// The PostgreSQL store beside the SQLite store, in one run on this machine: the import,
+/// a replica's start, filings and reads over HTTP, and how soon a second replica follows
+/// the first. On a PostgreSQL cluster with its defaults for durability (fsync, synchronous
+/// commits: `POSTERWATCH_PG_DURABLE=1 scripts/with-postgres.sh`, which `make bench` uses),
+/// named by `POSTERWATCH_BENCH_POSTGRES` (a database with PostGIS and pg_trgm).
+extension Bench {
+    func measurePostgresBeside(url: String, _ report: inout Report) async throws {
+        let dataPath = "\(work)/kyiv-\(count)-seed42.geojsonl"
+        let postgres = try await PostgresStores(url: url)
+        let pgReports = postgres.stores.reports
+        // The import, into an empty database each.
+        if try await pgReports.count(in: .world) > 0 {
+            report.note("The PostgreSQL database already held reports: its import was not measured.")
+        }
+        let sqlitePath = "\(work)/beside.sqlite"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sqlitePath + suffix) }
+        let sqliteImport = try await time {
+            let batches = try ReportReader(url: URL(fileURLWithPath: dataPath)).readingAhead()
+            _ = try SQLiteReports.create(path: sqlitePath, next: { try batches.next()?.records })
+        }
+        var pgSummary = ImportSummary()
+        let pgImport = try await time {
+            let batches = try ReportReader(url: URL(fileURLWithPath: dataPath)).readingAhead()
+            pgSummary = try await pgReports.importRecords(options: ImportOptions(), now: Date(), next: { try batches.next()?.records }, progress: { _ in })
+        }
+        let sqlite = try SQLiteReports(path: sqlitePath)
+        let sqliteStores = Stores(reports: sqlite, accounts: SQLiteAccounts(sqlite), webhooks: SQLiteWebhooks(sqlite))
+
+        report.section(
+            "PostgreSQL 15 with PostGIS 3 beside SQLite, \(fmt(count)) reports (the same file), one run; PostgreSQL with fsync and synchronous commits on",
+            header: ["what", "SQLite", "PostgreSQL", "PostgreSQL ÷ SQLite"])
+        report.row(["import into an empty database (s)", f2(sqliteImport), f2(pgImport), f2(pgImport / sqliteImport)])
+        report.note(
+            "PostgreSQL's import: COPY \(f2(pgSummary.tableSeconds)) s, then GiST \(f2(pgSummary.rtreeSeconds)) s, trigram index "
+                + "\(f2(pgSummary.searchIndexSeconds)) s, b-trees and foreign keys \(f2(pgSummary.secondaryIndexSeconds)) s.")
+        report.goal("PostgreSQL import of 1,000,000: ≤ 10 s", "\(f2(pgImport)) s", pgImport <= 10)
+
+        // A replica's start: its index and tally from the rows.
+        var sqliteService: ReportService?, pgService: ReportService?
+        let sqliteStart = try await time { sqliteService = try await ReportService(storage: sqlite) }
+        let pgStart = try await time { pgService = try await ReportService(storage: pgReports) }
+        report.row(["a server's start: index and tally from the rows (s)", f2(sqliteStart), f2(pgStart), f2(pgStart / sqliteStart)])
+        report.goal("a PostgreSQL replica's start on 1,000,000: ≤ 3 s", "\(f2(pgStart)) s", pgStart <= 3)
+
+        // Over HTTP: each store's server in turn, the same requests.
+        func served(_ stores: Stores, _ service: ReportService, photos: (any PhotoStorage)?) async throws -> [String: WrkResult] {
+            let accounts = try await AccountService(storage: stores.accounts)
+            let backend = Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: stores.webhooks), feed: ChangeFeed(storage: stores.reports))
+            let (port, server) = try await startServer(backend) { $0.photoStorage = photos }
+            defer { server.cancel() }
+            let tokens = try await benchTokens(accounts)
+            func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
+            var results: [String: WrkResult] = [:]
+            results["clusters"] = try wrk(port: port, paths: kyivViewports(zoom: 14, seed: 32).map { "/v1/clusters?bbox=\(box($0))&zoom=14" })
+            for digits in [3, 4, 7] {
+                results["search\(digits)"] = try wrk(port: port, paths: Self.searchFragments(digits).map { "/v1/search?q=\($0)&limit=50" })
+            }
+            let bodies = Self.filingBodies(4_000, seed: 90, reference: stores.reports.reference)
+            let filings = [bodies.map { WrkRequest(method: "POST", path: "/v1/reports", body: $0) }]
+            _ = try startWrk(port: port, lists: filings, bearerTokens: tokens, seconds: 3, name: "wrk-filings")()
+            results["filings"] = try startWrk(port: port, lists: filings, bearerTokens: tokens, name: "wrk-filings")()
+            return results
+        }
+        let onSQLite = try await served(sqliteStores, sqliteService!, photos: nil)
+        let onPostgres = try await served(postgres.stores, pgService!, photos: postgres.photos)
+        for (key, what) in [
+            ("filings", "`POST /v1/reports`, 64 connections (per second; p99 ms)"), ("clusters", "`/v1/clusters` z14 viewports (per second; p99 ms)"),
+            ("search3", "phone search, 3 digits, first 50 (per second; p99 ms)"), ("search4", "phone search, 4 digits (per second; p99 ms)"),
+            ("search7", "phone search, 7 digits (per second; p99 ms)"),
+        ] {
+            let (a, b) = (onSQLite[key]!, onPostgres[key]!)
+            report.row([what, "\(fmt(Int(a.rate))); \(f2(a.p99))", "\(fmt(Int(b.rate))); \(f2(b.p99))", f2(b.rate / a.rate)])
+        }
+        let filings = (onSQLite["filings"]!, onPostgres["filings"]!)
+        report.goal(
+            "PostgreSQL filings over HTTP: ≥ 80% of SQLite's rate, p99 ≤ 50 ms", "\(Int(100 * filings.1.rate / filings.0.rate))%, p99 \(f2(filings.1.p99)) ms",
+            filings.1.rate >= 0.8 * filings.0.rate && filings.1.p99 <= 50)
+        let reads = ["clusters", "search3", "search4", "search7"].map { onPostgres[$0]!.rate / onSQLite[$0]!.rate }
+        report.goal(
+            "z14 clusters and phone search on PostgreSQL: within 10% of SQLite", reads.map { f2($0) }.joined(separator: ", "), reads.allSatisfy { $0 >= 0.9 })
+
+        // How soon a second replica follows: filings at 500/s through one, each timed from
+        // its commit to the other's index holding it.
+        let lag = try await followLag(url: url, writer: pgService!, rate: 500, seconds: 6)
+        report.row(["follow lag, commit on one replica to the other's index, 500 filings/s (p50; p99 ms)", "", "\(f2(lag.p50)); \(f2(lag.p99))", ""])
+        report.goal("follow lag between two replicas at 500 filings/s: p99 ≤ 100 ms", "p99 \(f2(lag.p99)) ms", lag.p99 <= 100)
+    }
+
+    /// Fragments of phone numbers of `digits` digits that the generated data holds.
+    static func searchFragments(_ digits: Int) -> [String] {
+        var rng = SplitMix64(state: 77 + UInt64(digits))
+        return (0..<20).map { _ in String((0..<digits).map { _ in Character(String(rng.below(10))) }) }
+    }
+
+    /// Files `rate` reports a second for `seconds` through `writer`; a second replica on
+    /// the same database (its own pool, its own LISTEN) follows; each filing's lag, from
+    /// its commit to the follower's index holding it.
+    func followLag(url: String, writer: ReportService, rate: Int, seconds: Int) async throws -> Samples {
+        let follower = try await ReportService(storage: PostgresStores(url: url).stores.reports)
+        let seen = Mutex<[Int64: UInt64]>([:])
+        follower.onWrite { touched in
+            let now = DispatchTime.now().uptimeNanoseconds
+            seen.withLock { for entry in touched where $0[entry.id] == nil { $0[entry.id] = now } }
+        }
+        let following = Task { await follower.followChanges(every: .milliseconds(20)) }
+        defer { following.cancel() }
+        try await Task.sleep(for: .milliseconds(300))
+        let bodies = Self.drafts(rate * seconds, seed: 91, reference: writer.reference)
+        let caller = Caller(accountID: nil, role: .inspector)
+        var committed: [Int64: UInt64] = [:]
+        let start = DispatchTime.now().uptimeNanoseconds
+        for (i, draft) in bodies.enumerated() {
+            let due = start + UInt64(i) * 1_000_000_000 / UInt64(rate)
+            let now = DispatchTime.now().uptimeNanoseconds
+            if due > now { try await Task.sleep(for: .nanoseconds(Int(due - now))) }
+            let id = try await writer.file(draft, by: caller).report.id
+            committed[id] = DispatchTime.now().uptimeNanoseconds
+        }
+        try await Task.sleep(for: .seconds(1))
+        let arrived = seen.withLock { $0 }
+        return Samples(milliseconds: committed.compactMap { id, at in arrived[id].map { Double(Int64($0) - Int64(at)) / 1e6 } })
+    }
+}
