@@ -28,19 +28,25 @@ struct PostgresTransaction: ReportTransaction {
         let created = (draft.createdAt ?? now).milliseconds, updated = draft.updatedAt?.milliseconds ?? created
         let status = draft.status ?? reference.initialStatus
         let d = draft
+        let at = now.milliseconds
+        // The row, who filed it, its history and its change: one statement, one round trip.
         do {
             try execute(
                 """
-                INSERT INTO report (id, longitude, latitude, address, city, district, object_type, balance_holder, violator, phones, comment, status, created_at, updated_at)
-                VALUES (\(id), \(d.coordinate.longitude), \(d.coordinate.latitude), \(d.address), \(d.city), \(d.district), \(d.objectType),
-                        \(d.balanceHolder), \(d.violator), \(Rows.phoneText(d.phones)), \(d.comment), \(status), \(created), \(updated))
+                WITH r AS (
+                    INSERT INTO report (id, longitude, latitude, address, city, district, object_type, balance_holder, violator, phones, comment, status, created_at, updated_at)
+                    VALUES (\(id), \(d.coordinate.longitude), \(d.coordinate.latitude), \(d.address), \(d.city), \(d.district), \(d.objectType),
+                            \(d.balanceHolder), \(d.violator), \(Rows.phoneText(d.phones)), \(d.comment), \(status), \(created), \(updated))),
+                f AS (INSERT INTO report_filer (report_id, account_id) SELECT \(id), \(filer)::bigint WHERE \(filer)::bigint IS NOT NULL),
+                h AS (
+                    INSERT INTO report_history (report_id, at, account_id, api_key_id, action, from_status, to_status)
+                    VALUES (\(id), \(at), \(author.accountID), \(author.apiKeyID), 'filed', NULL, \(status)) RETURNING seq)
+                INSERT INTO report_change (seq, report_id, action, at, history_seq) SELECT \(session.nextChange()), \(id), 'filed', \(at), h.seq FROM h
                 """)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw ValidationError(field: "id", "report \(id) already exists")
         }
         session.lastID = max(session.lastID, id)
-        if let filer { try execute("INSERT INTO report_filer (report_id, account_id) VALUES (\(id), \(filer))") }
-        try record(id, .filed, author: author, at: now, to: status)
         // The row as stored, without reading it back: times are kept to the millisecond.
         return Report(
             id: id, coordinate: d.coordinate, address: d.address, city: d.city, district: d.district, objectType: d.objectType,

@@ -54,8 +54,18 @@ final class WriteSession {
     /// design (they run on the group commit's writer thread): they wait on the future of
     /// the connection's event loop, which needs no thread of Swift's pool to complete.
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
-        try connection.query(query, logger: logger).wait().rows
+        if !query.sql.hasPrefix("SELECT") { dirty = true }
+        do {
+            return try connection.query(query, logger: logger).wait().rows
+        } catch {
+            dirty = true  // the transaction is aborted: only a rollback goes on from here
+            throw error
+        }
     }
+
+    /// Whether a statement that may have changed rows ran (or one failed) since this was
+    /// last cleared: a write that then throws must be undone.
+    var dirty = false
 
     func execute(_ query: PostgresQuery) throws { _ = try rows(query) }
 
@@ -75,12 +85,6 @@ final class WriteSession {
         return lastChange
     }
 
-    /// What a savepoint must restore of the numbers.
-    var mark: (Int64, Int64) {
-        get { (lastChange, lastID) }
-        set { (lastChange, lastID) = newValue }
-    }
-
     /// Writes the numbers back, tells the listeners, and commits.
     func commit() throws {
         if (lastChange, lastID) != start {
@@ -95,41 +99,61 @@ final class WriteSession {
 }
 
 extension PostgresReports {
-    /// Runs the writes in one transaction, each after a savepoint: one that throws is rolled
-    /// back to it alone, and the others commit. If the transaction itself fails (the
-    /// connection lost, the commit refused), every write fails with its error.
+    /// Runs the writes in one transaction, committed once, and returns each one's outcome
+    /// in order. A write that throws before it has changed a row (a refused transition, a
+    /// stale version) simply fails. One that throws after changing rows cannot be undone
+    /// alone without a savepoint per write, a round trip each (a fifth of a filing's), so
+    /// the transaction is rolled back and run again without it, as the SQLite store does.
+    /// If the transaction itself fails (the connection lost, the commit refused), every
+    /// write fails with its error.
     public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
-        var outcomes: [Result<T, any Error>] = []
+        var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
+        var pending = Array(writes.indices)
         let reference = self.reference, logger = self.logger
         do {
             try writer.withConnection { connection in
                 let session = WriteSession(connection, logger: logger)
-                do {
-                    try session.begin()
-                    let transaction = PostgresTransaction(session: session, reference: reference)
-                    for write in writes {
-                        try session.execute("SAVEPOINT write")
-                        let mark = session.mark
-                        do {
-                            outcomes.append(.success(try write(transaction)))
-                        } catch {
-                            outcomes.append(.failure(error))
-                            try session.execute("ROLLBACK TO SAVEPOINT write")
-                            session.mark = mark
+                while !pending.isEmpty {
+                    var undone: Int?
+                    do {
+                        try session.begin()
+                        let transaction = PostgresTransaction(session: session, reference: reference)
+                        for i in pending {
+                            session.dirty = false
+                            do {
+                                outcomes[i] = .success(try writes[i](transaction))
+                            } catch {
+                                outcomes[i] = .failure(error)
+                                if session.dirty {
+                                    undone = i
+                                    break
+                                }
+                            }
                         }
+                        if undone == nil {
+                            try session.commit()
+                            return
+                        }
+                        try session.execute("ROLLBACK")
+                    } catch {
+                        _ = try? session.execute("ROLLBACK")
+                        throw error
                     }
-                    try session.commit()
-                } catch {
-                    _ = try? session.execute("ROLLBACK")
-                    throw error
+                    // Again, without the write that failed halfway and those that failed outright.
+                    pending = pending.filter { i in
+                        if i == undone { return false }
+                        if case .failure? = outcomes[i] { return false }
+                        outcomes[i] = nil
+                        return true
+                    }
                 }
             }
         } catch {
-            return writes.indices.map { i in
-                if i < outcomes.count, case .failure = outcomes[i] { return outcomes[i] }
-                return .failure(error)
+            for i in writes.indices {
+                if case .failure? = outcomes[i] { continue }
+                outcomes[i] = .failure(error)
             }
         }
-        return outcomes
+        return outcomes.map { $0! }
     }
 }
