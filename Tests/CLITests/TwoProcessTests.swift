@@ -284,6 +284,22 @@ struct ReplicasBehindNginxTests {
             """
     }
 
+    /// Debian's nginx with the shipped configuration in front of the replicas at `bases`,
+    /// answering; and its address.
+    static func nginx(_ cli: CLI, in bases: [String]) async throws -> (process: Process, base: String) {
+        let listen = CLI.freePort()
+        let conf = cli.path("nginx.conf")
+        try configuration(cli, listen: listen, replicas: bases.map { Int($0.split(separator: ":").last!)! }).write(toFile: conf, atomically: true, encoding: .utf8)
+        let nginx = Process()
+        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        nginx.arguments = ["-c", conf, "-g", "daemon off;"]
+        nginx.standardError = FileHandle.nullDevice
+        try nginx.run()
+        let base = "http://127.0.0.1:\(listen)"
+        try await CLI.eventually { (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil }
+        return (nginx, base)
+    }
+
     /// A POST of report `n` with an idempotency key: its status and answer.
     static func file(_ base: String, token: String, _ n: Int, key: String) async throws -> (status: Int, body: Data) {
         var request = CrashTests.request(base, "/v1/reports", method: "POST", token: token, body: CrashTests.report(n))
@@ -307,18 +323,8 @@ struct ReplicasBehindNginxTests {
         defer { kill(one.process.processIdentifier, SIGKILL) }
         let two = try await cli.serve(db: database.url, options: options)
         defer { two.process.terminate() }
-        let ports = [one.base, two.base].map { Int($0.split(separator: ":").last!)! }
-        let listen = CLI.freePort()
-        let conf = cli.path("nginx.conf")
-        try Self.configuration(cli, listen: listen, replicas: ports).write(toFile: conf, atomically: true, encoding: .utf8)
-        let nginx = Process()
-        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        nginx.arguments = ["-c", conf, "-g", "daemon off;"]
-        nginx.standardError = FileHandle.nullDevice
-        try nginx.run()
+        let (nginx, base) = try await Self.nginx(cli, in: [one.base, two.base])
         defer { nginx.terminate() }
-        let base = "http://127.0.0.1:\(listen)"
-        try await CLI.eventually { (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil }
 
         // The change stream of replica two, from the start.
         let stream = Process()
@@ -405,18 +411,8 @@ struct ReplicasBehindNginxTests {
         defer { one.process.terminate() }
         let two = try await cli.serve(db: database.url, options: ["--write-rate", "0"])
         defer { two.process.terminate() }
-        let ports = [one.base, two.base].map { Int($0.split(separator: ":").last!)! }
-        let listen = CLI.freePort()
-        let conf = cli.path("nginx.conf")
-        try Self.configuration(cli, listen: listen, replicas: ports).write(toFile: conf, atomically: true, encoding: .utf8)
-        let nginx = Process()
-        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        nginx.arguments = ["-c", conf, "-g", "daemon off;"]
-        nginx.standardError = FileHandle.nullDevice
-        try nginx.run()
+        let (nginx, base) = try await Self.nginx(cli, in: [one.base, two.base])
         defer { nginx.terminate() }
-        let base = "http://127.0.0.1:\(listen)"
-        try await CLI.eventually { (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil }
 
         // A token from replica one, used on replica two directly: the signing key is shared.
         let token = try await CrashTests.signIn(one.base)

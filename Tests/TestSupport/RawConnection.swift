@@ -46,7 +46,7 @@ public final class RawConnection: @unchecked Sendable {
         await Self.offPool { self.blockingReadToClose() }
     }
 
-    /// Reads until `marker` has arrived (or the connection ends).
+    /// Reads until `marker` has arrived (or the connection ends, or a minute has passed).
     public func read(until marker: String) async -> String {
         await Self.offPool { self.blockingRead(until: marker) }
     }
@@ -70,7 +70,10 @@ public final class RawConnection: @unchecked Sendable {
     private func blockingRead(until marker: String) -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while !String(decoding: received, as: UTF8.self).contains(marker) {
+        // Bounded even while bytes keep coming (a stream's heartbeats): a marker that never
+        // comes fails the test within a minute instead of holding it.
+        let deadline = DispatchTime.now() + .seconds(60)
+        while !String(decoding: received, as: UTF8.self).contains(marker), DispatchTime.now() < deadline {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard n > 0 else { break }
             received += buffer[..<n]
