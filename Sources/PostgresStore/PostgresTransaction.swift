@@ -11,6 +11,8 @@ import StorePorts
 struct PostgresTransaction: ReportTransaction {
     let session: WriteSession
     let reference: ReferenceData
+    /// The reference codes' positions, made once by the store.
+    let codes: ReferenceCodes
 
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] { try session.rows(query) }
     func execute(_ query: PostgresQuery) throws { try session.execute(query) }
@@ -314,13 +316,11 @@ struct PostgresTransaction: ReportTransaction {
 
     func markers<Marker>(ids: some Collection<Int64>, _ make: MarkerMaker<Marker>) throws -> [Marker] {
         guard !ids.isEmpty else { return [] }
-        let codes = ReferenceCodes(reference)
         return try rows("SELECT \(unescaped: Rows.markerColumns) FROM report WHERE id = ANY(\(Array(ids)))").map { try Rows.marker($0, codes.statuses, make) }
     }
 
     func tallyMarkers(ids: some Collection<Int64>) throws -> [TallyMarker] {
         guard !ids.isEmpty else { return [] }
-        let codes = ReferenceCodes(reference)
         return try rows("SELECT \(unescaped: Rows.tallyColumns) FROM report WHERE id = ANY(\(Array(ids)))").compactMap { try Rows.tally($0, codes) }
     }
 }

@@ -109,7 +109,7 @@ extension PostgresReports {
     public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
         var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
         var pending = Array(writes.indices)
-        let reference = self.reference, logger = self.logger
+        let reference = self.reference, codes = self.codes, logger = self.logger
         do {
             try writer.withConnection { connection in
                 let session = WriteSession(connection, logger: logger)
@@ -117,7 +117,7 @@ extension PostgresReports {
                     var undone: Int?
                     do {
                         try session.begin()
-                        let transaction = PostgresTransaction(session: session, reference: reference)
+                        let transaction = PostgresTransaction(session: session, reference: reference, codes: codes)
                         for i in pending {
                             session.dirty = false
                             do {
