@@ -184,9 +184,13 @@ struct TwoProcessTests {
         #expect(await stream.read(until: ": live").contains(": live"))
         try cli.addInspector(db: db)
         let filer = try await CrashTests.signIn(one.base)
+        // Stopped by a flag, not by cancelling: cancelling a task inside URLSession's
+        // `data(for:)` can deadlock corelibs Foundation (the cancel handler waits on the
+        // session's queue while that queue waits to resume the same task).
+        let writing = Writing()
         let filings = Task {
             var n = 10
-            while !Task.isCancelled {
+            while writing.on.load(ordering: .acquiring) {
                 _ = try? await URLSession.shared.data(for: CrashTests.request(one.base, "/v1/reports", method: "POST", token: filer, body: CrashTests.report(n)))
                 n += 1
             }
@@ -196,7 +200,7 @@ struct TwoProcessTests {
         #expect(try cli.run(["user", "disable", "\(ids["super"]!)"] + CLI.database(db), input: nil).status == 0)
         let lastBefore = try #require(try await Self.call(one.base, "/v1/changes?since=0&limit=1000").json["last_seq"] as? Int)
         try await Self.aSecond()
-        filings.cancel()
+        writing.on.store(false, ordering: .releasing)
         #expect(await filings.value > 10, "filings went on around the disable")
         #expect(try await Self.call(two.base, "/v1/me", token: supervisor.access).status == 401)
         let rest = await stream.readToClose()
