@@ -145,7 +145,10 @@ let package = Package(
             ]),
 
         .target(
-            name: "TestSupport", dependencies: ["Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "ReportModel", "SQLiteStore", "StorePorts"],
+            name: "TestSupport",
+            dependencies: [
+                "Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "PostgresStore", "ReportModel", "SQLiteStore", "StorePorts",
+            ],
             path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),

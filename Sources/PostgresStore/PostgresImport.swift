@@ -78,7 +78,7 @@ extension PostgresReports {
                 try await c.query(PostgresQuery(unsafeSQL: definition), logger: logger)
                 let seconds = Date().timeIntervalSince(built)
                 switch name {
-                case "report_search", "report_phones": summary.searchIndexSeconds += seconds
+                case "report_search", "report_phone": summary.searchIndexSeconds += seconds
                 case "report_position": summary.rtreeSeconds += seconds
                 default: summary.secondaryIndexSeconds += seconds
                 }
@@ -109,8 +109,19 @@ extension PostgresReports {
 
     /// Drops the report table's indexes but its key, and its foreign keys (checked row by
     /// row they cost two thirds of a load; put back, they check the table in one join);
-    /// returns each one's name and the statement that makes it again (from the catalogue).
+    /// turns off the trigger that keeps `report_phone` and drops that table's key. Returns
+    /// each one's name and the statements that make it again (from the catalogue), the
+    /// phones' table first.
     private static func dropIndexes(_ c: PostgresConnection, logger: Logger) async throws -> [(name: String, definition: String)] {
+        let trigger = PostgresSchema.reportPhoneTrigger
+        try await c.query(PostgresQuery(unsafeSQL: "ALTER TABLE report DISABLE TRIGGER \(trigger)"), logger: logger)
+        try await c.query("TRUNCATE report_phone", logger: logger)
+        try await c.query("ALTER TABLE report_phone DROP CONSTRAINT report_phone_pkey", logger: logger)
+        let phones = [
+            (name: "report_phone", definition: "ALTER TABLE report ENABLE TRIGGER \(trigger)"),
+            (name: "report_phone", definition: PostgresSchema.fillReportPhone),
+            (name: "report_phone", definition: "ALTER TABLE report_phone ADD PRIMARY KEY (phone, report_id) INCLUDE (longitude, latitude, status)"),
+        ]
         let indexes = try await c.query(
             """
             SELECT i.indexname, i.indexdef FROM pg_indexes i JOIN pg_index x ON x.indexrelid = (quote_ident(i.schemaname) || '.' || quote_ident(i.indexname))::regclass
@@ -123,7 +134,7 @@ extension PostgresReports {
         ).collect().map { try $0.decode((String, String).self) }
         for (name, _) in indexes { try await c.query(PostgresQuery(unsafeSQL: "DROP INDEX \(name)"), logger: logger) }
         for (name, _) in foreignKeys { try await c.query(PostgresQuery(unsafeSQL: "ALTER TABLE report DROP CONSTRAINT \(name)"), logger: logger) }
-        return indexes.map { (name: $0.0, definition: $0.1) }
+        return phones + indexes.map { (name: $0.0, definition: $0.1) }
             + foreignKeys.map { (name: $0.0, definition: "ALTER TABLE report ADD CONSTRAINT \($0.0) \($0.1)") }
     }
 

@@ -4,11 +4,10 @@ import PostgresNIO
 import ReportModel
 import StorePorts
 
-/// Phones' reads. A number's reports are found through the GIN index over each report's
-/// phones as an array (`string_to_array(phones, ';') @> ARRAY[n]`): the trigram index
-/// cannot do it well, as numbers are made of ten characters and their trigrams' lists are
-/// long (a filing's duplicate hints ran at 120 a second through it). Only numbers someone
-/// verified have a row of `phone`.
+/// Phones' reads. A number's reports are found in `report_phone`, in report order (the
+/// trigram index cannot do it well, as numbers are made of ten characters and their
+/// trigrams' lists are long; a GIN index over each report's phones found them all and
+/// sorted them). Only numbers someone verified have a row of `phone`.
 extension PostgresReports {
     public func phoneRecord(_ number: String) async throws -> PhoneRecord? {
         try await snapshotRead { c in
@@ -17,7 +16,9 @@ extension PostgresReports {
                 return (PhoneStatus(rawValue: status) ?? .unverified, Date(milliseconds: changed), blocked.map(Date.init(milliseconds:)))
             }
             let sightings = try await c.query(
-                "SELECT status, district, violator, created_at FROM report WHERE string_to_array(phones, ';') @> ARRAY[\(number)]", logger: logger
+                """
+                SELECT r.status, r.district, r.violator, r.created_at FROM report_phone p JOIN report r ON r.id = p.report_id WHERE p.phone = \(number)
+                """, logger: logger
             ).collect().map {
                 let (status, district, violator, created) = try $0.decode((String, String, String?, Int64).self)
                 return PhoneRecord.Sighting(status: status, district: district, violator: violator, createdAt: created)
@@ -42,31 +43,25 @@ extension PostgresReports {
 
     public func reports(carrying number: String, after: Int64, limit: Int) async throws -> (reports: [Report], matched: Int) {
         try await snapshotRead { c in
-            // Materialized first: left to itself the planner walks the key in order and
-            // filters, 300 ms for a number on no report.
             let reports = try await c.query(
                 """
-                WITH carrying AS MATERIALIZED (
-                    SELECT \(unescaped: Rows.reportColumns) FROM report WHERE string_to_array(phones, ';') @> ARRAY[\(number)] AND id > \(after))
-                SELECT * FROM carrying ORDER BY id LIMIT \(limit)
+                SELECT \(unescaped: Rows.reportColumns) FROM report
+                WHERE id IN (SELECT report_id FROM report_phone WHERE phone = \(number) AND report_id > \(after) ORDER BY report_id LIMIT \(limit))
+                ORDER BY id
                 """, logger: logger
             ).collect().map(Rows.report)
-            let matched = try await c.query("SELECT count(*) FROM report WHERE string_to_array(phones, ';') @> ARRAY[\(number)]", logger: logger)
+            let matched = try await c.query("SELECT count(*) FROM report_phone WHERE phone = \(number)", logger: logger)
                 .collect()[0].decode(Int.self)
             return (reports, matched)
         }
     }
 
     public func holders(of phone: String, limit: Int) async throws -> [PhoneHolder] {
-        try await rows(
-            """
-            WITH carrying AS MATERIALIZED (SELECT id, longitude, latitude, status FROM report WHERE string_to_array(phones, ';') @> ARRAY[\(phone)])
-            SELECT * FROM carrying ORDER BY id DESC LIMIT \(limit)
-            """
-        ).map {
-            let (id, longitude, latitude, status) = try $0.decode((Int64, Double, Double, String).self)
-            return PhoneHolder(reportID: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: status)
+        var holders: [PhoneHolder] = []
+        for try await holder in try await database.client.execute(HoldersStatement(phone: phone, limit: limit), logger: logger) {
+            holders.append(holder)
         }
+        return holders
     }
 
     public func blockedCount() async throws -> Int {
@@ -82,7 +77,7 @@ extension PostgresReports {
     private static func blocked(_ c: PostgresConnection, among numbers: [String]?, logger: Logger) async throws -> [BlockedPhone] {
         try await c.query(
             """
-            SELECT p.number, p.blocked_at, (SELECT count(*) FROM report r WHERE string_to_array(r.phones, ';') @> ARRAY[p.number])
+            SELECT p.number, p.blocked_at, (SELECT count(*) FROM report_phone r WHERE r.phone = p.number)
             FROM phone p WHERE p.status = 'blocked' AND (\(numbers)::text[] IS NULL OR p.number = ANY(\(numbers)::text[])) ORDER BY p.number
             """, logger: logger
         ).collect().map {

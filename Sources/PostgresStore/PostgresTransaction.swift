@@ -30,30 +30,18 @@ struct PostgresTransaction: ReportTransaction {
         let created = (draft.createdAt ?? now).milliseconds, updated = draft.updatedAt?.milliseconds ?? created
         let status = draft.status ?? reference.initialStatus
         let d = draft
-        let at = now.milliseconds
-        // The row, who filed it, its history and its change: one statement, one round trip.
-        do {
-            try execute(
-                """
-                WITH r AS (
-                    INSERT INTO report (id, longitude, latitude, address, city, district, object_type, balance_holder, violator, phones, comment, status, created_at, updated_at)
-                    VALUES (\(id), \(d.coordinate.longitude), \(d.coordinate.latitude), \(d.address), \(d.city), \(d.district), \(d.objectType),
-                            \(d.balanceHolder), \(d.violator), \(Rows.phoneText(d.phones)), \(d.comment), \(status), \(created), \(updated))),
-                f AS (INSERT INTO report_filer (report_id, account_id) SELECT \(id), \(filer)::bigint WHERE \(filer)::bigint IS NOT NULL),
-                h AS (
-                    INSERT INTO report_history (report_id, at, account_id, api_key_id, action, from_status, to_status)
-                    VALUES (\(id), \(at), \(author.accountID), \(author.apiKeyID), 'filed', NULL, \(status)) RETURNING seq)
-                INSERT INTO report_change (seq, report_id, action, at, history_seq) SELECT \(session.nextChange()), \(id), 'filed', \(at), h.seq FROM h
-                """)
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            throw ValidationError(field: "id", "report \(id) already exists")
-        }
-        session.lastID = max(session.lastID, id)
-        // The row as stored, without reading it back: times are kept to the millisecond.
-        return Report(
+        // Kept to the millisecond, as stored: the row is not read back.
+        let report = Report(
             id: id, coordinate: d.coordinate, address: d.address, city: d.city, district: d.district, objectType: d.objectType,
             balanceHolder: d.balanceHolder, violator: d.violator, phones: d.phones, comment: d.comment, status: status,
             createdAt: Date(milliseconds: created), updatedAt: Date(milliseconds: updated))
+        do {
+            try session.file(report, filer: filer, author: author, at: now.milliseconds, givenID: draft.id != nil)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" && draft.id != nil {
+            throw ValidationError(field: "id", "report \(id) already exists")
+        }
+        session.lastID = max(session.lastID, id)
+        return report
     }
 
     func report(_ id: Int64) throws -> Report? {
@@ -184,7 +172,7 @@ struct PostgresTransaction: ReportTransaction {
     func knows(phone number: String) throws -> Bool {
         try rows(
             """
-            SELECT EXISTS (SELECT 1 FROM report WHERE string_to_array(phones, ';') @> ARRAY[\(number)])
+            SELECT EXISTS (SELECT 1 FROM report_phone WHERE phone = \(number))
                 OR EXISTS (SELECT 1 FROM report_hidden WHERE string_to_array(phones, ';') @> ARRAY[\(number)])
                 OR EXISTS (SELECT 1 FROM phone WHERE number = \(number))
             """)[0].decode(Bool.self)
@@ -219,7 +207,7 @@ struct PostgresTransaction: ReportTransaction {
         try Rows.reports(rows(
             """
             SELECT \(unescaped: Rows.reportColumns) FROM report
-            WHERE string_to_array(phones, ';') @> ARRAY[\(number)] AND status = \(status) ORDER BY id
+            WHERE id IN (SELECT report_id FROM report_phone WHERE phone = \(number) AND status = \(status)) ORDER BY id
             """))
     }
 

@@ -34,7 +34,10 @@ public struct WriteTransaction: ReportTransaction {
                 ReportRow.key(d.coordinate, id: id), id, d.coordinate.longitude, d.coordinate.latitude, d.address, d.city, d.district,
                 d.objectType, d.balanceHolder, d.violator, RowInserter.phoneText(d.phones), d.comment, status, created, updated,
             ])
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+        } catch let error as DatabaseError
+            where [.SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_PRIMARYKEY].contains(error.extendedResultCode)
+        {
+            // The key holds the id in its low bits: a taken key is a taken id at the same spot.
             throw ValidationError(field: "id", "report \(id) already exists")
         }
         if let filer {

@@ -16,11 +16,6 @@ struct PhoneTests {
     static let supervisor = Caller(accountID: 7, role: .supervisor)
     static let inspector = Caller(accountID: 8, role: .inspector)
 
-    /// The public reports, read back whole: what every brute force below counts.
-    static func rows(_ store: SQLiteReports) throws -> [Report] {
-        try store.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM report") }.chunked(500).flatMap { try store.reports(ids: $0) }
-    }
-
     /// The ranking a scan of `reports` gives: most reports first, equal counts by number.
     static func ranking(_ reports: [Report], limit: Int, statusCodes: [String]) -> [(number: String, count: Int, byStatus: [String: Int])] {
         var counts: [String: [String: Int]] = [:]
@@ -40,11 +35,13 @@ struct PhoneTests {
         Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit())
     }
 
-    @Test("after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records, rankings and summaries equal a scan of the rows")
-    func bruteForce() async throws {
-        let temp = try TemporaryStore()
-        let service = try await ReportService(storage: temp.store)
-        let reference = temp.store.reference
+    @Test("after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records, rankings and summaries equal a scan of the rows", arguments: StoreUnderTest.all)
+    func bruteForce(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        defer { _ = keep }
+        let storage = stores.reports
+        let service = try await ReportService(storage: storage)
+        let reference = storage.reference
         var rng = SplitMix64(state: 15)
         let pool = Self.phones(40, using: &rng)
         func somePhones() -> [String] { Array(Set((0...rng.below(3)).map { _ in pool[rng.below(pool.count)] })) }
@@ -100,8 +97,9 @@ struct PhoneTests {
             } catch is ReportNotFound {
             }
         }
-        let reports = try Self.rows(temp.store)
-        #expect(reports.count == service.tally.count)
+        let reports = try await storage.reports(ids: ids.filter { !hidden.contains($0) })
+        let stored = try await storage.count(in: .world)
+        #expect(reports.count == service.tally.count && reports.count == stored)
         // Every number's record, against the scan.
         for number in pool {
             let carrying = reports.filter { $0.phones.contains(number) }
@@ -167,7 +165,7 @@ struct PhoneTests {
             try checkSummary("round \(round)", box: rng.below(3) == 0 ? nil : box, created: rng.below(2) == 0 ? nil : from...(from + Int64(rng.below(50_000_000_000))))
         }
         // The tally kept write by write equals one built from the rows.
-        let rebuilt = try await ReportService(storage: temp.store)
+        let rebuilt = try await ReportService(storage: storage)
         #expect(try await rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000).map(\.number)
             == (try service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000)).map(\.number))
     }

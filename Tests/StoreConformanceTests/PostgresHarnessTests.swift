@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The throwaway PostgreSQL that `make test` starts (`scripts/with-postgres.sh`): the
 /// PostgreSQL store's conformance runs on it. Under `make test` it must be there; a

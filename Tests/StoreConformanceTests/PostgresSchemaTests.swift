@@ -1,6 +1,7 @@
 import Foundation
 import PostgresStore
 import Testing
+import TestSupport
 
 /// The PostgreSQL store's schema on the test cluster: migrated once however many replicas
 /// open a new database at once, and left alone when a newer release wrote it.

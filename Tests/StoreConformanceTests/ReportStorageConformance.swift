@@ -192,6 +192,49 @@ struct ReportStorageConformance {
         _ = keep
     }
 
+    @Test("filings the store itself refuses when it writes them (a row its rules reject, an id already taken) fail alone among many in one commit; the others commit in order, each with its history, change and phones, and a read in the same commit sees the filings before it", arguments: StoreUnderTest.all)
+    func refusedFilingsAmongMany(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports
+        var rng = SplitMix64(state: 46)
+        var drafts = try (0..<6).map { _ in try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
+        drafts[1].address = String(repeating: "a", count: 300)  // past the table's rule, which validation would have caught
+        let before = try await storage.lastChange()
+        let writes: [(any ReportTransaction) throws -> Int64] = [
+            { t in try t.insert(drafts[0], filer: nil, author: .system, now: Self.t0).id },
+            { t in try t.insert(drafts[1], filer: nil, author: .system, now: Self.t0).id },
+            { t in try t.insert(drafts[2], filer: nil, author: .system, now: Self.t0).id },
+            { t in
+                var taken = drafts[3]
+                taken.id = 1  // the first write's
+                return try t.insert(taken, filer: nil, author: .system, now: Self.t0).id
+            },
+            { t in
+                let id = try t.insert(drafts[4], filer: nil, author: .system, now: Self.t0).id
+                // Read back in the same transaction: the filings so far are there.
+                guard try t.report(id)?.address == drafts[4].address, try t.report(1) != nil else { throw Boom() }
+                return id
+            },
+            { t in try t.insert(drafts[5], filer: nil, author: .system, now: Self.t0).id },
+        ]
+        let outcomes = storage.commit(writes)
+        #expect(outcomes.map { (try? $0.get()) != nil } == [true, false, true, false, true, true])
+        if case .failure(let error) = outcomes[3] { #expect(error is ValidationError, "a taken id is the filer's mistake, said so: \(error)") }
+        let kept = outcomes.compactMap { try? $0.get() }
+        #expect(kept == kept.sorted() && Set(kept).count == 4)
+        #expect(try await storage.reports(ids: kept).map(\.address) == [0, 2, 4, 5].map { drafts[$0].address })
+        #expect(try await storage.count(in: .world) == 4)
+        let changes = try await storage.changes(after: before, limit: 100)
+        #expect(changes.rows.map(\.reportID) == kept && changes.rows.map(\.seq) == Array(before + 1...before + 4), "numbered without gaps, in order")
+        for (id, i) in zip(kept, [0, 2, 4, 5]) {
+            #expect(try await storage.history(of: id).map(\.action) == [.filed])
+            for phone in drafts[i].phones {
+                #expect(try await storage.holders(of: phone, limit: 50).contains { $0.reportID == id }, "report \(id) holds \(phone)")
+            }
+        }
+        _ = keep
+    }
+
     @Test("every change of a report writes its history and its numbered change; hidden reports are staff's, deleted ones gone, history kept", arguments: StoreUnderTest.all)
     func changesAndHistory(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()

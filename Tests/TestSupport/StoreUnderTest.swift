@@ -3,18 +3,17 @@ import PostgresStore
 import SQLiteStore
 import StorePorts
 import Testing
-import TestSupport
 
 /// A store to hand the suite: its name, and a fresh, empty database's stores on each call
 /// (with what keeps the database alive while a test runs).
-struct StoreUnderTest: Sendable, CustomTestStringConvertible {
-    let name: String
-    let open: @Sendable () async throws -> (stores: Stores, keep: AnyObject)
-    var testDescription: String { name }
+public struct StoreUnderTest: Sendable, CustomTestStringConvertible {
+    public let name: String
+    public let open: @Sendable () async throws -> (stores: Stores, keep: AnyObject)
+    public var testDescription: String { name }
 
     /// Every store: SQLite, and PostgreSQL when the test cluster runs
     /// (`scripts/with-postgres.sh`, which `make test` always starts).
-    static let all = [
+    public static let all = [
         StoreUnderTest(name: "SQLite") {
             let directory = try TemporaryDirectory()
             return (try Stores.sqlite(path: directory.path("test.sqlite")), directory)
@@ -31,12 +30,12 @@ struct StoreUnderTest: Sendable, CustomTestStringConvertible {
 
 /// A store of accounts to hand the accounts' part of the suite: SQLite, and PostgreSQL
 /// when the test cluster runs (`scripts/with-postgres.sh`, which `make test` always starts).
-struct AccountStoreUnderTest: Sendable, CustomTestStringConvertible {
-    let name: String
-    let open: @Sendable () async throws -> (storage: any AccountStorage, keep: AnyObject)
-    var testDescription: String { name }
+public struct AccountStoreUnderTest: Sendable, CustomTestStringConvertible {
+    public let name: String
+    public let open: @Sendable () async throws -> (storage: any AccountStorage, keep: AnyObject)
+    public var testDescription: String { name }
 
-    static let all = StoreUnderTest.all.map { store in
+    public static let all = StoreUnderTest.all.map { store in
         AccountStoreUnderTest(name: store.name) {
             let (stores, keep) = try await store.open()
             return (stores.accounts, keep)
@@ -45,26 +44,26 @@ struct AccountStoreUnderTest: Sendable, CustomTestStringConvertible {
 }
 
 /// Databases of the test cluster, migrated by the PostgreSQL store.
-final class TestPostgres: Sendable {
-    static let url = TestPostgresDatabase.clusterURL
+public final class TestPostgres: Sendable {
+    public static let url = TestPostgresDatabase.clusterURL
 
-    let cluster: TestPostgresDatabase
-    let database: PostgresDatabase
+    public let cluster: TestPostgresDatabase
+    public let database: PostgresDatabase
 
-    var name: String { cluster.name }
+    public var name: String { cluster.name }
 
     private init(cluster: TestPostgresDatabase, database: PostgresDatabase) {
         (self.cluster, self.database) = (cluster, database)
     }
 
     /// A new database, migrated.
-    static func fresh() async throws -> TestPostgres {
+    public static func fresh() async throws -> TestPostgres {
         let cluster = try TestPostgresDatabase()
         return TestPostgres(cluster: cluster, database: try await PostgresDatabase(url: cluster.url))
     }
 
-    static func url(of database: String) -> String { TestPostgresDatabase.url(of: database) }
+    public static func url(of database: String) -> String { TestPostgresDatabase.url(of: database) }
 
     @discardableResult
-    static func psql(_ sql: String, database: String = "postgres") throws -> [String] { try TestPostgresDatabase.psql(sql, database: database) }
+    public static func psql(_ sql: String, database: String = "postgres") throws -> [String] { try TestPostgresDatabase.psql(sql, database: database) }
 }

@@ -1,0 +1,28 @@
+import PostgresNIO
+import ReportModel
+import Geometry
+
+/// Statements prepared once per connection and run by name: those on the hot paths, where
+/// parsing and planning the text again cost the database more than running it.
+
+/// A number's newest reports (a filing's duplicate hints, one per number).
+struct HoldersStatement: PostgresPreparedStatement {
+    static let name = "posterwatch_holders"
+    static let sql = "SELECT report_id, longitude, latitude, status FROM report_phone WHERE phone = $1 ORDER BY report_id DESC LIMIT $2"
+    typealias Row = PhoneHolder
+
+    var phone: String
+    var limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(phone)
+        bindings.append(Int64(limit))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PhoneHolder {
+        let (id, longitude, latitude, status) = try row.decode((Int64, Double, Double, String).self)
+        return PhoneHolder(reportID: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: status)
+    }
+}
