@@ -74,24 +74,59 @@ public final class PostgresReports: ReportStorage {
         }
     }
 
+    /// Every report's marker and tally entry, read in two halves of the ids at once on two
+    /// connections that share one snapshot (exported by the first): each half's rows are
+    /// decoded as they arrive, each on a thread (the caller's executor's, which the second
+    /// half inherits), so a start waits for about half.
     public func snapshot<Marker>(_ make: MarkerMaker<Marker>) async throws -> (markers: [Marker], tally: [TallyMarker], lastChange: Int64) {
-        let (rows, last) = try await snapshotRead { c in
-            let rows = try await c.query(
-                "SELECT \(unescaped: Rows.markerColumns), phones, district, object_type FROM report", logger: logger).collect()
-            return (rows, try await Self.counter(c, logger: logger).last)
+        let (lower, upper, last) = try await snapshotRead { c in
+            let exported = try await c.query("SELECT pg_export_snapshot()", logger: logger).collect()[0].decode(String.self)
+            // SET TRANSACTION SNAPSHOT takes no parameter; the name is the server's own, checked.
+            guard exported.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw PostgresSnapshotNameUnexpected() }
+            let last = try await Self.counter(c, logger: logger).last
+            let (low, high) = try await c.query("SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM report", logger: logger).collect()[0]
+                .decode((Int64, Int64).self)
+            let split = low + (high - low) / 2
+            async let upper = database.client.withConnection { other in
+                try await other.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                try await other.query(PostgresQuery(unsafeSQL: "SET TRANSACTION SNAPSHOT '\(exported)'"), logger: logger)
+                let half = try await self.placed(c: other, ids: (split + 1)...Int64.max)
+                try await other.query("COMMIT", logger: logger)
+                return half
+            }
+            return (try await placed(c: c, ids: Int64.min...split), try await upper, last)
         }
-        var markers: [Marker] = [], tally: [TallyMarker] = []
-        markers.reserveCapacity(rows.count)
-        tally.reserveCapacity(rows.count)
-        for row in rows {
+        var markers: [Marker] = []
+        markers.reserveCapacity(lower.places.count + upper.places.count)
+        for half in [lower, upper] {
+            for p in half.places { markers.append(make(p.id, p.coordinate, p.status, p.createdAt)) }
+        }
+        return (markers, lower.tally + upper.tally, last)
+    }
+
+    /// Where a report is, its status's position and when it was made: a marker's makings.
+    struct Place: Sendable {
+        var id: Int64, coordinate: Coordinate, status: Int, createdAt: Int64
+    }
+
+    /// The places and tally entries of the reports whose ids are in `ids`, decoded as the
+    /// rows arrive.
+    private func placed(c: PostgresConnection, ids: ClosedRange<Int64>) async throws -> (places: [Place], tally: [TallyMarker]) {
+        var places: [Place] = [], tally: [TallyMarker] = []
+        let rows = try await c.query(
+            """
+            SELECT \(unescaped: Rows.markerColumns), phones, district, object_type FROM report
+            WHERE id BETWEEN \(ids.lowerBound) AND \(ids.upperBound)
+            """, logger: logger)
+        for try await row in rows {
             let (id, longitude, latitude, status, created, phones, district, type) = try row.decode(
                 (Int64, Double, Double, String, Int64, String, String, String).self)
-            markers.append(make(id, Coordinate(longitude: longitude, latitude: latitude), codes.statuses[status] ?? 0, created))
+            places.append(Place(id: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: codes.statuses[status] ?? 0, createdAt: created))
             if let d = codes.districts[district], let t = codes.objectTypes[type], let s = codes.statuses[status] {
                 tally.append(TallyMarker(id: id, phones: phones.split(separator: ";").map(String.init), district: d, objectType: t, status: s, createdAt: created))
             }
         }
-        return (markers, tally, last)
+        return (places, tally)
     }
 
     // MARK: Reports
@@ -354,4 +389,9 @@ public final class PostgresReports: ReportStorage {
         writer.close()
         return true
     }
+}
+
+/// The server named its exported snapshot in a form not known (hexadecimal and dashes).
+struct PostgresSnapshotNameUnexpected: Error, CustomStringConvertible {
+    var description: String { "PostgreSQL named an exported snapshot in an unexpected form" }
 }

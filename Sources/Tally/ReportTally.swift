@@ -114,6 +114,7 @@ public final class ReportTally: @unchecked Sendable {
     /// City-wide reports per number and status: `totals[number * statusCount + status]`.
     private var totals: [UInt32] = []
     private var reportCount = 0
+    private var fragments = FragmentCounts()
 
     /// A tally of `entries` (a report id, and what the tally keeps of it). Statuses are
     /// numbered 0..<statusCount (at most 64), districts and object types below their
@@ -142,8 +143,8 @@ public final class ReportTally: @unchecked Sendable {
 
     /// Replaces the whole tally by another's (a rebuild from the rows).
     public func replaceContents(with other: ReportTally) {
-        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.totals, other.reportCount) }
-        lock.write { (numbers, numberIDs, pageOffset, storage, totals, reportCount) = copy }
+        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.totals, other.reportCount, other.fragments) }
+        lock.write { (numbers, numberIDs, pageOffset, storage, totals, reportCount, fragments) = copy }
     }
 
     /// The entry held for a report, if any.
@@ -154,6 +155,12 @@ public final class ReportTally: @unchecked Sendable {
                 phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), objectType: Int(refs.objectType),
                 month: Int(refs.month), status: Int(refs.status))
         }
+    }
+
+    /// How many reports hold `digits` (three or four ASCII digits) in one of their
+    /// numbers or in their id; nil for another fragment (see ``FragmentCounts``).
+    public func fragmentCount(_ digits: some StringProtocol) -> Int? {
+        lock.read { fragments.count(of: digits) }
     }
 
     // MARK: Rankings
@@ -371,6 +378,7 @@ public final class ReportTally: @unchecked Sendable {
         let refs = Refs(entry.phones.prefix(Self.maxPhones).map(intern), entry)
         storage[i] = refs
         refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }
+        countFragments(refs, id: id, by: 1)
         reportCount += 1
     }
 
@@ -378,14 +386,23 @@ public final class ReportTally: @unchecked Sendable {
         guard let i = index(id, making: false), storage[i].count > 0 else { return }
         let old = storage[i]
         old.forEach { totals[Int($0) * statusCount + Int(old.status)] -= 1 }
+        countFragments(old, id: id, by: -1)
         storage[i] = Refs()
         reportCount -= 1
+    }
+
+    /// Counts a report's fragments in or out.
+    private func countFragments(_ refs: Refs, id: Int64, by delta: Int) {
+        fragments.begin()
+        refs.forEach { fragments.add(number: $0, by: delta) }
+        fragments.add(id: id, by: delta)
     }
 
     private func intern(_ number: String) -> UInt32 {
         if let id = numberIDs[number] { return id }
         let id = UInt32(numbers.count)
         numbers.append(number)
+        fragments.intern(number)
         numberIDs[number] = id
         totals += [UInt32](repeating: 0, count: statusCount)
         return id

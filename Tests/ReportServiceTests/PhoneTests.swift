@@ -100,6 +100,19 @@ struct PhoneTests {
         let reports = try await storage.reports(ids: ids.filter { !hidden.contains($0) })
         let stored = try await storage.count(in: .world)
         #expect(reports.count == service.tally.count && reports.count == stored)
+        // Search counts of three and four digits come from the tally: the scan's, and the store's own.
+        let fragments = (0..<40).map { i -> String in
+            let source = i % 2 == 0 ? pool[rng.below(pool.count)] : String(reports[rng.below(reports.count)].id)
+            let length = 3 + rng.below(2)
+            let start = rng.below(max(1, source.count - length + 1))
+            return i % 5 == 4 ? String((0..<length).map { _ in Character(String(rng.below(10))) }) : String(source.dropFirst(start).prefix(length))
+        }
+        for fragment in fragments where fragment.count >= 3 {
+            let scanned = reports.filter { r in r.phones.contains { $0.contains(fragment) } || String(r.id).contains(fragment) }.count
+            let counted = try await service.search(fragment, limit: 3).matched
+            let stored = try await StoredReports(storage: storage).search(fragment, limit: 3).matched
+            #expect(counted == scanned && stored == scanned, "\(fragment): tally \(counted), store \(stored), scan \(scanned)")
+        }
         // Every number's record, against the scan.
         for number in pool {
             let carrying = reports.filter { $0.phones.contains(number) }
@@ -166,6 +179,9 @@ struct PhoneTests {
         }
         // The tally kept write by write equals one built from the rows.
         let rebuilt = try await ReportService(storage: storage)
+        for fragment in fragments where fragment.count >= 3 {
+            #expect(try await rebuilt.search(fragment, limit: 1).matched == service.search(fragment, limit: 1).matched, "\(fragment)")
+        }
         #expect(try await rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000).map(\.number)
             == (try service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000)).map(\.number))
     }
