@@ -28,7 +28,7 @@ public struct StoredReports: Sendable {
 
     /// Reports by a phone fragment or id (exact id first, then newest), and how many match.
     public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
-        try await read { (try await $0.search(text, limit: limit), try await $0.searchCount(text)) }
+        try await read { try await $0.searchWithCount(text, limit: limit) }
     }
 
     /// Counts of the stored table and its indexes.

@@ -64,6 +64,8 @@ public protocol ReportReads: Sendable {
     func search(_ text: String, limit: Int) async throws -> [Report]
     /// How many public reports ``search(_:limit:)`` would find without a limit.
     func searchCount(_ text: String) async throws -> Int
+    /// Both at once, which a store may find in one pass over the matches.
+    func searchWithCount(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int)
     /// The first and last creation times of the public reports, nil without any.
     func createdRange() async throws -> ClosedRange<Date>?
     /// Counts of the table and its indexes (`posterwatch stats`).
@@ -115,6 +117,12 @@ public protocol ReportReads: Sendable {
     func photoNames() async throws -> Set<String>
     /// A page of an account's notifications, newest first before `before`, and how many are unread.
     func notifications(of account: Int64, before: Int64?, limit: Int, unreadOnly: Bool) async throws -> (notifications: [StatusNotification], unread: Int)
+}
+
+extension ReportReads {
+    public func searchWithCount(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
+        (try await search(text, limit: limit), try await searchCount(text))
+    }
 }
 
 /// How a store takes writes.

@@ -139,9 +139,15 @@ struct ReportStorageConformance {
             let length = rng.int(1...12)
             queries.append(String(phone.dropFirst(rng.int(0...(12 - length))).prefix(length)))
         }
+        // Whole ids and their parts: the exact id first, found once.
+        for report in model.reports.values.sorted(by: { $0.id < $1.id }).shuffled(using: &rng).prefix(5) { queries += [String(report.id), String(String(report.id).dropFirst())] }
         for q in queries {
             let want = expected(q)
-            for limit in [1, 20, 1_000] { #expect(try await storage.search(q, limit: limit).map(\.id) == Array(want.prefix(limit)), "q=\(q) limit=\(limit)") }
+            for limit in [1, 20, 1_000] {
+                #expect(try await storage.search(q, limit: limit).map(\.id) == Array(want.prefix(limit)), "q=\(q) limit=\(limit)")
+                let both = try await storage.searchWithCount(q, limit: limit)
+                #expect(both.reports.map(\.id) == Array(want.prefix(limit)) && both.matched == want.count, "both at once: q=\(q) limit=\(limit)")
+            }
             #expect(try await storage.searchCount(q) == want.count, "q=\(q)")
         }
         _ = keep
