@@ -10,11 +10,27 @@ public struct PostgresPhotos: PhotoStorage {
     public init(_ database: PostgresDatabase) { self.database = database }
 
     /// The row commits before this returns, so the report's photo row, committed after it,
-    /// never names a missing picture; the same picture twice is one row.
+    /// never names a missing picture; the same picture twice is one row, stored anew.
     public func store(sha256: String, image: [UInt8], thumbnail: [UInt8]) async throws {
         try await database.client.query(
-            "INSERT INTO photo_file (sha256, image, thumbnail) VALUES (\(sha256), \(Data(image)), \(Data(thumbnail))) ON CONFLICT (sha256) DO NOTHING",
+            """
+            INSERT INTO photo_file (sha256, image, thumbnail, stored_at) VALUES (\(sha256), \(Data(image)), \(Data(thumbnail)), \(Date().milliseconds))
+            ON CONFLICT (sha256) DO UPDATE SET stored_at = excluded.stored_at
+            """,
             logger: database.logger)
+    }
+
+    /// Removes the pictures no report's photo names that were stored longer than `age`
+    /// ago (left by a crash between a picture and its row, or by removed photos); returns
+    /// how many. What `posterwatch photos gc` does to a directory of pictures.
+    public func collect(olderThan age: TimeInterval = 3_600) async throws -> Int {
+        try await database.client.query(
+            """
+            DELETE FROM photo_file f WHERE f.stored_at < \(Date(timeIntervalSinceNow: -age).milliseconds)
+              AND NOT EXISTS (SELECT 1 FROM report_photo p WHERE p.sha256 = f.sha256) RETURNING 1
+            """,
+            logger: database.logger
+        ).collect().count
     }
 
     public func read(sha256: String, thumbnail: Bool) async throws -> Data? {

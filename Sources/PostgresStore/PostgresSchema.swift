@@ -367,6 +367,11 @@ enum PostgresSchema {
             fillReportPhone,
             "DROP INDEX report_phones",
         ]),
+        // When a picture was last stored, so that `photos gc` leaves one whose photo row is
+        // still to come (an upload in progress) for an hour; pictures stored before count as old.
+        ("v7: when each picture was stored", [
+            "ALTER TABLE photo_file ADD COLUMN stored_at bigint NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

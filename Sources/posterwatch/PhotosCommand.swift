@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Photos
+import PostgresStore
 
 /// `posterwatch photos gc`: the stored files no photo row names.
 struct PhotosCommand: AsyncParsableCommand {
@@ -14,14 +15,15 @@ struct PhotosCommand: AsyncParsableCommand {
     struct Collect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gc",
-            abstract: "Remove stored photo files no report's photo names (left by a crash, or by removed photos), once an hour old.")
-        @Option(help: ArgumentHelp("The photo directory (default: photos/ beside the database).", valueName: "dir")) var photos: String?
+            abstract: "Remove stored photos no report's photo names (left by a crash, or by removed photos), once an hour old: files in the photo directory, or the pictures a PostgreSQL database keeps.")
+        @Option(help: ArgumentHelp("The photo directory (default: photos/ beside an SQLite database; a PostgreSQL database keeps its own).", valueName: "dir"))
+        var photos: String?
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            if photos == nil {
-                try store.requireSQLite(
-                    "photos gc collects files: a PostgreSQL database keeps its photos in its table photo_file; name a shared photo directory with --photos to collect one")
+            if photos == nil, let kept = try await store.open().photos as? PostgresPhotos {
+                print("removed \(try await kept.collect()) unreferenced photos")
+                return
             }
             let names = try await store.reader().photoNames()
             let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
