@@ -138,6 +138,16 @@ extension PostgresReports {
             + foreignKeys.map { (name: $0.0, definition: "ALTER TABLE report ADD CONSTRAINT \($0.0) \($0.1)") }
     }
 
+    /// Whether `value` holds a backslash, tab, newline or carriage return (checked on its
+    /// bytes: a generic `contains` took 7% of an import).
+    static func needsEscape(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            for byte in bytes where byte == 0x5C || (byte <= 0x0D && (byte == 0x09 || byte == 0x0A || byte == 0x0D)) { return true }
+            return false
+        }
+    }
+
     static let copyColumns = [
         "id", "longitude", "latitude", "address", "city", "district", "object_type", "balance_holder", "violator", "phones", "comment", "status",
         "created_at", "updated_at",
@@ -151,13 +161,18 @@ extension PostgresReports {
                 buffer.writeStaticString("\\N\t")
                 return
             }
-            for byte in value.utf8 {
-                switch byte {
-                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-                case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
-                case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-                default: buffer.writeInteger(byte)
+            // Most values need no escape: written whole (byte by byte, the lines took 40% of an import).
+            if !Self.needsEscape(value) {
+                buffer.writeString(value)
+            } else {
+                for byte in value.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                    case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+                    case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+                    case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+                    default: buffer.writeInteger(byte)
+                    }
                 }
             }
             buffer.writeStaticString("\t")
@@ -165,9 +180,15 @@ extension PostgresReports {
         let created = (d.createdAt ?? now).milliseconds
         // Doubles in their shortest exact form: PostgreSQL reads them back to the same bits.
         buffer.writeString("\(d.id!)\t\(d.coordinate.longitude)\t\(d.coordinate.latitude)\t")
-        for value in [d.address, d.city, d.district, d.objectType, d.balanceHolder, d.violator, Rows.phoneText(d.phones), d.comment, d.status ?? initialStatus] {
-            text(value)
-        }
+        text(d.address)
+        text(d.city)
+        text(d.district)
+        text(d.objectType)
+        text(d.balanceHolder)
+        text(d.violator)
+        text(Rows.phoneText(d.phones))
+        text(d.comment)
+        text(d.status ?? initialStatus)
         buffer.writeString("\(created)\t\(d.updatedAt?.milliseconds ?? created)\n")
     }
 }

@@ -198,6 +198,48 @@ struct ReportStorageConformance {
         _ = keep
     }
 
+    @Test("an import into an empty store and then into one with reports: every row as given, text with tabs, newlines, carriage returns, backslashes and any script intact, doubles to the bit; each number's reports found; nothing of an import refused", arguments: StoreUnderTest.all)
+    func importRoundTrip(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports
+        var rng = SplitMix64(state: 47)
+        // Control characters only where a field takes them (a comment's lines); backslashes, `\N` and `\.` anywhere.
+        let awkward = ["back\\slash \\N", "emoji 🪧 і ґ є", "\\.", "a \\t that is not a tab"]
+        let multiline = ["line\nbreak", "cr\r\nlf", "a\tb", "\\\n\\"]
+        let phones = (0..<6).map { _ in Drafts.randomPhone(using: &rng) }
+        func batch(_ ids: ClosedRange<Int64>) throws -> [DraftRecord] {
+            try ids.map { id in
+                var draft = Drafts.make(Drafts.positions(1, using: &rng)[0], id: id, phones: [phones[Int(id) % 6], phones[(Int(id) + 1) % 6]], using: &rng)
+                draft.comment = multiline[Int(id) % multiline.count]
+                draft.violator = id % 3 == 0 ? nil : awkward[(Int(id) + 2) % awkward.count]
+                draft.address = "вул. " + awkward[(Int(id) + 4) % awkward.count]
+                return DraftRecord(location: .line(Int(id)), draft: .success(try storage.reference.validate(draft)))
+            }
+        }
+        let first = try batch(1...60), second = try batch(61...90)
+        var options = ImportOptions()
+        options.keepsIDs = true
+        for records in [first, second] {
+            var pending = [records]
+            let summary = try await storage.importRecords(options: options, now: Self.t0, next: { pending.popLast() }, progress: { _ in })
+            #expect(summary.imported == records.count && summary.skipped == 0)
+        }
+        let given = try (first + second).map { try $0.draft.get() }
+        let stored = try await storage.reports(ids: given.map { $0.id! })
+        #expect(stored.count == given.count)
+        for (report, draft) in zip(stored, given) {
+            #expect(report.id == draft.id && report.address == draft.address && report.violator == draft.violator && report.comment == draft.comment, "\(report.id)")
+            #expect(report.coordinate.longitude.bitPattern == draft.coordinate.longitude.bitPattern && report.coordinate.latitude.bitPattern == draft.coordinate.latitude.bitPattern)
+            #expect(report.phones == draft.phones && report.status == draft.status && report.createdAt == draft.createdAt)
+        }
+        for phone in phones {
+            let holding = given.filter { $0.phones.contains(phone) }.map { $0.id! }.sorted(by: >)
+            #expect(try await storage.holders(of: phone, limit: 1_000).map(\.reportID) == holding, "+\(phone) after both imports")
+            #expect(try await storage.reports(carrying: phone, after: 0, limit: 1_000).matched == holding.count)
+        }
+        _ = keep
+    }
+
     @Test("filings the store itself refuses when it writes them (a row its rules reject, an id already taken) fail alone among many in one commit; the others commit in order, each with its history, change and phones, and a read in the same commit sees the filings before it", arguments: StoreUnderTest.all)
     func refusedFilingsAmongMany(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
