@@ -94,11 +94,12 @@ final class WriteSession {
         if now { try sendPending(last: false) }
     }
 
-    /// Sends the deferred filings; their failure marks the transaction to be run again.
-    private func flush() throws {
+    /// Sends the deferred filings (`last`: with the numbers written back); their failure
+    /// marks the transaction to be run again.
+    private func flush(last: Bool = false) throws {
         guard !pending.isEmpty else { return }
         do {
-            try sendPending(last: false)
+            try sendPending(last: last)
         } catch {
             deferredFailed = true
             throw error
@@ -154,12 +155,7 @@ final class WriteSession {
     /// statement), and commits.
     func commit() throws {
         if !pending.isEmpty {
-            do {
-                try sendPending(last: true)
-            } catch {
-                deferredFailed = true
-                throw error
-            }
+            try flush(last: true)
         } else if (lastChange, lastID) != start {
             var query = PostgresQuery(unsafeSQL: "WITH ")
             writeBack(into: &query, leading: "")

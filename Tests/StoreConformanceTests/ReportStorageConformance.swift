@@ -16,6 +16,12 @@ struct ReportStorageConformance {
 
     struct Boom: Error {}
 
+    /// `count` valid drafts at one spot in Kyiv.
+    static func drafts(_ count: Int, for storage: any ReportStorage, seed: UInt64) throws -> [ReportDraft] {
+        var rng = SplitMix64(state: seed)
+        return try (0..<count).map { _ in try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
+    }
+
     /// What the test wrote, as a brute force sees it.
     struct Model {
         /// The public reports, by id.
@@ -157,8 +163,7 @@ struct ReportStorageConformance {
     func allOrNothing(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
         let storage = stores.reports
-        var rng = SplitMix64(state: 45)
-        let drafts = try (0..<4).map { _ in try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
+        let drafts = try Self.drafts(4, for: storage, seed: 45)
         let filer = try await stores.accounts.createAccount(AccountStorageConformance.new(1), now: Self.t0).id
         let before = try await storage.lastChange()
         let answer = StoredAnswer(fingerprint: Data([1, 2, 3]), reply: .init(status: 201, headers: ["Location": "/v1/reports/1"], body: Data("{}".utf8)))
@@ -244,8 +249,7 @@ struct ReportStorageConformance {
     func refusedFilingsAmongMany(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
         let storage = stores.reports
-        var rng = SplitMix64(state: 46)
-        var drafts = try (0..<6).map { _ in try storage.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
+        var drafts = try Self.drafts(6, for: storage, seed: 46)
         drafts[1].address = String(repeating: "a", count: 300)  // past the table's rule, which validation would have caught
         let before = try await storage.lastChange()
         let writes: [(any ReportTransaction) throws -> Int64] = [
