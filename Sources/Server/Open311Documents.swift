@@ -1,0 +1,109 @@
+import ReportModel
+
+/// The answers of Open311 GeoReport v2 (http://wiki.open311.org/GeoReport_v2), built once
+/// as ordered JSON values: the JSON answer is the value, the XML one the same value
+/// written by ``Open311XML``. Each object type is a service; its definition's attributes
+/// are what a filing needs beyond GeoReport's own fields.
+enum Open311Documents {
+    /// When this server's GeoReport v2 interface last changed (discovery's `changeset`).
+    static let changeset = "2026-11-27T00:00:00Z"
+
+    static func discovery(base: String, contact: String?) -> JSONValue {
+        .object([
+            ("changeset", .string(changeset)),
+            ("contact", contact.map(JSONValue.string) ?? .null),
+            ("key_service", "API keys are issued by the city's PosterWatch administrators (posterwatch apikey create)."),
+            ("endpoints", [
+                .object([
+                    ("specification", "http://wiki.open311.org/GeoReport_v2"), ("url", .string(base + "/open311/v2")),
+                    ("changeset", .string(changeset)), ("type", "production"), ("formats", ["text/xml", "application/json"]),
+                ])
+            ]),
+        ])
+    }
+
+    static func services(_ reference: ReferenceData) -> JSONValue {
+        .array(reference.objectTypes.map { service($0) })
+    }
+
+    static func service(_ type: ReferenceData.Entry) -> JSONValue {
+        .object([
+            ("service_code", .string(type.code)),
+            ("service_name", .string(type.nameUk)),
+            ("description", .string("Незаконна реклама: \(type.nameUk). Illegal advertising: \(type.nameEn).")),
+            ("metadata", true),
+            ("type", "realtime"),
+            ("keywords", .string([type.nameEn, "poster", "phone number", "оголошення"].joined(separator: ","))),
+            ("group", "illegal_advertising"),
+        ])
+    }
+
+    /// The attributes a filing of `type` takes beyond GeoReport's own fields.
+    static func definition(_ type: ReferenceData.Entry, _ reference: ReferenceData) -> JSONValue {
+        func attribute(_ code: String, _ datatype: String, required: Bool, order: Int, description: String, values: [(String, String)] = []) -> JSONValue {
+            var members: [(String, JSONValue)] = [
+                ("variable", true), ("code", .string(code)), ("datatype", .string(datatype)), ("required", .bool(required)),
+                ("datatype_description", .null), ("order", .int(order)), ("description", .string(description)),
+            ]
+            if !values.isEmpty { members.append(("values", .array(values.map { .object([("key", .string($0.0)), ("name", .string($0.1))]) }))) }
+            return .object(members)
+        }
+        return .object([
+            ("service_code", .string(type.code)),
+            ("attributes", [
+                attribute("phones", "string", required: true, order: 1, description: "The phone numbers on the poster, 1 to 5, separated by commas (0671234567, +380671234567)."),
+                attribute(
+                    "balance_holder", "singlevaluelist", required: true, order: 2, description: "Who keeps the object the poster is on.",
+                    values: reference.holders(for: type.code).map { ($0.code, $0.nameUk) }),
+                attribute("district", "singlevaluelist", required: true, order: 3, description: "The city district.", values: reference.districts.map { ($0.code, $0.nameUk) }),
+                attribute("violator", "string", required: false, order: 4, description: "The advertiser's name, when the poster gives one."),
+            ]),
+        ])
+    }
+
+    /// The standard's errors: `[{code, description}]`.
+    static func errors(status: Int, description: String) -> JSONValue {
+        [.object([("code", .int(status)), ("description", .string(description))])]
+    }
+}
+
+/// GeoReport v2's XML: an object's members as elements in order; an array as its
+/// container's elements, each item named for the container (`services` → `service`); an
+/// empty element for null; text escaped.
+enum Open311XML {
+    /// The item name of each array the answers hold.
+    static let items = ["services": "service", "attributes": "attribute", "values": "value", "endpoints": "endpoint", "formats": "format", "errors": "error"]
+
+    static func document(_ value: JSONValue, root: String) -> String {
+        var text = #"<?xml version="1.0" encoding="utf-8"?>"#
+        element(root, value, into: &text)
+        return text
+    }
+
+    private static func element(_ name: String, _ value: JSONValue, into text: inout String) {
+        text += "<\(name)>"
+        switch value {
+        case .null: break
+        case .string(let s): escape(s, into: &text)
+        case .int(let n): text += String(n)
+        case .number(let n): text += String(n)
+        case .bool(let b): text += b ? "true" : "false"
+        case .array(let items): for item in items { element(Self.items[name] ?? "item", item, into: &text) }
+        case .object(let members): for (key, member) in members { element(key, member, into: &text) }
+        }
+        text += "</\(name)>"
+    }
+
+    private static func escape(_ s: String, into text: inout String) {
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": text += "&amp;"
+            case "<": text += "&lt;"
+            case ">": text += "&gt;"
+            case "\"": text += "&quot;"
+            case "'": text += "&apos;"
+            default: text.unicodeScalars.append(c)
+            }
+        }
+    }
+}
