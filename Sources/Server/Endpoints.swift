@@ -40,6 +40,9 @@ struct Endpoint: Sendable {
     var requestBody: String? = nil
     /// The status of a successful answer: 200, 201 (created) or 204 (nothing to say).
     var success: HTTPResponse.Status = .ok
+    /// How its errors are answered: our `Error` object, or another standard's (a media
+    /// type and, for JSON, a component schema; none: text).
+    var errors: (type: String, schema: String?) = ("application/json", "Error")
     /// A rate-limit bucket of its own (sign-ins, token refreshes, registrations); nil: the
     /// writes' bucket for a write, none for a read (``rateClass``).
     var ownRateClass: RateClass? = nil

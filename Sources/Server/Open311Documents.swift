@@ -1,3 +1,4 @@
+import Interchange
 import ReportModel
 
 /// The answers of Open311 GeoReport v2 (http://wiki.open311.org/GeoReport_v2), built once
@@ -61,6 +62,33 @@ enum Open311Documents {
         ])
     }
 
+    /// A report as a service request: `open` or `closed` by its status, the object type as
+    /// the service, the balance holder as the agency; no filer, ever.
+    static func request(_ report: Report, _ reference: ReferenceData, mediaURL: String?) -> JSONValue {
+        let type = reference.objectTypes.first { $0.code == report.objectType }
+        let holder = reference.balanceHolders.first { $0.code == report.balanceHolder }
+        let status = reference.statuses.first { $0.code == report.status }
+        return .object([
+            ("service_request_id", .string(String(report.id))),
+            ("status", reference.isOpen(report.status) ? "open" : "closed"),
+            ("status_notes", status.map { .string("\($0.nameUk) (\($0.code))") } ?? .null),
+            ("service_name", type.map { .string($0.nameUk) } ?? .null),
+            ("service_code", .string(report.objectType)),
+            ("description", report.comment.map(JSONValue.string) ?? .null),
+            ("agency_responsible", holder.map { .string($0.nameUk) } ?? .null),
+            ("service_notice", .null),
+            ("requested_datetime", .string(RFC3339.string(from: report.createdAt))),
+            ("updated_datetime", .string(RFC3339.string(from: report.updatedAt))),
+            ("expected_datetime", .null),
+            ("address", .string(report.address + ", " + report.city)),
+            ("address_id", .null),
+            ("zipcode", .null),
+            ("lat", .number(report.coordinate.latitude)),
+            ("long", .number(report.coordinate.longitude)),
+            ("media_url", mediaURL.map(JSONValue.string) ?? .null),
+        ])
+    }
+
     /// The standard's errors: `[{code, description}]`.
     static func errors(status: Int, description: String) -> JSONValue {
         [.object([("code", .int(status)), ("description", .string(description))])]
@@ -72,7 +100,10 @@ enum Open311Documents {
 /// empty element for null; text escaped.
 enum Open311XML {
     /// The item name of each array the answers hold.
-    static let items = ["services": "service", "attributes": "attribute", "values": "value", "endpoints": "endpoint", "formats": "format", "errors": "error"]
+    static let items = [
+        "services": "service", "attributes": "attribute", "values": "value", "endpoints": "endpoint", "formats": "format", "errors": "error",
+        "service_requests": "request",
+    ]
 
     static func document(_ value: JSONValue, root: String) -> String {
         var text = #"<?xml version="1.0" encoding="utf-8"?>"#

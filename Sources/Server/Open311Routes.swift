@@ -2,12 +2,14 @@ import Geometry
 import HTTPTypes
 import Hummingbird
 import ReportModel
+import ReportService
 
 /// `/open311/v2/`: Open311 GeoReport v2, through which a city's contact centre or a
 /// FixMyStreet instance reads PosterWatch with no code of its own. Each answer in JSON and
 /// in XML by the path's extension, and every error in the standard's form, never ours.
 struct Open311Routes {
-    let reference: ReferenceData
+    let service: ReportService
+    var reference: ReferenceData { service.reference }
     let publicURL: String?
     /// Who answers for the service (from the about file), for discovery.
     let contact: String?
@@ -25,6 +27,16 @@ struct Open311Routes {
                 }
                 return Open311Documents.definition(type, reference)
             }
+            on(router, "requests/{service_request_id}", format, root: "service_requests") { request, context in
+                let text = context.parameters.get("service_request_id") ?? ""
+                guard text.first != "0", text.count <= 10, text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
+                    throw ValidationError(field: "service_request_id", "must be a report's id: 1 to 10 digits, the first not 0")
+                }
+                guard id <= ReportLimits.maxID, let report = try await service.report(id: id) else { throw HTTPError(.notFound, message: "no public report \(id)") }
+                let photo = try await service.photos(of: report).first
+                let base = OGCRoutes.base(request, publicURL: publicURL)
+                return [Open311Documents.request(report, reference, mediaURL: photo.map { base + "/v1/photos/\($0.sha256).jpg" })]
+            }
         }
     }
 
@@ -37,7 +49,7 @@ struct Open311Routes {
         let endpoint = Endpoint.open311Endpoints.first { $0.path == "/open311/v2/\(path).\(format.rawValue)" }!
         router.on(RouterPath(endpoint.path), method: .get) { request, context in
             do {
-                _ = try QueryParameters(request, endpoint: endpoint)
+                _ = try QueryParameters(request, endpoint: endpoint).text("jurisdiction_id", maxLength: 100)
                 return try Self.response(try await answer(request, context), root: root, format: format)
             } catch {
                 guard let known = APIError.from(error) else { throw error }

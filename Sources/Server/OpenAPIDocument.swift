@@ -47,7 +47,7 @@ enum OpenAPI {
         if e.method == .get { responses.append(("304", ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."])) }
         responses.append(("4XX", [
             "description": "Bad input (every field at fault named), nothing there, a missing or invalid token (401), a role that may not (403), too many attempts (429).",
-            "content": ["application/json": ["schema": ref("Error")]],
+            "content": .object([(e.errors.type, .object([("schema", e.errors.schema.map(ref) ?? string)]))]),
         ]))
         var operation: [(String, JSONValue)] = [("summary", .string(e.summary)), ("parameters", .array(parameters))]
         if e.requestBody == "Image" {
@@ -93,7 +93,9 @@ enum OpenAPI {
     static let nullableString: JSONValue = ["type": ["string", "null"]]
 
     /// The shapes of the answers.
-    static let schemas: [(String, JSONValue)] = [
+    static let schemas: [(String, JSONValue)] = ownSchemas + open311Schemas
+
+    private static let ownSchemas: [(String, JSONValue)] = [
         ("Error", object([
             ("error", object([
                 ("code", string), ("message", string), ("field", nullableString),

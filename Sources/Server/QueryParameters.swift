@@ -66,6 +66,13 @@ struct QueryParameters {
     }
 
     /// One of `choices`, or `fallback` when absent.
+    /// A text parameter of at most `maxLength` characters.
+    func text(_ name: String, maxLength: Int) throws(ValidationError) -> String? {
+        guard let value = values[name] else { return nil }
+        guard value.count <= maxLength else { throw ValidationError(field: name, "must be at most \(maxLength) characters") }
+        return value
+    }
+
     func choice(_ name: String, _ choices: [String], default fallback: String) throws(ValidationError) -> String {
         guard let text = values[name] else { return fallback }
         guard choices.contains(text) else { throw ValidationError(field: name, "must be one of \(choices.joined(separator: ", ")), got \"\(text.prefix(40))\"") }

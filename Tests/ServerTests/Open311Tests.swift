@@ -1,4 +1,5 @@
 import Foundation
+import Interchange
 import Hummingbird
 import HummingbirdTesting
 import ReportModel
@@ -71,6 +72,45 @@ struct Open311Tests {
         }
     }
 
+    @Test("a public report as a service request: valid against the standard's schema in JSON, the same in XML; open or closed by its status; its photo as media_url; never its filer; a hidden or unknown id a 404, a malformed one a 400 naming it")
+    func requests() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        try await fixture.test { client in
+            for report in fixture.reports.prefix(12) {
+                try await Self.answers(client, "requests/\(report.id)", schema: "request.json", array: true)
+                let answer = try await client.get("/open311/v2/requests/\(report.id).json")
+                let request = try #require((try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]])?.first)
+                #expect(request["service_request_id"] as? String == String(report.id) && request["service_code"] as? String == report.objectType)
+                #expect(request["status"] as? String == (reference.isOpen(report.status) ? "open" : "closed"), "\(report.status)")
+                #expect(request["lat"] as? Double == report.coordinate.latitude && request["long"] as? Double == report.coordinate.longitude)
+                #expect(request["requested_datetime"] as? String == RFC3339.string(from: report.createdAt))
+                #expect(!answer.bodyText.contains("account") && !answer.bodyText.contains("filer"))
+            }
+            // A filing with a photo: the filer never shows, the photo does.
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let added = try await PhotoRouteTests.upload(client, id, TestImages.jpeg(width: 64, height: 48, segments: []), token: filer.token)
+            let url = try #require(added.json["url"] as? String)
+            try await Self.answers(client, "requests/\(id)", schema: "request.json", array: true)
+            let filed = try await client.get("/open311/v2/requests/\(id).json")
+            let media = try #require((try JSONSerialization.jsonObject(with: filed.body) as? [[String: Any]])?.first?["media_url"] as? String)
+            #expect(media.hasPrefix("http") && media.hasSuffix(url), "\(media)")
+            #expect(!filed.bodyText.contains("inspector1@example.org") && !filed.bodyText.contains("Inspector 1") && !filed.bodyText.contains("inspector 1"))
+            // Hidden: gone for the public.
+            let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 3)
+            #expect(try await client.send(.post, "/v1/reports/\(id)/hide", json: ["note": "спам"], token: supervisor.token).status == .ok)
+            try await Self.answers(client, "requests/\(id)", schema: nil, status: .notFound)
+            for unknown in ["99999999", "9999999999"] {
+                #expect(try await client.get("/open311/v2/requests/\(unknown).json").status == .notFound, "\(unknown)")
+            }
+            for malformed in ["0", "01", "abc", "1e3", "-4", "12345678901"] {
+                let answer = try await client.get("/open311/v2/requests/\(malformed).xml")
+                #expect(answer.status == .badRequest && answer.bodyText.contains("<description>service_request_id: "), "\(malformed): \(answer.bodyText)")
+            }
+        }
+    }
+
     @Test("an unknown service is a 404 and a parameter the standard does not name a 400, both as [{code, description}] in the asked format; jurisdiction_id is taken")
     func errors() async throws {
         let fixture = try await Fixture()
@@ -84,6 +124,8 @@ struct Open311Tests {
             let unknown = try await client.get("/open311/v2/services.xml?color=red")
             #expect(unknown.status == .badRequest && unknown.bodyText.contains("<code>400</code>") && unknown.bodyText.contains("color"))
             #expect(try await client.get("/open311/v2/services.json?jurisdiction_id=kyiv").status == .ok)
+            let long = try await client.get("/open311/v2/services.json?jurisdiction_id=" + String(repeating: "k", count: 101))
+            #expect(long.status == .badRequest && long.bodyText.contains("jurisdiction_id: must be at most 100 characters"), "\(long.bodyText)")
         }
     }
 }
