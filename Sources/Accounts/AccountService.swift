@@ -157,6 +157,12 @@ public final class AccountService: Sendable {
     /// Who a bearer token speaks for: a valid access token of an open session of an
     /// enabled account, with no higher role than the account has now. Anything else is
     /// ``Unauthorized``.
+    /// An API key given as a value (Open311's `api_key`): never a person's access token.
+    public func authenticate(apiKey: String) async throws -> Identity {
+        guard apiKey.hasPrefix(Self.apiKeyPrefix) else { throw Unauthorized(reason: "api_key is not an API key") }
+        return try await authenticate(apiKey)
+    }
+
     public func authenticate(_ token: String) async throws -> Identity {
         if token.hasPrefix(Self.apiKeyPrefix) {
             guard let key = try await storage.apiKey(hash: Secrets.sha256(token)) else { throw Unauthorized(reason: "the API key is not valid or was revoked") }

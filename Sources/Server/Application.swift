@@ -58,7 +58,7 @@ public func makeRouter(_ backend: Backend, configuration: ServerConfiguration = 
     PhoneRoutes(service: service).register(on: router)
     StatsRoutes(service: service).register(on: router)
     AboutRoutes(service: service, text: configuration.about).register(on: router)
-    Open311Routes(service: service, publicURL: configuration.publicURL, contact: configuration.about?.en.contacts.first.map(Open311Routes.contact))
+    Open311Routes(service: service, accounts: accounts, publicURL: configuration.publicURL, contact: configuration.about?.en.contacts.first.map(Open311Routes.contact))
         .register(on: router)
     if let metrics = configuration.metrics {
         ServerMetricsSources(service: service, tiles: tiles, hub: hub, limiter: limiter, webhooks: webhooks).attach(to: metrics)

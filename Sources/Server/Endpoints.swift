@@ -38,6 +38,8 @@ struct Endpoint: Sendable {
     var access: Access = .anyone
     /// The request body's schema (a component of ``OpenAPI``'s document), for endpoints that take one.
     var requestBody: String? = nil
+    /// The request body's media type.
+    var requestType = "application/json"
     /// The status of a successful answer: 200, 201 (created) or 204 (nothing to say).
     var success: HTTPResponse.Status = .ok
     /// How its errors are answered: our `Error` object, or another standard's (a media

@@ -52,12 +52,13 @@ enum Open311Documents {
         return .object([
             ("service_code", .string(type.code)),
             ("attributes", [
-                attribute("phones", "string", required: true, order: 1, description: "The phone numbers on the poster, 1 to 5, separated by commas (0671234567, +380671234567)."),
+                attribute("city", "string", required: true, order: 1, description: "The city or town the poster is in."),
+                attribute("phones", "string", required: true, order: 2, description: "The phone numbers on the poster, 1 to 5, separated by commas (0671234567, +380671234567)."),
                 attribute(
-                    "balance_holder", "singlevaluelist", required: true, order: 2, description: "Who keeps the object the poster is on.",
+                    "balance_holder", "singlevaluelist", required: true, order: 3, description: "Who keeps the object the poster is on.",
                     values: reference.holders(for: type.code).map { ($0.code, $0.nameUk) }),
-                attribute("district", "singlevaluelist", required: true, order: 3, description: "The city district.", values: reference.districts.map { ($0.code, $0.nameUk) }),
-                attribute("violator", "string", required: false, order: 4, description: "The advertiser's name, when the poster gives one."),
+                attribute("district", "singlevaluelist", required: true, order: 4, description: "The city district.", values: reference.districts.map { ($0.code, $0.nameUk) }),
+                attribute("violator", "string", required: false, order: 5, description: "The advertiser's name, when the poster gives one."),
             ]),
         ])
     }
@@ -90,8 +91,8 @@ enum Open311Documents {
     }
 
     /// The standard's errors: `[{code, description}]`.
-    static func errors(status: Int, description: String) -> JSONValue {
-        [.object([("code", .int(status)), ("description", .string(description))])]
+    static func errors(status: Int, descriptions: [String]) -> JSONValue {
+        .array(descriptions.map { .object([("code", .int(status)), ("description", .string($0))]) })
     }
 }
 

@@ -5,7 +5,7 @@ extension Endpoint {
     /// One jurisdiction is served: any `jurisdiction_id` is taken and changes nothing.
     static let jurisdiction = Parameter(
         name: "jurisdiction_id", description: "Taken for clients that send it; this server serves one jurisdiction.",
-        schema: ["type": "string", "maxLength": 100])
+        schema: ["type": "string", "maxLength": 100, "pattern": "^[^\\u0000]*$"])
 
     static func open311(_ path: String, format: Open311Format, parameters: [Parameter] = [], summary: String, answer: String, schema: String) -> Endpoint {
         var endpoint = Endpoint(
@@ -19,6 +19,20 @@ extension Endpoint {
     static let open311ServiceCode = Parameter(
         name: "service_code", location: .path, required: true, description: "An object type's code (a service of /open311/v2/services).",
         schema: ["type": "string", "maxLength": 100])
+
+    /// `POST requests`: a filing through Open311.
+    static func open311Filing(_ format: Open311Format) -> Endpoint {
+        var endpoint = open311(
+            "requests", format: format,
+            summary: "File a report through Open311 with an integration's `api_key` (in the form): the service's code, `lat` and `long`, `address_string`, the service's attributes (`attribute[city]`, `attribute[phones]`, `attribute[balance_holder]`, `attribute[district]`, `attribute[violator]`) and `description` as the comment. The same rules, duplicate hints (`service_notice`), change and history as `POST /v1/reports`; the requester's personal fields are taken and not kept.",
+            answer: "`[{service_request_id, service_notice, account_id}]`; a missing, unknown or revoked `api_key` is a 403, each broken rule a 400 naming its field.",
+            schema: "Open311Filed")
+        endpoint.method = .post
+        endpoint.requestBody = "Open311NewRequest"
+        endpoint.requestType = "application/x-www-form-urlencoded"
+        endpoint.success = .created
+        return endpoint
+    }
 
     static let open311RequestID = Parameter(
         name: "service_request_id", location: .path, required: true, description: "A report's id.",
@@ -36,6 +50,7 @@ extension Endpoint {
                 "services/{service_code}", format: format, parameters: [open311ServiceCode],
                 summary: "An Open311 service's definition: the attributes a filing of it takes (phones, balance holder, district, violator).",
                 answer: "The service definition; an unknown code is a 404.", schema: "Open311ServiceDefinition"),
+            open311Filing(format),
             open311(
                 "requests/{service_request_id}", format: format, parameters: [open311RequestID],
                 summary: "A public report as an Open311 service request: `open` or `closed` by its status (the status itself in `status_notes`), its object type as the service, its balance holder as the agency, its first photo as `media_url`. Never the filer.",
@@ -72,6 +87,8 @@ extension OpenAPI {
                     ("values", array(of: object([("key", string), ("name", string)]))),
                 ], required: ["variable", "code", "datatype", "required", "order", "description"]))),
         ])),
+        ("Open311Filed", array(of: object([("service_request_id", string), ("service_notice", nullableString), ("account_id", nullableString)]))),
+        ("Open311NewRequest", body(Open311Filing.members)),
         ("Open311Requests", array(of: object([
             ("service_request_id", string), ("status", ["enum": ["open", "closed"]]), ("status_notes", nullableString), ("service_name", nullableString),
             ("service_code", string), ("description", nullableString), ("agency_responsible", nullableString), ("service_notice", nullableString),

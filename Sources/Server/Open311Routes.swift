@@ -1,4 +1,5 @@
 import Geometry
+import Accounts
 import HTTPTypes
 import Hummingbird
 import ReportModel
@@ -9,6 +10,7 @@ import ReportService
 /// in XML by the path's extension, and every error in the standard's form, never ours.
 struct Open311Routes {
     let service: ReportService
+    let accounts: AccountService
     var reference: ReferenceData { service.reference }
     let publicURL: String?
     /// Who answers for the service (from the about file), for discovery.
@@ -27,6 +29,9 @@ struct Open311Routes {
                 }
                 return Open311Documents.definition(type, reference)
             }
+            on(router, "requests", format, root: "service_requests", method: .post, success: .created) { request, _ in
+                try await file(request)
+            }
             on(router, "requests/{service_request_id}", format, root: "service_requests") { request, context in
                 let text = context.parameters.get("service_request_id") ?? ""
                 guard text.first != "0", text.count <= 10, text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
@@ -40,31 +45,77 @@ struct Open311Routes {
         }
     }
 
+    /// Files the form's report for the integration whose API key it carries: the same
+    /// rules and duplicate hints as `POST /v1/reports`, the same change and history.
+    private func file(_ request: Request) async throws -> JSONValue {
+        let form = try Open311Filing.form(try await Self.collectForm(request))
+        guard let key = form.values["api_key"] else { throw Forbidden(reason: "api_key is required: an API key of the city's integrations") }
+        let identity: AccountService.Identity
+        do { identity = try await accounts.authenticate(apiKey: key) } catch is Unauthorized {
+            throw Forbidden(reason: "api_key is not an API key of this service, or it was revoked")
+        }
+        guard identity.role == .integration else { throw Forbidden(reason: "api_key must be an integration's") }
+        let (members, problems) = form.members()
+        let draft: ReportDraft
+        do {
+            draft = try ReportIntake.draft(members, reference: reference, area: service.intake)
+            guard problems.isEmpty else { throw ValidationErrors(problems) }
+        } catch let errors as ValidationErrors {
+            let named = Set(problems.map(\.field))
+            throw ValidationErrors(problems + Open311Filing.theirs(errors).issues.filter { !named.contains($0.field) })
+        }
+        let filing = try await service.file(draft, by: identity.caller)
+        return [.object([
+            ("service_request_id", .string(String(filing.report.id))),
+            ("service_notice", Open311Filing.notice(filing.possibleDuplicates).map(JSONValue.string) ?? .null), ("account_id", .null),
+        ])]
+    }
+
+    /// A form body's bytes, once its media type and size are checked.
+    static func collectForm(_ request: Request) async throws -> ByteBuffer {
+        if let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+           type != "application/x-www-form-urlencoded"
+        {
+            throw HTTPError(.unsupportedMediaType, message: "send the form as application/x-www-form-urlencoded, not \(type.prefix(60))")
+        }
+        var request = request
+        do { return try await request.collectBody(upTo: JSONBody.maxBytes) } catch {
+            throw HTTPError(.contentTooLarge, message: "the form is larger than \(JSONBody.maxBytes / 1024) KiB")
+        }
+    }
+
     /// Registers one endpoint of the table in one format; its errors, a bad parameter
-    /// among them, answered in the standard's form.
+    /// among them, answered in the standard's form (a body's broken rules a 400, as
+    /// GeoReport has it, each field its own error).
     private func on(
         _ router: Router<AppRequestContext>, _ path: String, _ format: Open311Format, root: String,
+        method: HTTPRequest.Method = .get, success: HTTPResponse.Status = .ok,
         _ answer: @escaping @Sendable (Request, AppRequestContext) async throws -> JSONValue
     ) {
-        let endpoint = Endpoint.open311Endpoints.first { $0.path == "/open311/v2/\(path).\(format.rawValue)" }!
-        router.on(RouterPath(endpoint.path), method: .get) { request, context in
+        let endpoint = Endpoint.open311Endpoints.first { $0.path == "/open311/v2/\(path).\(format.rawValue)" && $0.method == method }!
+        router.on(RouterPath(endpoint.path), method: method) { request, context in
             do {
+                try context.drawRateLimit(endpoint)
                 _ = try QueryParameters(request, endpoint: endpoint).text("jurisdiction_id", maxLength: 100)
-                return try Self.response(try await answer(request, context), root: root, format: format)
+                var response = try Self.response(try await answer(request, context), root: root, format: format)
+                response.status = success
+                return response
             } catch {
                 guard let known = APIError.from(error) else { throw error }
-                var response = try Self.response(Open311Documents.errors(status: known.status.code, description: Self.description(known)), root: "errors", format: format)
-                response.status = known.status
+                let status: HTTPResponse.Status = known.status == .unprocessableContent ? .badRequest : known.status
+                var response = try Self.response(Open311Documents.errors(status: status.code, descriptions: Self.descriptions(known)), root: "errors", format: format)
+                response.status = status
                 response.headers[.cacheControl] = "no-store"
+                for (name, value) in known.headers.map({ ($0.name, $0.value) }) where response.headers[name] == nil { response.headers[name] = value }
                 return response
             }
         }
     }
 
-    /// An error's text, naming every field at fault and its rule.
-    static func description(_ error: APIError) -> String {
+    /// An error's texts: one for each field at fault, naming it and its rule.
+    static func descriptions(_ error: APIError) -> [String] {
         let fields = error.fields.isEmpty ? error.field.map { [ValidationError(field: $0, error.message)] } ?? [] : error.fields
-        return fields.isEmpty ? error.message : fields.map { "\($0.field): \($0.message)" }.joined(separator: "; ")
+        return fields.isEmpty ? [error.message] : fields.map { "\($0.field): \($0.message)" }
     }
 
     /// A contact of the about file as one line: its name, phone and email.

@@ -55,7 +55,7 @@ enum OpenAPI {
             let files: JSONValue = ["schema": object([("files", ["type": "array", "minItems": 1, "maxItems": 5, "items": ["type": "string", "format": "binary"]])])]
             operation.append(("requestBody", ["required": true, "content": ["image/jpeg": binary, "image/png": binary, "multipart/form-data": files]]))
         } else if let body = e.requestBody {
-            operation.append(("requestBody", ["required": true, "content": ["application/json": ["schema": ref(body)]]]))
+            operation.append(("requestBody", ["required": true, "content": .object([(e.requestType, .object([("schema", ref(body))]))])]))
         }
         if e.access != .anyone {
             operation.append(("security", [["bearer": []]]))

@@ -1,4 +1,5 @@
 import Foundation
+import Geometry
 import Interchange
 import Hummingbird
 import HummingbirdTesting
@@ -63,7 +64,9 @@ struct Open311Tests {
                 let attributes = try #require((try JSONSerialization.jsonObject(with: definition.body) as? [String: Any])?["attributes"] as? [[String: Any]])
                 let holders = attributes.first { $0["code"] as? String == "balance_holder" }?["values"] as? [[String: Any]]
                 #expect(holders?.compactMap { $0["key"] as? String } == reference.holders(for: type.code).map(\.code), "\(type.code): the holders its objects have")
-                #expect(attributes.compactMap { $0["code"] as? String } == ["phones", "balance_holder", "district", "violator"])
+                let taken = Open311Filing.fields.map(\.theirs).filter { $0.hasPrefix("attribute[") }.map { String($0.dropFirst(10).dropLast()) }
+                #expect(attributes.compactMap { $0["code"] as? String } == taken, "the definition lists what a filing's form takes")
+                #expect(attributes.filter { $0["required"] as? Bool == false }.compactMap { $0["code"] as? String } == ["violator"])
             }
             let discovery = try await client.get("/open311/v2/discovery.json")
             let endpoints = (try JSONSerialization.jsonObject(with: discovery.body) as? [String: Any])?["endpoints"] as? [[String: Any]]
@@ -108,6 +111,84 @@ struct Open311Tests {
                 let answer = try await client.get("/open311/v2/requests/\(malformed).xml")
                 #expect(answer.status == .badRequest && answer.bodyText.contains("<description>service_request_id: "), "\(malformed): \(answer.bodyText)")
             }
+        }
+    }
+
+    /// A form posted to `path`: its status and body.
+    static func post(_ client: some TestClientProtocol, _ path: String, form: [(String, String)], type: String = "application/x-www-form-urlencoded") async throws -> Answer {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let body = form.map { "\($0.0.addingPercentEncoding(withAllowedCharacters: allowed)!)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+        return try await client.execute(uri: path, method: .post, headers: [.contentType: type], body: ByteBuffer(string: body)) { response in
+            let data = Data(buffer: response.body)
+            return Answer(status: response.status, headers: response.headers, json: [:], body: data)
+        }
+    }
+
+    /// A filing's form: the service, the place and its attributes, with `key`.
+    static func filing(_ reference: ReferenceData, key: String?, phones: String = "067 765 43 21, +380501234567") -> [(String, String)] {
+        let type = reference.objectTypes[1]
+        return (key.map { [("api_key", $0)] } ?? []) + [
+            ("service_code", type.code), ("lat", "50.4501"), ("long", "30.5234"), ("address_string", "вул. Хрещатик, 1"), ("description", "на паркані\nбіля зупинки"),
+            ("attribute[city]", "Київ"), ("attribute[phones]", phones), ("attribute[balance_holder]", reference.holders(for: type.code)[0].code),
+            ("attribute[district]", reference.districts[2].code), ("email", "caller@example.org"), ("first_name", "Олена"),
+        ]
+    }
+
+    @Test("a filing through POST requests with an integration's api_key: the same report, change, history and duplicate hints as POST /v1/reports; the caller's personal fields are not kept; read back as a service request")
+    func filing() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        let (_, key) = try await fixture.accounts().createAPIKey(name: "contact centre")
+        try await fixture.test { client in
+            let before = try await fixture.store.lastChange()
+            let first = try await Self.post(client, "/open311/v2/requests.json", form: Self.filing(reference, key: key))
+            #expect(first.status == .created, "\(first.bodyText)")
+            let filed = try #require((try JSONSerialization.jsonObject(with: first.body) as? [[String: Any]])?.first)
+            let id = try #require(Int64(filed["service_request_id"] as? String ?? ""))
+            let report = try #require(try await fixture.service.report(id: id))
+            #expect(report.objectType == reference.objectTypes[1].code && report.phones == ["380677654321", "380501234567"] && report.comment == "на паркані\nбіля зупинки")
+            #expect(report.coordinate == Coordinate(longitude: 30.5234, latitude: 50.4501) && report.city == "Київ" && report.status == reference.initialStatus)
+            let history = try await fixture.store.history(of: id)
+            #expect(history.map(\.action) == [.filed] && history[0].author.apiKeyID != nil && history[0].author.accountID == nil)
+            #expect(try await fixture.store.changes(after: before, limit: 10).rows.map(\.reportID) == [id])
+            // The same again, through XML: a possible duplicate of the first, said so.
+            let second = try await Self.post(client, "/open311/v2/requests.xml", form: Self.filing(reference, key: key))
+            #expect(second.status == .created && second.bodyText.contains("<service_requests><request><service_request_id>"), "\(second.bodyText)")
+            #expect(second.bodyText.contains("<service_notice>Possible duplicates: #\(id) (0"), "\(second.bodyText)")
+            // What the contact centre reads back; the caller's e-mail and name are nowhere.
+            let read = try await client.get("/open311/v2/requests/\(id).json")
+            #expect(read.status == .ok && !read.bodyText.contains("caller@example.org") && !read.bodyText.contains("Олена"))
+            #expect(!(try await client.get("/v1/reports/\(id)")).bodyText.contains("caller@example.org"))
+        }
+    }
+
+    @Test("a filing without an API key, with a revoked or unknown one or a person's token is a 403; each broken rule a 400 in GeoReport's words, every field at once; a JSON body a 415; nothing written")
+    func refusedFilings() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        let accounts = try await fixture.accounts()
+        let (revoked, revokedKey) = try await accounts.createAPIKey(name: "old")
+        try await accounts.revokeAPIKey(revoked.id)
+        let (_, key) = try await accounts.createAPIKey(name: "contact centre")
+        try await fixture.test { client in
+            let inspector = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let before = try await fixture.store.lastChange()
+            for bad in [nil, revokedKey, "pwk_nonsense", inspector.token] {
+                let answer = try await Self.post(client, "/open311/v2/requests.json", form: Self.filing(reference, key: bad))
+                let errors = try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]]
+                #expect(answer.status == .forbidden && errors?.first?["code"] as? Int == 403, "\(bad ?? "no key"): \(answer.bodyText)")
+            }
+            var broken = Self.filing(reference, key: key).filter { $0.0 != "lat" }
+            broken = broken.map { $0.0 == "attribute[district]" ? ($0.0, "atlantis") : $0.0 == "long" ? ($0.0, "east") : $0 } + [("colour", "red")]
+            let refused = try await Self.post(client, "/open311/v2/requests.xml", form: broken)
+            #expect(refused.status == .badRequest && refused.bodyText.contains("<description>colour: unknown field"), "\(refused.bodyText)")
+            let fields = try await Self.post(client, "/open311/v2/requests.json", form: broken.filter { $0.0 != "colour" })
+            let named = try #require(try JSONSerialization.jsonObject(with: fields.body) as? [[String: Any]]).compactMap { ($0["description"] as? String)?.split(separator: ":").first.map(String.init) }
+            #expect(fields.status == .badRequest && Set(named).isSuperset(of: ["lat", "long", "attribute[district]"]), "\(fields.bodyText)")
+            let json = try await Self.post(client, "/open311/v2/requests.json", form: Self.filing(reference, key: key), type: "application/json")
+            #expect(json.status == .unsupportedMediaType, "\(json.bodyText)")
+            #expect(try await fixture.store.lastChange() == before, "nothing was written")
         }
     }
 

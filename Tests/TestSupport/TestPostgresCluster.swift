@@ -15,7 +15,14 @@ public final class TestPostgresDatabase: Sendable {
         try Self.psql("CREATE DATABASE \(name) TEMPLATE posterwatch_test")
     }
 
-    deinit { try? Self.psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+    /// Dropped on a thread of its own, never waited for: a deinit runs on one of Swift's
+    /// two cooperative threads here, and DROP DATABASE waits until every backend has taken
+    /// its signal, which a backend in COPY FROM STDIN does only when its client sends more.
+    /// If that client is a task of this process, blocking the pool deadlocked the run.
+    deinit {
+        let statement = "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"
+        Thread.detachNewThread { _ = try? Self.psql(statement) }
+    }
 
     /// This database's URL.
     public var url: String { Self.url(of: name) }
