@@ -1,5 +1,5 @@
-import Geometry
 import Accounts
+import Geometry
 import HTTPTypes
 import Hummingbird
 import ReportModel
@@ -55,15 +55,16 @@ struct Open311Routes {
             throw Forbidden(reason: "api_key is not an API key of this service, or it was revoked")
         }
         guard identity.role == .integration else { throw Forbidden(reason: "api_key must be an integration's") }
+        // Every broken rule at once: the form's own (a lat that is no number), then the
+        // draft's in GeoReport's words, each field named once.
         let (members, problems) = form.members()
-        let draft: ReportDraft
-        do {
-            draft = try ReportIntake.draft(members, reference: reference, area: service.intake)
-            guard problems.isEmpty else { throw ValidationErrors(problems) }
-        } catch let errors as ValidationErrors {
+        let drafted = Result { () throws(ValidationErrors) in try ReportIntake.draft(members, reference: reference, area: service.intake) }
+        var issues = problems
+        if case .failure(let errors) = drafted {
             let named = Set(problems.map(\.field))
-            throw ValidationErrors(problems + Open311Filing.theirs(errors).issues.filter { !named.contains($0.field) })
+            issues += Open311Filing.theirs(errors).issues.filter { !named.contains($0.field) }
         }
+        guard case .success(let draft) = drafted, issues.isEmpty else { throw ValidationErrors(issues) }
         let filing = try await service.file(draft, by: identity.caller)
         return [.object([
             ("service_request_id", .string(String(filing.report.id))),
