@@ -188,9 +188,7 @@ public final class PostgresReports: ReportStorage {
     public func search(_ text: String, limit: Int) async throws -> [Report] {
         let digits = try Phone.searchFragment(text)
         guard limit > 0 else { return [] }
-        let exact = Phone.exactID(digits)
-        var result: [Report] = []
-        if let exact, let report = try await report(id: exact) { result.append(report) }
+        let (result, exact) = try await exactFirst(digits)
         let rest = limit - result.count
         guard rest > 0 else { return result }
         // A short fragment is in one report of twenty or so: walking the newest first finds
@@ -207,10 +205,10 @@ public final class PostgresReports: ReportStorage {
     /// A fragment the trigrams find: its matches read once, for the page and the count.
     public func searchWithCount(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
         let digits = try Phone.searchFragment(text)
-        let exact = Phone.exactID(digits)
-        let first = try await limit > 0 && exact != nil ? report(id: exact!) : nil
-        let rest = limit - (first == nil ? 0 : 1)
-        guard digits.count > Self.walkedDigits, rest > 0 else { return (try await search(text, limit: limit), try await searchCount(text)) }
+        guard digits.count > Self.walkedDigits, limit > 0 else { return (try await search(text, limit: limit), try await searchCount(text)) }
+        let (first, exact) = try await exactFirst(digits)
+        let rest = limit - first.count
+        guard rest > 0 else { return (first, try await searchCount(text)) }
         let rows = try await rows(
             """
             WITH m AS MATERIALIZED (SELECT \(unescaped: Rows.reportColumns) FROM report WHERE search_text LIKE \("%" + digits + "%"))
@@ -219,8 +217,16 @@ public final class PostgresReports: ReportStorage {
             """)
         // The count follows a report's columns, which `Rows.report` reads from the first. No
         // row: no match but the exact id's report, if any.
-        let matched = try rows.first.map { try $0.makeRandomAccess()[14].decode(Int.self) } ?? (first == nil ? 0 : 1)
-        return ([first].compactMap { $0 } + (try Rows.reports(rows)), matched)
+        let matched = try rows.first.map { try $0.makeRandomAccess()[14].decode(Int.self) } ?? first.count
+        return (first + (try Rows.reports(rows)), matched)
+    }
+
+    /// The id the digits spell, if they spell one, and its public report (none or one),
+    /// which a search answers first.
+    private func exactFirst(_ digits: String) async throws -> (reports: [Report], exact: Int64?) {
+        let exact = Phone.exactID(digits)
+        guard let exact, let report = try await report(id: exact) else { return ([], exact) }
+        return ([report], exact)
     }
 
     /// Fragments up to this many digits walk the newest reports first (a 3-digit one is in

@@ -51,7 +51,7 @@ struct Migrate: AsyncParsableCommand {
         let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: path)))
         let target = try await PostgresStores(url: url, password: try StoreOptions.password(file: passwordFile))
         let transfer = StoreTransfer(
-            source: sqlite, target: target.transfer, photoNames: { try await sqlite.photoNames() }, sourcePhotos: files, targetPhotos: target.photos)
+            source: sqlite, target: target.transfer, photoNames: { try sqlite.photoNames() }, sourcePhotos: files, targetPhotos: target.photos)
         var options = StoreTransfer.Options()
         options.batchSize = batchSize
         options.intoExisting = intoExisting

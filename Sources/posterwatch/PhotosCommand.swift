@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Photos
 import PostgresStore
+import ReportService
 
 /// `posterwatch photos gc`: the stored files no photo row names.
 struct PhotosCommand: AsyncParsableCommand {
@@ -21,11 +22,12 @@ struct PhotosCommand: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            if photos == nil, let kept = try await store.open().photos as? PostgresPhotos {
+            let opened = try await store.open()
+            if photos == nil, let kept = opened.photos as? PostgresPhotos {
                 print("removed \(try await kept.collect()) unreferenced photos")
                 return
             }
-            let names = try await store.reader().photoNames()
+            let names = try await StoredReports(storage: opened.stores.reports).photoNames()
             let files = try PhotoFiles(root: URL(fileURLWithPath: photos ?? PhotosCommand.directory(beside: store.db)))
             print("removed \(try files.collect(keeping: names)) unreferenced photos")
         }
