@@ -23,6 +23,8 @@
 //   Photos        uploaded photos re-encoded from their pixels (libjpeg-turbo, libpng): upright, shrunk, no metadata
 //   Backup        a consistent copy of a served database and its photos, and its restore
 //   Reprojection  WGS84 longitude/latitude to other CRSs through PROJ (EPSG codes, OGC CRS URIs)
+//   Autodial      the robot that calls a violator's number: the city's rules, when each call may go out,
+//                 the message's audio, and the dialer that places calls over SIP (baresip)
 //   Generator     deterministic synthetic reports (a realistic Kyiv and a uniform world)
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
@@ -128,6 +130,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("Map")]),
+        .target(name: "Autodial", dependencies: ["Geometry", "ReportModel"]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
         .executableTarget(
             name: "posterwatch",
@@ -173,6 +176,7 @@ let package = Package(
         .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "Generator", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
+        .testTarget(name: "AutodialTests", dependencies: ["Autodial", "Geometry", "ReportModel", "TestSupport"]),
         .testTarget(
             name: "CLITests",
             dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "SQLiteStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),

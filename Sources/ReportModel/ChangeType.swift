@@ -13,6 +13,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
     case phoneVerified = "phone.verified"
     case phoneBlocked = "phone.blocked"
     case phoneUnblocked = "phone.unblocked"
+    case phoneAutodialStarted = "phone.autodial_started"
+    case phoneAutodialStopped = "phone.autodial_stopped"
 
     /// The write of the changes table this type names.
     public var action: ReportAction {
@@ -29,6 +31,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
         case .phoneVerified: .phoneVerified
         case .phoneBlocked: .phoneBlocked
         case .phoneUnblocked: .phoneUnblocked
+        case .phoneAutodialStarted: .phoneAutodialStarted
+        case .phoneAutodialStopped: .phoneAutodialStopped
         }
     }
 

@@ -26,9 +26,16 @@ public enum ReportAction: String, Sendable, Hashable, Codable, CaseIterable {
     /// A phone number's status changed (a change row naming the number, report id 0; its
     /// history row is in `phone_history`).
     case phoneVerified = "phone_verified", phoneBlocked = "phone_blocked", phoneUnblocked = "phone_unblocked"
+    /// An autodial campaign started or ended on a number (a phone's change).
+    case phoneAutodialStarted = "phone_autodial_started", phoneAutodialStopped = "phone_autodial_stopped"
 
     /// Whether the change is a phone's rather than a report's.
-    public var isPhone: Bool { self == .phoneVerified || self == .phoneBlocked || self == .phoneUnblocked }
+    public var isPhone: Bool {
+        switch self {
+        case .phoneVerified, .phoneBlocked, .phoneUnblocked, .phoneAutodialStarted, .phoneAutodialStopped: true
+        default: false
+        }
+    }
 }
 
 /// One field's value before and after an edit, as text (nil: none).

@@ -4,6 +4,8 @@ import Geometry
 /// What a phone's change did, as its history keeps it.
 public enum PhoneAction: String, Sendable, Hashable, Codable {
     case verified, blocked, unblocked
+    /// An autodial campaign started or ended on the number (its status stays).
+    case autodialStarted = "autodial_started", autodialStopped = "autodial_stopped"
 
     /// The change row's action.
     public var change: ReportAction {
@@ -11,6 +13,8 @@ public enum PhoneAction: String, Sendable, Hashable, Codable {
         case .verified: .phoneVerified
         case .blocked: .phoneBlocked
         case .unblocked: .phoneUnblocked
+        case .autodialStarted: .phoneAutodialStarted
+        case .autodialStopped: .phoneAutodialStopped
         }
     }
 }

@@ -143,6 +143,8 @@ public struct PhoneStatusConflict: Error, Sendable, Hashable, CustomStringConver
         case .blocked: "+\(number) is \(status.rawValue): only a number verified as violator can be blocked; verify it first (POST /v1/phones/\(number)/verification)"
         case .unblocked: "+\(number) is \(status.rawValue), not blocked"
         case .verified: "+\(number) is blocked: unblock it before verifying it again"
+        case .autodialStarted: "+\(number) is \(status.rawValue): autodial calls only a number verified as violator; verify it first (POST /v1/phones/\(number)/verification)"
+        case .autodialStopped: "+\(number) has no autodial campaign running"
         }
     }
 }
