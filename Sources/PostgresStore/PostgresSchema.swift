@@ -372,6 +372,7 @@ enum PostgresSchema {
         ("v7: when each picture was stored", [
             "ALTER TABLE photo_file ADD COLUMN stored_at bigint NOT NULL DEFAULT 0",
         ]),
+        AutodialSchema.migration,
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

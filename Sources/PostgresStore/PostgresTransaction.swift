@@ -185,11 +185,13 @@ struct PostgresTransaction: ReportTransaction {
         let from = try phoneStatus(number)
         let at = now.milliseconds
         let blockedAt: Int64? = status == .blocked ? at : nil
-        try execute(
-            """
-            INSERT INTO phone (number, status, changed_at, blocked_at) VALUES (\(number), \(status.rawValue), \(at), \(blockedAt))
-            ON CONFLICT (number) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at, blocked_at = excluded.blocked_at
-            """)
+        if action.setsStatus {
+            try execute(
+                """
+                INSERT INTO phone (number, status, changed_at, blocked_at) VALUES (\(number), \(status.rawValue), \(at), \(blockedAt))
+                ON CONFLICT (number) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at, blocked_at = excluded.blocked_at
+                """)
+        }
         let seq = try rows(
             """
             WITH h AS (

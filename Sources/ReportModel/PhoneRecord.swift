@@ -7,6 +7,10 @@ public enum PhoneAction: String, Sendable, Hashable, Codable {
     /// An autodial campaign started or ended on the number (its status stays).
     case autodialStarted = "autodial_started", autodialStopped = "autodial_stopped"
 
+    /// Whether the action sets the number's status (an autodial campaign's start or end
+    /// leaves it, and its time of change, as they were).
+    public var setsStatus: Bool { self != .autodialStarted && self != .autodialStopped }
+
     /// The change row's action.
     public var change: ReportAction {
         switch self {

@@ -26,10 +26,11 @@ extension ReportService {
             throw ValidationErrors([ValidationError(field: "outcome", "must be one of \(PhoneStatus.outcomes.map(\.rawValue).joined(separator: ", "))")])
         }
         let note = try checkPhoneWrite(by: caller, note: note)
-        return try await commits.perform { t in
+        return try await commits.perform { [self] t in
             let status = try Self.known(number, t)
             guard status != .blocked else { throw PhoneStatusConflict(number: number, status: status, wanted: .verified) }
             let entry = try t.setPhoneStatus(number, to: outcome, action: .verified, note: note, moved: 0, author: caller.author, now: now)
+            try endCampaignIfNotViolator(number, outcome: outcome, t, now: now)
             return (PhoneChange(entry: entry, moved: []), IndexEffect())
         }
     }

@@ -142,8 +142,10 @@ public final class ReportService: Sendable {
         let checked = draft
         return try commits.performWaiting { [self] t in
             let (before, edited) = try t.edit(id, to: checked, author: .system, now: now)
+            try endCampaignsIfPostersGone(before.phones, t, now: now)
             guard let status = checked.status, status != edited.status else { return (edited, effect(before, edited)) }
             let (_, after) = try t.setStatus(id, to: status, note: nil, author: .system, now: now)
+            try endCampaignsIfPostersGone(after.phones, t, now: now)
             return (after, effect(before, after))
         }
     }
@@ -152,6 +154,7 @@ public final class ReportService: Sendable {
     public func delete(id: Int64, now: Date = Date()) throws {
         try commits.performWaiting { [self] t in
             let before = try t.delete(id, author: .system, now: now)
+            try endCampaignsIfPostersGone(before.phones, t, now: now)
             return ((), effect(removed: before))
         }
     }

@@ -81,6 +81,7 @@ extension ReportService {
             problems = issues + problems.filter { !flagged.contains($0.field) }
             guard problems.isEmpty else { throw ValidationErrors(problems) }
             let (before, after) = try t.edit(id, to: checked, author: caller.author, now: now)
+            try endCampaignsIfPostersGone(before.phones, t, now: now)
             return (after, effect(before, after))
         }
     }
@@ -108,6 +109,7 @@ extension ReportService {
             guard problems.isEmpty else { throw ValidationErrors(problems) }
             let text = [note, duplicateOf.map { "duplicate of #\($0)" }].compactMap { $0 }.joined(separator: "\n")
             let (before, after) = try t.setStatus(id, to: target, note: text.isEmpty ? nil : text, author: caller.author, now: now)
+            try endCampaignsIfPostersGone(after.phones, t, now: now)
             return (after, effect(before, after))
         }
     }
@@ -120,6 +122,7 @@ extension ReportService {
         return try await commits.perform { [self] t in
             guard try t.hidden(id) == nil else { throw ReportHidden(id: id, hidden: true) }
             let before = try t.hide(id, note: note, author: caller.author, now: now)
+            try endCampaignsIfPostersGone(before.phones, t, now: now)
             return (try t.hidden(id)!, effect(removed: before))
         }
     }

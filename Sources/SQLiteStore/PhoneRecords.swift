@@ -144,10 +144,12 @@ extension WriteTransaction {
     ) throws -> PhoneHistoryEntry {
         let from = try phoneStatus(number)
         let at = now.milliseconds
-        try db.cachedStatement(sql: """
-            INSERT INTO phone (number, status, changed_at, blocked_at) VALUES (?1, ?2, ?3, CASE WHEN ?2 = 'blocked' THEN ?3 END)
-            ON CONFLICT (number) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at, blocked_at = excluded.blocked_at
-            """).execute(arguments: [number, status.rawValue, at])
+        if action.setsStatus {
+            try db.cachedStatement(sql: """
+                INSERT INTO phone (number, status, changed_at, blocked_at) VALUES (?1, ?2, ?3, CASE WHEN ?2 = 'blocked' THEN ?3 END)
+                ON CONFLICT (number) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at, blocked_at = excluded.blocked_at
+                """).execute(arguments: [number, status.rawValue, at])
+        }
         try db.cachedStatement(sql: """
             INSERT INTO phone_history (number, at, account_id, api_key_id, action, from_status, to_status, note, moved)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -19,6 +19,7 @@ enum Schema {
         migrator.registerMigration("v6: report photos", migrate: v6Photos)
         migrator.registerMigration("v7: phone records, their history, and the reports blocks moved", migrate: v7PhoneRecords)
         migrator.registerMigration("v8: account events; an account's phone no longer unique", migrate: v8AccountEvents)
+        migrator.registerMigration("v9: autodial campaigns and their calls", migrate: v9Autodial)
         return migrator
     }
 

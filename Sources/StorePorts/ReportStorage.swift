@@ -5,7 +5,7 @@ import ReportModel
 /// Where reports, their history, phones, photos' rows, notifications and the numbered
 /// changes are kept: what the report service reads and writes, in four parts. A store is
 /// all four (``ReportStorage``).
-public typealias ReportStorage = ReportReads & ReportWrites & ChangeLog & ReportImports
+public typealias ReportStorage = ReportReads & ReportWrites & ChangeLog & ReportImports & AutodialReads
 
 /// How a store hands out one map marker: the report's id, position, status (its number in
 /// ``ReportReads/reference``'s statuses) and creation time in milliseconds. The service
@@ -204,6 +204,26 @@ public protocol ReportTransaction {
     func movedByBlock(_ ids: [Int64]) throws -> Set<Int64>
     func forgetBlockMoves(_ ids: [Int64]) throws
 
+    // MARK: Autodial
+
+    /// The number's running campaign, if any.
+    func activeCampaign(_ number: String) throws -> Campaign?
+    /// Starts a campaign on a number (the caller checked it may), with the phone's history
+    /// row and change (`autodial_started`; its status stays).
+    func startCampaign(_ number: String, note: String?, author: Author, now: Date) throws -> (campaign: Campaign, entry: PhoneHistoryEntry)
+    /// Ends a running campaign, with the phone's history row (the note, or the reason's
+    /// explanation) and change (`autodial_stopped`).
+    func endCampaign(_ campaign: Campaign, reason: CampaignEnd, note: String?, author: Author, now: Date) throws -> (campaign: Campaign, entry: PhoneHistoryEntry)
+    /// How many public reports carry the number in a status other than these.
+    func openReportCount(carrying number: String, excluding statuses: [String]) throws -> Int
+    /// Writes a call's row before it is dialled, when the claim's checks all pass against
+    /// every call any process wrote (see ``CallClaim``); otherwise the first that failed.
+    func claimCall(_ claim: CallClaim) throws -> Result<CallAttempt, ClaimRefusal>
+    /// Writes how a call ended (also on one already marked interrupted: the truth wins).
+    func finishCall(_ id: Int64, _ result: CallResult) throws -> CallAttempt?
+    /// Marks `interrupted` the calls whose dialer never finished them within their lease.
+    func expireCalls(now: Date) throws -> Int
+
     // MARK: Photos' rows and notifications
 
     /// Adds a stored picture to a report (public or hidden); the same picture twice is the
@@ -226,6 +246,18 @@ public protocol ReportTransaction {
     func markers<Marker>(ids: some Collection<Int64>, _ make: MarkerMaker<Marker>) throws -> [Marker]
     /// The tally markers of those of these reports that are public.
     func tallyMarkers(ids: some Collection<Int64>) throws -> [TallyMarker]
+}
+
+/// Autodial's campaigns and call log, as the dialer, the supervisors and the statistics read them.
+public protocol AutodialReads: Sendable {
+    /// A number's campaigns, newest first.
+    func campaigns(of number: String) async throws -> [Campaign]
+    /// The running campaigns, each with its number's calls placed since `callsSince`.
+    func activeCampaigns(callsSince: Date) async throws -> [DialerCampaign]
+    /// A page of a number's calls, newest first, before the cursor (a call id).
+    func calls(of number: String, before: Int64?, limit: Int) async throws -> [CallAttempt]
+    /// A page of campaigns, newest first before the cursor, with what each did by `now`.
+    func campaignEffects(now: Date, before: Int64?, limit: Int) async throws -> [CampaignEffect]
 }
 
 /// The numbered changes: every write of a report or a phone, by any process.

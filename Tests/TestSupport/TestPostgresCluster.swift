@@ -47,4 +47,38 @@ public final class TestPostgresDatabase: Sendable {
     }
 }
 
+extension TestPostgresDatabase {
+    /// ``psql(_:database:)`` on a thread of its own, so that a wait inside PostgreSQL (a
+    /// lock another session holds) never holds one of Swift's cooperative threads.
+    public static func psqlOffPool(_ sql: String, database: String) async throws -> [String] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try psql(sql, database: database) }) }
+        }
+    }
+
+    /// One psql session running `statements` in order (each its own `-c`), ended when
+    /// they are: a transaction a test holds open while the code under test runs.
+    public static func session(_ statements: [String], database: String) async throws {
+        try await psqlOffPool(statements.joined(separator: "\u{1}"), database: database, split: true)
+    }
+
+    private static func psqlOffPool(_ joined: String, database: String, split: Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+                process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database)]
+                    + joined.split(separator: "\u{1}").flatMap { ["-c", String($0)] }
+                process.standardOutput = FileHandle.nullDevice
+                do {
+                    try process.run()
+                    process.waitUntilExit()
+                    guard process.terminationStatus == 0 else { throw TestPostgresFailed(statement: joined) }
+                    continuation.resume()
+                } catch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+}
+
 public struct TestPostgresFailed: Error { public var statement: String }
