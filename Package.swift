@@ -130,7 +130,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("Map")]),
-        .target(name: "Autodial", dependencies: ["Geometry", "ReportModel"]),
+        .target(name: "Autodial", dependencies: ["Geometry", "ReportModel", "ReportService", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Generator", dependencies: ["Geometry", "ReportModel"]),
         .executableTarget(
             name: "posterwatch",
@@ -176,7 +176,7 @@ let package = Package(
         .testTarget(name: "TilesTests", dependencies: ["Tiles", "Clustering", "Geometry", "Generator", "CPNG"]),
         .testTarget(name: "ReprojectionTests", dependencies: ["Reprojection"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator"]),
-        .testTarget(name: "AutodialTests", dependencies: ["Autodial", "Geometry", "ReportModel", "TestSupport"]),
+        .testTarget(name: "AutodialTests", dependencies: ["Autodial", "Generator", "Geometry", "ReportModel", "ReportService", "StorePorts", "TestSupport"]),
         .testTarget(
             name: "CLITests",
             dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "SQLiteStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
