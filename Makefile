@@ -22,7 +22,10 @@ APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g
 # photos back; the benchmark loads the server with wrk and fetches exports with curl;
 # make e2e drives Chromium.
 # The PostgreSQL store's tests run on a throwaway cluster (scripts/with-postgres.sh).
-TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl postgresql-15 postgresql-15-postgis-3 nginx-light python3-jsonschema
+# Autodial's tests place calls with baresip to sipp (sip-tester) on loopback, with the
+# message spoken by espeak-ng and resampled by sox (what `serve` uses when it dials).
+TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl postgresql-15 postgresql-15-postgis-3 nginx-light python3-jsonschema \
+	sip-tester baresip-core espeak-ng sox
 # From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
 # access tokens as an independent JWT implementation; standardwebhooks checks the signatures
 # of webhook deliveries; prometheus-client parses GET /metrics.
