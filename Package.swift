@@ -135,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "posterwatch",
             dependencies: [
-                "Accounts", "Backup", "ChangeFeed", "CMalloc", "Photos", "SQLiteStore", "PostgresStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Accounts", "Autodial", "Backup", "ChangeFeed", "CMalloc", "Photos", "SQLiteStore", "PostgresStore", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 "Tiles", "Webhooks", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ]),

@@ -2,7 +2,7 @@ import Foundation
 import Geometry
 
 /// What a phone's change did, as its history keeps it.
-public enum PhoneAction: String, Sendable, Hashable, Codable {
+public enum PhoneAction: String, Sendable, Hashable, Codable, CaseIterable {
     case verified, blocked, unblocked
     /// An autodial campaign started or ended on the number (its status stays).
     case autodialStarted = "autodial_started", autodialStopped = "autodial_stopped"

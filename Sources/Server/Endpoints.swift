@@ -312,6 +312,6 @@ extension Endpoint {
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
         webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries, addPhoto, removePhoto, photoImage, photoThumbnail,
         phone, phoneReports, verifyPhone, blockPhone, unblockPhone, blocklist, blocklistChanges, phoneRanking, stats, about,
-    ] + open311Endpoints
+    ] + autodialEndpoints + open311Endpoints
 }
 

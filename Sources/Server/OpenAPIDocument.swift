@@ -93,7 +93,7 @@ enum OpenAPI {
     static let nullableString: JSONValue = ["type": ["string", "null"]]
 
     /// The shapes of the answers.
-    static let schemas: [(String, JSONValue)] = ownSchemas + open311Schemas
+    static let schemas: [(String, JSONValue)] = ownSchemas + autodialSchemas + open311Schemas
 
     private static let ownSchemas: [(String, JSONValue)] = [
         ("Error", object([
@@ -216,7 +216,7 @@ enum OpenAPI {
             ("districts", array(of: object([("code", string), ("count", count)]))),
             ("violators", array(of: object([("name", string), ("count", count)]))),
             ("history", array(of: object([
-                ("at", ["type": "string", "format": "date-time"]), ("action", ["type": "string", "enum": ["verified", "blocked", "unblocked"]]),
+                ("at", ["type": "string", "format": "date-time"]), ("action", ["type": "string", "enum": .array(PhoneAction.allCases.map { .string($0.rawValue) })]),
                 ("from_status", phoneStatus), ("to_status", phoneStatus), ("moved_reports", count), ("note", nullableString),
                 ("by", object([("id", ["type": ["integer", "null"]]), ("api_key", ["type": ["integer", "null"]])], required: [])),
             ], required: ["at", "action", "from_status", "to_status", "moved_reports"]))),

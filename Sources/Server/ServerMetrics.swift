@@ -67,6 +67,22 @@ public final class ServerMetrics: Sendable {
         batchSizes.record(writes)
     }
 
+    /// The outcomes autodial's calls are counted by (`autodial_calls_total{outcome}`),
+    /// each shown from 0 once the dialer runs.
+    public static let callOutcomes = ["answered", "busy", "unanswered", "failed", "interrupted"]
+
+    /// The dialer runs: its counters start at 0.
+    public func autodialStarted() {
+        Counter(label: "autodial_calls_placed_total", factory: factory).increment(by: 0)
+        for outcome in Self.callOutcomes { Counter(label: "autodial_calls_total", dimensions: [("outcome", outcome)], factory: factory).increment(by: 0) }
+    }
+
+    /// One call placed and ended as `outcome`.
+    public func autodialCall(outcome: String) {
+        Counter(label: "autodial_calls_placed_total", factory: factory).increment()
+        Counter(label: "autodial_calls_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
     /// Reads `source` at every scrape.
     func read(_ source: @escaping @Sendable (ServerMetrics) async -> Void) {
         sources.withLock { $0.append(source) }

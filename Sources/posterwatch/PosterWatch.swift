@@ -73,14 +73,14 @@ struct StoreOptions: ParsableArguments {
     /// The PostgreSQL password from the file or the environment, if either gives one.
     func password() throws -> String? { try Self.password(file: passwordFile) }
 
-    static func password(file passwordFile: String?) throws -> String? {
+    static func password(file passwordFile: String?, environment: String = "POSTERWATCH_DATABASE_PASSWORD") throws -> String? {
         if let passwordFile {
             guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
                 throw ValidationError("the password file \(passwordFile) cannot be read")
             }
             return String(text.prefix { $0 != "\n" && $0 != "\r" })
         }
-        return ProcessInfo.processInfo.environment["POSTERWATCH_DATABASE_PASSWORD"]
+        return ProcessInfo.processInfo.environment[environment]
     }
 
     /// Refuses a PostgreSQL database for a command that works on an SQLite file only.

@@ -107,10 +107,13 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
+    @OptionGroup(title: "Autodial") var autodial: AutodialOptions
+
     func validate() throws {
         if let metricsAddress, Self.hostAndPort(metricsAddress) == nil {
             throw ValidationError("--metrics-address must be host:port, e.g. 127.0.0.1:9100, got \(metricsAddress).")
         }
+        _ = try autodial.trunk()
         guard (1...3_600).contains(shutdownTimeout) else { throw ValidationError("--shutdown-timeout must be from 1 to 3600 seconds, got \(shutdownTimeout).") }
         guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 86400 seconds, got \(idleTimeout).") }
         guard (1...3_600).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 3600 seconds, got \(headerTimeout).") }
@@ -211,6 +214,7 @@ struct Serve: AsyncParsableCommand {
         // in flight finished within --shutdown-timeout, webhook attempts in flight settled
         // and recorded (the others stay in the outbox), then the log folded into the file.
         var services: [any Service] = [app]
+        if let dialer = try autodial.dialer(service: service, metrics: configuration.metrics, logger: app.logger) { services.append(dialer) }
         if let metrics = configuration.metrics, let (host, port) = metricsAddress.flatMap(Self.hostAndPort) {
             services.append(makeMetricsApplication(metrics, host: host, port: port))
         }
