@@ -288,6 +288,7 @@ struct AccountRouteTests {
                             || ' ' || (SELECT count(*) FROM webhook_event) || ' ' || (SELECT count(*) FROM webhook_delivery)
                             || ' ' || (SELECT count(*) FROM report_photo)
                             || ' ' || (SELECT count(*) FROM phone) || ' ' || (SELECT count(*) FROM phone_history)
+                            || ' ' || (SELECT count(*) FROM autodial_campaign) || ' ' || (SELECT count(*) FROM autodial_call)
                         """)
                 }
                 return (accounts + sessions + reports).joined(separator: "\n")
@@ -302,9 +303,10 @@ struct AccountRouteTests {
                 "/v1/webhooks": ["url": "http://127.0.0.1:9/new", "events": ["report.created"]],
                 "/v1/webhooks/{id}": ["url": "http://127.0.0.1:9/other", "enabled": false],
                 "/v1/phones/{number}/verification": ["outcome": "violator", "note": "так"], "/v1/phones/{number}/block": ["note": "ні"],
+                "/v1/phones/{number}/autodial": ["note": "дзвонимо"], "/v1/phones/{number}/autodial/stop": ["note": "досить"],
             ]
             let protected = Endpoint.all.filter { $0.access != .anyone }
-            #expect(protected.count == 30)
+            #expect(protected.count == 35)
             let reportID = fixture.reports[0].id
             for endpoint in protected {
                 let roles = try #require(endpoint.access.roles)
