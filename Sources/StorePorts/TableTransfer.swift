@@ -48,6 +48,11 @@ public enum TransferTables {
         ("phone", ["number", "status", "changed_at", "blocked_at"]),
         ("phone_history", ["seq", "number", "at", "account_id", "api_key_id", "action", "from_status", "to_status", "note", "moved"]),
         ("phone_block_move", ["report_id", "history_seq"]),
+        ("autodial_campaign", [
+            "id", "number", "started_at", "started_account_id", "started_api_key_id", "note", "ended_at", "ended_account_id", "ended_api_key_id",
+            "end_reason", "end_note",
+        ]),
+        ("autodial_call", ["id", "campaign_id", "number", "placed_at", "lease_until", "ended_at", "outcome", "sip_code", "seconds_played", "reason"]),
         ("report_photo", ["id", "report_id", "sha256", "width", "height", "bytes", "created_at", "account_id"]),
         ("notification_read", ["account_id", "up_to"]),
         ("webhook", ["id", "url", "description", "secret", "enabled", "disabled_reason", "created_at", "updated_at"]),

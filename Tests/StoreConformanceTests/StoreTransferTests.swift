@@ -84,6 +84,13 @@ struct StoreTransferTests {
         let phone = "380671112233"
         _ = try await service.verify(phone, outcome: .violator, note: "підтверджено", by: boss)
         _ = try await service.block(phone, note: "до операторів", by: boss)
+        // An autodial campaign with a call answered and one in progress, then stopped.
+        let campaign = try await service.startAutodial(phone, note: "дзвонимо", by: boss).campaign
+        let now = Date()
+        let answered = try await service.claimCall(CallClaim(campaignID: campaign.id, now: now, lastCallBy: now - 300, dayStart: now - 60, maxPerDay: 9, channels: 2, leaseUntil: now + 90)).get()
+        try await service.finishCall(answered.id, CallResult(outcome: .answered, sipCode: 200, secondsPlayed: 4.5, reason: "end of file", endedAt: now + 6))
+        _ = try await service.claimCall(CallClaim(campaignID: campaign.id, now: now + 400, lastCallBy: now + 100, dayStart: now - 60, maxPerDay: 9, channels: 2, leaseUntil: now + 490)).get()
+        _ = try await service.stopAutodial(phone, note: nil, by: boss, now: now + 500)
         _ = try await service.markNotificationsRead(of: inspector.id, upTo: 2)
 
         let due = try await stores.webhooks.due(now: Date().addingTimeInterval(60), limit: 1)
