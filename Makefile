@@ -35,7 +35,7 @@ FUZZ_API_EXAMPLES ?= 500
 # make fuzz: seconds per libFuzzer target (the goal: no crash in 600), and which targets (all when empty).
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?=
-BENCH_APT_PACKAGES := wrk curl imagemagick postgresql postgresql-15-postgis-3
+BENCH_APT_PACKAGES := wrk curl imagemagick postgresql postgresql-15-postgis-3 sip-tester baresip-core espeak-ng sox
 E2E_APT_PACKAGES := chromium curl fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

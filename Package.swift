@@ -142,7 +142,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "Accounts", "Offloading", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "SQLiteStore", "PostgresStore", "StorePorts", "ReportService", "Clustering", "Interchange", "Generator", "Server",
+                "Accounts", "Autodial", "Offloading", "ChangeFeed", "CJPEG", "CMalloc", "Photos", "SQLiteStore", "PostgresStore", "StorePorts", "ReportService", "Clustering", "Interchange", "Generator", "Server",
                 "Tiles", "Webhooks", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

@@ -45,7 +45,10 @@ public final class Dialer: Sendable {
         while !Task.isCancelled {
             var wait = poll
             do {
-                if let next = try await round(now: now()) { wait = min(poll, next.timeIntervalSince(now())) }
+                // The free channels first, then the time: each call a channel made is over
+                // (and recorded) before the instant its next call is claimed at.
+                let free = freeChannels()
+                if let next = try await round(now: now(), free: free) { wait = min(poll, next.timeIntervalSince(now())) }
             } catch {
                 logger.error("autodial round failed", metadata: ["error": "\(error)"])
             }
@@ -59,6 +62,14 @@ public final class Dialer: Sendable {
     /// starts the due calls on free channels. Returns when the next call is due.
     @discardableResult
     public func round(now: Date) async throws -> Date? {
+        try await round(now: now, free: freeChannels())
+    }
+
+    private func freeChannels() -> [Int] {
+        busy.withLock { taken in (0..<channels.count).filter { !taken.contains($0) } }
+    }
+
+    private func round(now: Date, free: [Int]) async throws -> Date? {
         _ = try await service.expireCalls(now: now)
         var campaigns = try await service.dialerCampaigns(callsSince: planner.recentSince(now))
         for campaign in campaigns where planner.expiry(of: campaign.campaign) <= now {
@@ -66,7 +77,6 @@ public final class Dialer: Sendable {
             logger.info("autodial campaign ended", metadata: ["number": "+\(campaign.campaign.number)", "reason": "max_days"])
         }
         campaigns.removeAll { planner.expiry(of: $0.campaign) <= now }
-        let free = busy.withLock { taken in (0..<channels.count).filter { !taken.contains($0) } }
         var freeChannels = free[...]
         for due in planner.due(campaigns, now: now, free: free.count) {
             guard let channel = freeChannels.first else { break }

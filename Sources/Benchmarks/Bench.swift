@@ -63,6 +63,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the import and the box queries (no phone search, HTTP or clustering).")
     var onlyImportAndBoxes = false
 
+    @Flag(help: "Measure only autodial's backlog (1,000 numbers at the channel limit, through baresip to sipp on loopback).")
+    var onlyAutodial = false
+
     @Flag(help: "Measure only PostgreSQL beside SQLite (POSTERWATCH_BENCH_POSTGRES names the database), on the data file of a previous run.")
     var onlyPostgres = false
 
@@ -111,6 +114,11 @@ struct Bench: AsyncParsableCommand {
         if onlyHTTP || onlyTiles {
             try await measureServed(SQLiteReports(path: "\(work)/bench.sqlite"), http: onlyHTTP, tiles: onlyTiles, &report)
             print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
+            return
+        }
+        if onlyAutodial {
+            try await measureAutodial(&report)
+            print(report.markdown(machine: machineDescription(), dataset: "1,000 generated Kyiv reports, one number each, in a database of their own in \(work)"))
             return
         }
         if onlyPostgres {
@@ -169,6 +177,7 @@ struct Bench: AsyncParsableCommand {
             try await measureWrites(store, &report)
             try await measurePhones(store, &report)
             try await measurePhotos(&report)
+            try await measureAutodial(&report)
             try await measureClustering(store, reference: reference, &report)
             if let postgresURL { try await measurePostgresBeside(url: postgresURL, &report) }
         }
