@@ -58,6 +58,7 @@ public actor BaresipChannel: CallChannel {
         (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, FileHandle.nullDevice, FileHandle.nullDevice)
         do { try process.run() } catch { throw CallChannelFailed(reason: "baresip cannot be started: \(error); install Debian's baresip-core") }
         self.process = process
+        try? write("\(process.processIdentifier)\n", to: Self.pidFile)
         let deadline = Date() + 10
         while control == nil {
             if let connection = try? ControlConnection(port: port) {
@@ -79,11 +80,41 @@ public actor BaresipChannel: CallChannel {
         }
     }
 
-    /// Stops baresip (its files stay for the next start, which rewrites them).
+    static let pidFile = "baresip.pid"
+
+    /// Stops the baresips a process that died without stopping them left running (`kill
+    /// -9` leaves its children), and removes their files: those under `parent` named
+    /// `posterwatch-autodial-<pid>` whose pid no longer runs.
+    public static func removeStale(in parent: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? []
+        for name in names where name.hasPrefix("posterwatch-autodial-") {
+            guard let owner = Int32(name.dropFirst("posterwatch-autodial-".count)), kill(owner, 0) != 0, errno == ESRCH else { continue }
+            let directory = parent.appendingPathComponent(name)
+            for channel in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
+                let file = directory.appendingPathComponent(channel).appendingPathComponent(pidFile).path
+                if let text = try? String(contentsOfFile: file, encoding: .utf8), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                   (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) == "/usr/bin/baresip" {
+                    kill(pid, SIGKILL)  // its SIGTERM is blocked (see stop())
+                }
+            }
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// Stops baresip (its files stay for the next start, which rewrites them): asked to
+    /// quit, then killed if it has not within a second. (A child of Foundation's `Process`
+    /// here starts with SIGTERM blocked, so `terminate()` alone would leave it running.)
     public func stop() {
-        control?.close()
+        if let control {
+            try? control.send(["command": "quit", "token": "quit"])
+            control.close()
+        }
         control = nil
-        if let process, process.isRunning { process.terminate() }
+        if let process {
+            let deadline = Date() + 1
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         process = nil
     }
 

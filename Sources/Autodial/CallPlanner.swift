@@ -87,8 +87,11 @@ public struct CallPlanner: Sendable {
     public func claim(_ campaign: Campaign, now: Date) -> CallClaim {
         CallClaim(
             campaignID: campaign.id, now: now, lastCallBy: now.addingTimeInterval(-rules.interval), dayStart: dayStart(now),
-            maxPerDay: rules.maxCallsPerDay, channels: rules.channels, leaseUntil: now.addingTimeInterval(callLength + 30))
+            maxPerDay: rules.maxCallsPerDay, channels: rules.channels, leaseUntil: now.addingTimeInterval(callLength + Self.leaseMargin))
     }
+
+    /// How long past its longest a call's claim holds (setting it up, recording its end).
+    public static let leaseMargin: TimeInterval = 10
 
     /// The longest a call may last: ringing, then the message.
     public var callLength: TimeInterval { rules.ringTimeout + rules.maxMessageLength }

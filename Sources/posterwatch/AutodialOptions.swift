@@ -48,6 +48,7 @@ struct AutodialOptions: ParsableArguments {
         }
         let rules: AutodialRules
         do { rules = try AutodialRules(json: data) } catch { throw ValidationError("\(autodialRules): " + error.issues.map { "\($0.field) \($0.message)" }.joined(separator: "; ")) }
+        BaresipChannel.removeStale(in: FileManager.default.temporaryDirectory)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-autodial-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let audio: MessageAudio

@@ -13,9 +13,8 @@ import TestSupport
 struct AutodialServeTests {
     static let password = "Trunk-pa55-zq"
 
-    @Test("a campaign started over HTTP is called over SIP: answered, the message heard, logged and counted; the password in no log line")
-    func campaignCalls() async throws {
-        let cli = try CLI()
+    /// A database of 30 reports with a supervisor, and the first report's number.
+    static func city(_ cli: CLI) throws -> String {
         #expect(try cli.run("generate", "--count", "30", "--seed", "8", "--out", "r.geojsonl").status == 0)
         #expect(try cli.run("import", "r.geojsonl", "--db", "t.sqlite").status == 0)
         let added = try cli.run(
@@ -24,7 +23,36 @@ struct AutodialServeTests {
         #expect(added.status == 0, "\(added.stderr)")
         let first = try #require(String(contentsOfFile: cli.path("r.geojsonl"), encoding: .utf8).split(separator: "\n").first)
         let properties = try #require((try cli.json(String(first))["properties"]) as? [String: Any])
-        let number = try #require((properties["phones"] as? [String])?.first).filter(\.isNumber)
+        return try #require((properties["phones"] as? [String])?.first).filter(\.isNumber)
+    }
+
+    /// The supervisor's requests to a server: (status, JSON object).
+    struct Supervisor {
+        let base: String
+        let token: String
+
+        init(_ base: String) async throws {
+            self.base = base
+            let login = try JSONSerialization.data(withJSONObject: ["login": "boss@example.org", "password": CLI.inspectorPassword])
+            let (tokens, _) = try await URLSession.shared.data(for: CrashTests.request(base, "/v1/auth/login", method: "POST", body: login))
+            token = try #require((try JSONSerialization.jsonObject(with: tokens) as? [String: Any])?["access_token"] as? String)
+        }
+
+        func send(_ path: String, _ body: [String: Any]?) async throws -> (Int, [String: Any]) {
+            let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+            let (answer, response) = try await URLSession.shared.data(for: CrashTests.request(base, path, method: body == nil ? "GET" : "POST", token: token, body: data))
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: answer) as? [String: Any]) ?? [:])
+        }
+
+        func calls(_ number: String) async throws -> [[String: Any]] {
+            try await send("/v1/phones/\(number)/calls", nil).1["calls"] as? [[String: Any]] ?? []
+        }
+    }
+
+    @Test("a campaign started over HTTP is called over SIP: answered, the message heard, logged and counted; the password in no log line")
+    func campaignCalls() async throws {
+        let cli = try CLI()
+        let number = try Self.city(cli)
 
         // Every hour lawful, one channel: the call goes out at once.
         try Data("""
@@ -40,21 +68,14 @@ struct AutodialServeTests {
         ])
         defer { server.process.terminate() }
 
-        let login = try JSONSerialization.data(withJSONObject: ["login": "boss@example.org", "password": CLI.inspectorPassword])
-        let (tokens, _) = try await URLSession.shared.data(for: CrashTests.request(server.base, "/v1/auth/login", method: "POST", body: login))
-        let token = try #require((try JSONSerialization.jsonObject(with: tokens) as? [String: Any])?["access_token"] as? String)
-        func send(_ path: String, _ body: [String: Any]?) async throws -> (Int, [String: Any]) {
-            let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-            let (answer, response) = try await URLSession.shared.data(for: CrashTests.request(server.base, path, method: body == nil ? "GET" : "POST", token: token, body: data))
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: answer) as? [String: Any]) ?? [:])
-        }
-        #expect(try await send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
-        #expect(try await send("/v1/phones/\(number)/autodial", ["note": "e2e"]).0 == 201)
+        let boss = try await Supervisor(server.base)
+        #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
+        #expect(try await boss.send("/v1/phones/\(number)/autodial", ["note": "e2e"]).0 == 201)
 
         var calls: [[String: Any]] = []
         for _ in 0..<300 where calls.first?["outcome"] as? String != "answered" {
             try await Task.sleep(for: .milliseconds(100))
-            calls = try await send("/v1/phones/\(number)/calls", nil).1["calls"] as? [[String: Any]] ?? []
+            calls = try await boss.calls(number)
         }
         #expect(calls.count == 1 && calls.first?["outcome"] as? String == "answered" && calls.first?["sip_code"] as? Int == 200, "\(calls)")
         #expect(await peer.status() == 0, "sipp challenged, was answered, then got the dialer's BYE")
@@ -71,5 +92,46 @@ struct AutodialServeTests {
         let log = try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8)
         #expect(log.contains("autodial: 1 channel(s)") && log.contains("outcome=answered"))
         #expect(!log.contains(Self.password), "the trunk's password in no log line")
+    }
+
+    @Test("serve killed (SIGKILL) mid-call and started again: the lost call is never placed again; it holds its channel until its lease ends, then is interrupted, and the next call follows")
+    func killedMidCall() async throws {
+        let cli = try CLI()
+        let number = try Self.city(cli)
+        // One channel; a call may ring 3 s with a message of at most 3 s: a claim holds 16 s.
+        try Data("""
+            {"time_zone": "Europe/Kyiv", "interval_minutes": 0.1, "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
+             "ring_seconds": 3, "max_message_seconds": 3, "message": {"uk": "Увага."}}
+            """.utf8).write(to: URL(fileURLWithPath: cli.path("autodial.json")))
+        let options = { (peer: SIPPeer) in
+            ["--autodial-trunk", peer.address, "--autodial-rules", "autodial.json", "--autodial-listen", "127.0.0.1"]
+        }
+        let ringing = try SIPPeer("no-answer.xml")
+        let server = try await cli.serve(db: "t.sqlite", options: options(ringing))
+        let boss = try await Supervisor(server.base)
+        #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
+        #expect(try await boss.send("/v1/phones/\(number)/autodial", [:]).0 == 201)
+        var calls: [[String: Any]] = []
+        for _ in 0..<100 where calls.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            calls = try await boss.calls(number)
+        }
+        kill(server.process.processIdentifier, SIGKILL)
+        server.process.waitUntilExit()
+        #expect(calls.count == 1 && calls.first?["outcome"] as? String == "placing", "killed while ringing: \(calls)")
+
+        let busy = try SIPPeer("busy.xml")
+        let again = try await cli.serve(db: "t.sqlite", options: options(busy))
+        defer { again.process.terminate() }
+        let boss2 = try await Supervisor(again.base)
+        for _ in 0..<400 where calls.count < 2 || calls.first?["outcome"] as? String == "placing" {
+            try await Task.sleep(for: .milliseconds(100))
+            calls = try await boss2.calls(number)
+        }
+        #expect(calls.map { $0["outcome"] as? String } == ["busy", "interrupted"], "\(calls)")
+        let placed = calls.compactMap { ($0["placed_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) } }
+        #expect(placed.count == 2 && placed[0].timeIntervalSince(placed[1]) >= 16, "the lost call held the one channel for its lease: \(placed)")
+        #expect(calls.last?["reason"] as? String == "the dialer stopped before the call ended")
+        #expect(await busy.status() == 0)
     }
 }

@@ -56,6 +56,11 @@ struct AutodialRouteTests {
             #expect(try Self.rows(fixture) == 0)
 
             _ = try await client.send(.post, path + "/verification", json: ["outcome": "violator"], token: supervisor)
+            // A push gateway subscribed to campaigns' starts and ends.
+            let admin = try await ReportRouteTests.account(fixture, client, .admin, 3).token
+            let hook = try await client.send(
+                .post, "/v1/webhooks", json: ["url": "https://push.example/hook", "events": ["phone.autodial_started", "phone.autodial_stopped"]], token: admin)
+            #expect(hook.status == .created)
             let lastSeq = try #require(try await client.get("/v1/changes").json["last_seq"] as? Int)
             let started = try await client.send(.post, path + "/autodial", json: ["note": "дзвонимо"], token: supervisor)
             #expect(started.status == .created)
@@ -108,6 +113,8 @@ struct AutodialRouteTests {
             #expect((list.json["campaigns"] as? [[String: Any]])?.map { $0["end_note"] as? String } == ["досить"])
             let after = try #require(try await client.get("/v1/changes?since=\(lastSeq)").json["changes"] as? [[String: Any]])
             #expect(after.map { $0["type"] as? String } == ["phone.autodial_started", "phone.autodial_stopped"])
+            let queued = try await fixture.store.pool.read { db in try String.fetchAll(db, sql: "SELECT action FROM webhook_delivery ORDER BY id") }
+            #expect(queued == ["phone_autodial_started", "phone_autodial_stopped"], "each is a webhook event")
         }
     }
 }
