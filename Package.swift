@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Accounts", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "PostgresStore", "ReportModel", "SQLiteStore", "StorePorts",
+                "Accounts", "Autodial", "CJPEG", "CZlib", "Clustering", "Generator", "Geometry", "PostgresStore", "ReportModel", "SQLiteStore", "StorePorts",
             ],
             path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),

@@ -33,7 +33,7 @@ public actor BaresipChannel: CallChannel {
         if let process, process.isRunning, control != nil { return }
         stop()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let port = try ControlConnection.freePort()
+        guard let port = LoopbackSocket.freePort(Int32(SOCK_STREAM.rawValue)) else { throw CallChannelFailed(reason: "no free port for baresip's control interface") }
         let config = """
             poll_method\t\tepoll
             sip_listen\t\t\(trunk.listen):0
@@ -197,18 +197,7 @@ final class ControlConnection: Sendable {
     let events = Mailbox<Event>()
 
     init(port: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard fd >= 0, connected == 0 else {
-            if fd >= 0 { Glibc.close(fd) }
-            throw CallChannelFailed(reason: "baresip's control port \(port) does not answer")
-        }
+        guard let fd = LoopbackSocket.connected(to: port) else { throw CallChannelFailed(reason: "baresip's control port \(port) does not answer") }
         self.fd = fd
         let events = events
         Thread.detachNewThread { Self.read(fd, into: events) }
@@ -245,21 +234,6 @@ final class ControlConnection: Sendable {
             if buffer.count > 70_000 { break }
         }
         events.close()
-    }
-
-    /// A free TCP port on loopback for baresip's control interface.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { Glibc.close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw CallChannelFailed(reason: "no free port for baresip's control interface") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -56,9 +56,8 @@ struct AutodialBench {
         let audio = try MessageAudio.prepare(rules, in: directory)
 
         // The far end: sipp answering every call, its audio sent to a socket nobody reads.
-        let sink = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard let (sink, rtpPort) = LoopbackSocket.bound(Int32(SOCK_DGRAM.rawValue)) else { throw POSIXError(.EADDRINUSE) }
         defer { close(sink) }
-        let rtpPort = Self.bind(sink)
         let sipPort = 23_000 + Int.random(in: 0..<2_000)
         let sipp = Process()
         sipp.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
@@ -114,15 +113,6 @@ struct AutodialBench {
             most = max(most, now)
         }
         return most
-    }
-
-    static func bind(_ fd: Int32) -> Int {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func run(_ tool: String, _ arguments: [String]) throws {

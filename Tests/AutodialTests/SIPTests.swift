@@ -67,7 +67,7 @@ import Glibc
 
     @Test func anAnsweredCallHearsTheMessageAndTheDialerHangsUp() async throws {
         let ear = try RTPEar()
-        let peer = try SIPPeer("answer.xml", keys: ["rtp_port": "\(ear.port)"])
+        let peer = try await SIPPeer("answer.xml", keys: ["rtp_port": "\(ear.port)"])
         let (channel, keep) = try Self.channel(Self.trunk(peer))
         let result = await channel.call("380671234567")
         await channel.stop()
@@ -84,7 +84,7 @@ import Glibc
     }
 
     @Test func aBusyCalleeIsRecordedAsBusy() async throws {
-        let peer = try SIPPeer("busy.xml")
+        let peer = try await SIPPeer("busy.xml")
         let (channel, keep) = try Self.channel(Self.trunk(peer))
         let result = await channel.call("380671234567")
         await channel.stop()
@@ -94,7 +94,7 @@ import Glibc
     }
 
     @Test func aCallNobodyAnswersIsCancelled() async throws {
-        let peer = try SIPPeer("no-answer.xml")
+        let peer = try await SIPPeer("no-answer.xml")
         let (channel, keep) = try Self.channel(Self.trunk(peer), ring: 2)
         let result = await channel.call("380671234567")
         await channel.stop()
@@ -105,14 +105,14 @@ import Glibc
 
     @Test func theTrunksDigestChallengeIsAnswered() async throws {
         let password = "s3cret-Trunk"
-        let good = try SIPPeer("digest.xml", keys: ["auth_user": "city", "auth_password": password])
+        let good = try await SIPPeer("digest.xml", keys: ["auth_user": "city", "auth_password": password])
         let (channel, keep) = try Self.channel(Self.trunk(good, password: password))
         let result = await channel.call("380671234567")
         await channel.stop()
         #expect(result.sipCode == 486, "authenticated, then busy: \(result)")
         #expect(await good.status() == 0)
 
-        let wrong = try SIPPeer("digest.xml", keys: ["auth_user": "city", "auth_password": "another"])
+        let wrong = try await SIPPeer("digest.xml", keys: ["auth_user": "city", "auth_password": "another"])
         let (refused, keep2) = try Self.channel(Self.trunk(wrong, password: password))
         let failed = await refused.call("380671234567")
         await refused.stop()

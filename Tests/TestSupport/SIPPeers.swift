@@ -1,3 +1,4 @@
+import Autodial
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -14,8 +15,9 @@ public final class SIPPeer: Sendable {
     private let exited = Once()
 
     /// sipp playing `scenario` of Tests/Fixtures/sip, with its keywords.
-    public init(_ scenario: String, keys: [String: String] = [:]) throws {
-        port = try Self.freeUDPPort()
+    public init(_ scenario: String, keys: [String: String] = [:]) async throws {
+        guard let port = LoopbackSocket.freePort(Int32(SOCK_DGRAM.rawValue)) else { throw POSIXError(.EADDRINUSE) }
+        self.port = port
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
         process.arguments = ["-sf", SchemaFixtures.url("sip").appendingPathComponent(scenario).path, "-i", "127.0.0.1", "-p", "\(port)", "-m", "1", "-timeout", "30s", "-nostdin"]
@@ -24,24 +26,13 @@ public final class SIPPeer: Sendable {
         let exited = exited
         process.terminationHandler = { exited.finish($0.terminationStatus) }
         try process.run()
-        Thread.sleep(forTimeInterval: 0.3)  // sipp binds its port
+        try await Task.sleep(for: .milliseconds(300))  // sipp binds its port
     }
 
     /// sipp's exit status: 0 when the scenario ran to its end.
     public func status() async -> Int32 { await exited.value }
 
     public var address: String { "127.0.0.1:\(port)" }
-
-    static func freeUDPPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// A value one thread sets once and a task awaits.
@@ -75,15 +66,10 @@ public final class RTPEar: Sendable {
     private let done = Once()
 
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 } }
+        guard let (fd, port) = LoopbackSocket.bound(Int32(SOCK_DGRAM.rawValue)) else { throw POSIXError(.EADDRINUSE) }
         var wait = timeval(tv_sec: 2, tv_usec: 0)  // quiet this long after the last packet: the call is over
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        (self.fd, port) = (fd, Int(UInt16(bigEndian: address.sin_port)))
+        (self.fd, self.port) = (fd, port)
         Thread.detachNewThread { [self] in
             var packet = [UInt8](repeating: 0, count: 2_048)
             var started = false
