@@ -70,17 +70,21 @@ public struct CallPlanner: Sendable {
         return nextLawful(atOrAfter: candidate)
     }
 
-    /// The campaigns due at `now`, the most overdue first, at most `free` of them.
+    /// The campaigns due at `now`, the most overdue first, at most `free` of them; none
+    /// outside the lawful hours, however overdue (a backlog, a dialer that was down).
     public func due(_ campaigns: [DialerCampaign], now: Date, free: Int) -> [DialerCampaign] {
-        guard free > 0 else { return [] }
+        guard free > 0, isLawful(now) else { return [] }
         return campaigns.compactMap { c in nextCall(for: c).flatMap { $0 <= now ? (c, $0) : nil } }
             .sorted { ($0.1, $0.0.campaign.id) < ($1.1, $1.0.campaign.id) }
             .prefix(free).map(\.0)
     }
 
-    /// The earliest of the campaigns' next calls (when the dialer should look again).
-    public func earliestCall(_ campaigns: [DialerCampaign]) -> Date? {
-        campaigns.compactMap(nextCall(for:)).min()
+    /// When the dialer should look again after a round at `now`: the earliest of the
+    /// campaigns' next calls, or, when one is overdue, the next lawful instant (at once when
+    /// that is now: the calls wait for a channel).
+    public func nextLook(_ campaigns: [DialerCampaign], after now: Date) -> Date? {
+        guard let earliest = campaigns.compactMap(nextCall(for:)).min() else { return nil }
+        return earliest > now ? earliest : nextLawful(atOrAfter: now)
     }
 
     /// What the store checks when the dialer claims a call of this campaign at `now`.

@@ -91,10 +91,10 @@ public final class Dialer: Sendable {
                 continue  // another replica called it, or it ended: the next round reads it anew
             }
         }
-        // With every channel taken, the next chance is a call's end, which wakes the loop.
-        let next = planner.earliestCall(campaigns)
-        if let next, next <= now { return now.addingTimeInterval(1) }
-        return next
+        // Calls overdue now wait for a channel, whose call's end wakes the loop; at night,
+        // for the morning.
+        guard let next = planner.nextLook(campaigns, after: now) else { return nil }
+        return next <= now ? now.addingTimeInterval(1) : next
     }
 
     private func start(_ attempt: CallAttempt, on index: Int) {

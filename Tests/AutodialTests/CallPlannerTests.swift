@@ -80,6 +80,10 @@ import Testing
         // Not yet due a second before; due at the instant.
         #expect(planner.due([c], now: Self.utc("2026-05-04T07:10:09Z"), free: 4).isEmpty)
         #expect(planner.due([c], now: Self.utc("2026-05-04T07:10:10Z"), free: 4).count == 1)
+        // Overdue since 19:55 Kyiv, but it is 20:00: none till the morning.
+        let overdue = campaign(started: "2026-05-04T07:00:00Z", calls: ["2026-05-04T16:50:00Z"])
+        #expect(planner.due([overdue], now: Self.utc("2026-05-04T17:00:00Z"), free: 4).isEmpty)
+        #expect(planner.nextLook([overdue], after: Self.utc("2026-05-04T17:00:00Z")) == Self.utc("2026-05-05T06:00:00Z"))
         // A campaign started at night waits for the morning.
         #expect(planner.nextCall(for: campaign(started: "2026-05-04T20:00:00Z")) == Self.utc("2026-05-05T06:00:00Z"))
         // The interval pushes the last call of the evening to the next morning.

@@ -182,6 +182,25 @@ final class TestClock: Sendable {
         _ = keep
     }
 
+    @Test func anOverdueCallWaitsForTheMorningAfterTheDialerWasDown() async throws {
+        // Last called at 19:50 Kyiv (16:50Z, summer); the dialer was down until 20:05: no call
+        // then, however overdue; the next at 09:00.
+        let start = Self.utc("2026-05-04T16:40:00Z")
+        let (service, numbers, keep) = try await Self.campaigns(1, started: start)
+        let clock = TestClock(start)
+        let board = Switchboard(clock: { clock.now })
+        let planner = CallPlanner(rules: Self.rules())
+        let campaign = try await service.campaigns(of: numbers[0], for: Self.boss)[0]
+        _ = try await service.claimCall(planner.claim(campaign, now: Self.utc("2026-05-04T16:50:00Z"))).get()
+        let dialer = Dialer(service: service, planner: planner, channels: board.lines(1))
+        let next = try await dialer.round(now: Self.utc("2026-05-04T17:05:00Z"))
+        #expect(dialer.callsInProgress == 0 && next == Self.utc("2026-05-05T06:00:00Z"))
+        try await dialer.round(now: Self.utc("2026-05-05T06:00:00Z"))
+        #expect(dialer.callsInProgress == 1)
+        await board.hangUpAll(dialer)
+        _ = keep
+    }
+
     @Test func theDaysMostThenTheNextMorning() async throws {
         let morning = Self.utc("2026-05-04T06:00:00Z")
         let (service, _, keep) = try await Self.campaigns(1, started: morning)

@@ -119,6 +119,7 @@ struct AutodialServeTests {
         }
         kill(server.process.processIdentifier, SIGKILL)
         server.process.waitUntilExit()
+        ringing.stop()
         #expect(calls.count == 1 && calls.first?["outcome"] as? String == "placing", "killed while ringing: \(calls)")
 
         let busy = try await SIPPeer("busy.xml")
@@ -134,5 +135,19 @@ struct AutodialServeTests {
         #expect(placed.count == 2 && placed[0].timeIntervalSince(placed[1]) >= 23, "the lost call held the one channel for its lease: \(placed)")
         #expect(calls.last?["reason"] as? String == "the dialer stopped before the call ended")
         #expect(await busy.status() == 0)
+        // Stopped, the server stops its baresips too.
+        let pid = again.process.processIdentifier
+        again.process.terminate()
+        again.process.waitUntilExit()
+        #expect(try Self.baresips(of: pid).isEmpty)
+    }
+
+    /// The baresip processes a server started (their config directory names its pid).
+    static func baresips(of server: Int32) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap { entry -> String? in
+            guard Int32(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            let line = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\0", with: " ")
+            return line.contains("baresip") && line.contains("posterwatch-autodial-\(server)/") ? line : nil
+        }
     }
 }

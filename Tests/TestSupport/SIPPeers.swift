@@ -29,6 +29,14 @@ public final class SIPPeer: Sendable {
         try await Task.sleep(for: .milliseconds(300))  // sipp binds its port
     }
 
+    /// Kills a peer still waiting (for a dialer killed before it hung up: sipp's -timeout
+    /// does not end a call that waits for a request).
+    public func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    deinit { stop() }
+
     /// sipp's exit status: 0 when the scenario ran to its end.
     public func status() async -> Int32 { await exited.value }
 
