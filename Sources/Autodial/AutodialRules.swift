@@ -119,6 +119,12 @@ extension AutodialRules {
             rules.messages = Self.parse(message: message, order: file.messageOrder, into: &issues)
         }
         rules.recording = file.recording
+        // A number is never called again while its last call may still ring or play.
+        if rules.interval < rules.ringTimeout + rules.maxMessageLength, issues.isEmpty {
+            issues.append(ValidationError(
+                field: "interval_minutes",
+                "must be at least ring_seconds + max_message_seconds (\((rules.ringTimeout + rules.maxMessageLength).formatted()) s), so that a number is not called while its last call may last"))
+        }
         if rules.recording == nil, rules.messages.isEmpty {
             issues.append(ValidationError(field: "message", "must give the message's text in at least one language, or a recording"))
         }

@@ -88,7 +88,8 @@ public actor BaresipChannel: CallChannel {
     public static func removeStale(in parent: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? []
         for name in names where name.hasPrefix("posterwatch-autodial-") {
-            guard let owner = Int32(name.dropFirst("posterwatch-autodial-".count)), kill(owner, 0) != 0, errno == ESRCH else { continue }
+            let owner = name.dropFirst("posterwatch-autodial-".count).prefix { $0 != "-" }
+            guard let owner = Int32(owner), kill(owner, 0) != 0, errno == ESRCH else { continue }
             let directory = parent.appendingPathComponent(name)
             for channel in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
                 let file = directory.appendingPathComponent(channel).appendingPathComponent(pidFile).path
@@ -111,9 +112,12 @@ public actor BaresipChannel: CallChannel {
         }
         control = nil
         if let process {
-            let deadline = Date() + 1
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            // It is given a second to quit, the wait on a thread of its own, never on Swift's pool.
+            Thread.detachNewThread {
+                let deadline = Date() + 1
+                while process.isRunning, Date() < deadline { usleep(10_000) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
         }
         process = nil
     }
@@ -148,7 +152,8 @@ public actor BaresipChannel: CallChannel {
             if let response = event["response"] as? Bool, response, event["token"] as? String == "dial", event["ok"] as? Bool == false {
                 return CallResult(outcome: .failed, reason: "baresip refused to dial: \(event["data"] as? String ?? "")", endedAt: Date())
             }
-            guard event["class"] as? String == "call", let type = event["type"] as? String else { continue }
+            // Ours only: baresip listens for SIP, and an incoming INVITE (a scanner's) makes events too.
+            guard event["class"] as? String == "call", event["direction"] as? String == "outgoing", let type = event["type"] as? String else { continue }
             let id = event["id"] as? String
             if callID == nil { callID = id } else if id != callID { continue }
             switch type {
@@ -223,9 +228,10 @@ final class ControlConnection: Sendable {
             guard n > 0 else { break }
             buffer += chunk[0..<n]
             while let colon = buffer.firstIndex(of: UInt8(ascii: ":")), let length = Int(String(decoding: buffer[..<colon], as: UTF8.self)) {
-                guard length < 65_536 else { events.close(); return }
+                guard (0..<65_536).contains(length) else { events.close(); return }
                 let end = colon + 1 + length
                 guard buffer.count > end else { break }
+                guard buffer[end] == UInt8(ascii: ",") else { events.close(); return }
                 if let object = try? JSONSerialization.jsonObject(with: Data(buffer[(colon + 1)..<end])) as? [String: Any] {
                     events.put(Event(object))
                 }

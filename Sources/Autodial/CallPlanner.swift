@@ -94,8 +94,9 @@ public struct CallPlanner: Sendable {
             maxPerDay: rules.maxCallsPerDay, channels: rules.channels, leaseUntil: now.addingTimeInterval(callLength + Self.leaseMargin))
     }
 
-    /// How long past its longest a call's claim holds (setting it up, recording its end).
-    public static let leaseMargin: TimeInterval = 10
+    /// How long past its ring and message a call's claim holds: a channel may take 10 s
+    /// to start baresip, 3 s past the message and 5 s to hang up, then the end is recorded.
+    public static let leaseMargin: TimeInterval = 30
 
     /// The longest a call may last: ringing, then the message.
     public var callLength: TimeInterval { rules.ringTimeout + rules.maxMessageLength }

@@ -49,8 +49,11 @@ struct AutodialOptions: ParsableArguments {
         let rules: AutodialRules
         do { rules = try AutodialRules(json: data) } catch { throw ValidationError("\(autodialRules): " + error.issues.map { "\($0.field) \($0.message)" }.joined(separator: "; ")) }
         BaresipChannel.removeStale(in: FileManager.default.temporaryDirectory)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("posterwatch-autodial-\(ProcessInfo.processInfo.processIdentifier)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // A name nobody can guess, made here or refused: another user's directory of that name
+        // would hold the trunk's password and say which modules baresip loads.
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("posterwatch-autodial-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let audio: MessageAudio
         do { audio = try MessageAudio.prepare(rules, in: directory) } catch { throw ValidationError("autodial's message: \(error)") }
         let channels = (0..<rules.channels).map { i in

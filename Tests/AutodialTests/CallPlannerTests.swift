@@ -138,6 +138,11 @@ import Testing
                  "max_concurrent_calls": 0, "message": {}}
                 """.utf8))
         }
+        // A number is not called again while its last call may still ring or play.
+        let overlapping = #expect(throws: ValidationErrors.self) {
+            try AutodialRules(json: Data(#"{"interval_minutes": 1, "ring_seconds": 30, "max_message_seconds": 60}"#.utf8))
+        }
+        #expect(overlapping?.issues.map(\.field) == ["interval_minutes"])
         let fields = Set(bad?.issues.map(\.field) ?? [])
         #expect(fields == ["time_zone", "interval_minutes", "hours.funday", "hours.monday", "max_concurrent_calls", "message"])
     }

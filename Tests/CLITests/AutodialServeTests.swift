@@ -99,9 +99,9 @@ struct AutodialServeTests {
         let cli = try CLI()
         let number = try Self.city(cli)
         // One channel; a call may ring 10 s (time to see it and kill the server while it
-        // rings, on a busy machine) with a message of at most 3 s: a claim holds 23 s.
+        // rings, on a busy machine) with a message of at most 3 s: a claim holds 43 s.
         try Data("""
-            {"time_zone": "Europe/Kyiv", "interval_minutes": 0.1, "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
+            {"time_zone": "Europe/Kyiv", "interval_minutes": 0.25, "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
              "ring_seconds": 10, "max_message_seconds": 3, "message": {"uk": "Увага."}}
             """.utf8).write(to: URL(fileURLWithPath: cli.path("autodial.json")))
         let options = { (peer: SIPPeer) in
@@ -126,13 +126,13 @@ struct AutodialServeTests {
         let again = try await cli.serve(db: "t.sqlite", options: options(busy))
         defer { again.process.terminate() }
         let boss2 = try await Supervisor(again.base)
-        for _ in 0..<400 where calls.count < 2 || calls.first?["outcome"] as? String == "placing" {
+        for _ in 0..<700 where calls.count < 2 || calls.first?["outcome"] as? String == "placing" {
             try await Task.sleep(for: .milliseconds(100))
             calls = try await boss2.calls(number)
         }
         #expect(calls.map { $0["outcome"] as? String } == ["busy", "interrupted"], "\(calls)")
         let placed = calls.compactMap { ($0["placed_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) } }
-        #expect(placed.count == 2 && placed[0].timeIntervalSince(placed[1]) >= 23, "the lost call held the one channel for its lease: \(placed)")
+        #expect(placed.count == 2 && placed[0].timeIntervalSince(placed[1]) >= 43, "the lost call held the one channel for its lease: \(placed)")
         #expect(calls.last?["reason"] as? String == "the dialer stopped before the call ended")
         #expect(await busy.status() == 0)
         // Stopped, the server stops its baresips too.
@@ -147,7 +147,7 @@ struct AutodialServeTests {
         try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap { entry -> String? in
             guard Int32(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
             let line = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\0", with: " ")
-            return line.contains("baresip") && line.contains("posterwatch-autodial-\(server)/") ? line : nil
+            return line.contains("baresip") && line.contains("posterwatch-autodial-\(server)-") ? line : nil
         }
     }
 }
