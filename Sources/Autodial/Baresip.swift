@@ -53,6 +53,7 @@ public actor BaresipChannel: CallChannel {
         try write(trunk.accountLine + "\n", to: "accounts")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
+        process.environment = SIPTrunk.helperEnvironment
         process.arguments = ["-f", directory.path]
         // Its console may print the account; nothing of it reaches our logs.
         (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, FileHandle.nullDevice, FileHandle.nullDevice)

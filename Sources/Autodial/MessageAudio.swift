@@ -62,6 +62,7 @@ public struct MessageAudio: Sendable, Hashable {
     private static func run(_ tool: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.environment = SIPTrunk.helperEnvironment
         process.arguments = [tool] + arguments
         let errors = Pipe()
         (process.standardOutput, process.standardError) = (FileHandle.nullDevice, errors)

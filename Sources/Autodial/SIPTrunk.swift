@@ -58,3 +58,11 @@ public struct SIPTrunk: Sendable {
         return "\(name)<sip:\(user)@\(host)>;regint=0" + (password.map { ";auth_pass=\($0)" } ?? "")
     }
 }
+
+extension SIPTrunk {
+    /// The environment the dialer's helpers (baresip, espeak-ng, sox) run in: this
+    /// process's, without the passwords it may have been given.
+    static var helperEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { !["POSTERWATCH_SIP_PASSWORD", "POSTERWATCH_DATABASE_PASSWORD"].contains($0.key) }
+    }
+}

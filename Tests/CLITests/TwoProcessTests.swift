@@ -403,7 +403,12 @@ struct ReplicasBehindNginxTests {
         #expect(requests.allSatisfy { $0["verified"] as? Bool == true }, "standardwebhooks verifies every signature")
         let byMessage = Dictionary(grouping: requests, by: { $0["id"] as? String ?? "" })
         #expect(byMessage.values.allSatisfy { Set($0.compactMap { $0["body"] as? String }).count == 1 }, "each webhook-id with one body")
-        #expect(byMessage.values.allSatisfy { $0.filter { $0["status"] as? Int == 204 }.count == 1 }, "each delivered once")
+        #expect(byMessage.values.allSatisfy { $0.contains { $0["status"] as? Int == 204 } }, "each delivered")
+        // At least once, as documented: a delivery the killed replica had sent but not yet
+        // recorded is sent again, under the same webhook-id (a consumer dedupes on it); only
+        // those it had in flight (WebhookSettings.maxInFlight, 128) can arrive twice.
+        let twice = byMessage.values.filter { $0.filter { $0["status"] as? Int == 204 }.count > 1 }
+        #expect(twice.count <= 128, "only deliveries in flight at the kill are sent again: \(twice.count)")
     }
 
     @Test("requests through nginx reach both replicas; a token signed by one works on the other; with one replica stopped, nginx still answers and files")
