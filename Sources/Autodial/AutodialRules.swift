@@ -4,7 +4,7 @@ import Geometry
 /// The city's rules for autodial, read from `data/autodial.json` so that a city changes
 /// them without a build. The defaults follow Kyiv City Council's decision of 25 December
 /// 2008 No. 114.1.7.051/1051: a call every few minutes, in the day, until the poster is gone.
-public struct AutodialRules: Sendable, Hashable {
+public struct AutodialRules: Sendable {
     /// The city's time zone, whose daylight saving the lawful hours follow.
     public var timeZone: TimeZone
     /// The least time between two calls to one number.
@@ -26,14 +26,6 @@ public struct AutodialRules: Sendable, Hashable {
     public var messages: [(language: String, text: String)]
     /// A recording the city supplies (a WAV file, 8 kHz mono 16-bit), used instead of speech.
     public var recording: String?
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.timeZone == b.timeZone && a.interval == b.interval && a.hours == b.hours && a.maxCallsPerDay == b.maxCallsPerDay
-            && a.channels == b.channels && a.maxCampaignDays == b.maxCampaignDays && a.ringTimeout == b.ringTimeout
-            && a.maxMessageLength == b.maxMessageLength && a.messages.elementsEqual(b.messages, by: { $0 == $1 }) && a.recording == b.recording
-    }
-
-    public func hash(into hasher: inout Hasher) { hasher.combine(interval) }
 
     public init(
         timeZone: TimeZone, interval: TimeInterval, hours: [Int: DailyHours], maxCallsPerDay: Int, channels: Int, maxCampaignDays: Int,

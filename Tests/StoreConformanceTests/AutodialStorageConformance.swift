@@ -217,7 +217,7 @@ struct AutodialStorageConformance {
         // then sees its call (without the lock it would see nothing and claim too).
         let later = now + 1_000
         let database = postgres.name
-        async let holder: Void = TestPostgresDatabase.session([
+        async let holder = TestPostgresDatabase.session([
             "BEGIN", "SELECT id FROM autodial_lock FOR UPDATE",
             "INSERT INTO autodial_call (campaign_id, number, placed_at, lease_until, outcome) VALUES (\(campaign.id), '\(number)', \(later.milliseconds), \(later.milliseconds + 90_000), 'placing')",
             "SELECT pg_sleep(1)", "COMMIT",
@@ -225,7 +225,7 @@ struct AutodialStorageConformance {
         let locked = "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'autodial_lock' AND l.mode = 'RowShareLock' AND l.granted"
         while try await TestPostgresDatabase.psqlOffPool(locked, database: database) == ["0"] { try await Task.sleep(for: .milliseconds(10)) }
         #expect(try await replicas[2].claimCall(Self.claim(campaign.id, at: later + 1)) == .failure(.tooSoon))
-        try await holder
+        _ = try await holder
         _ = keep
     }
 }

@@ -34,9 +34,15 @@ public final class TestPostgresDatabase: Sendable {
     /// through psql; the lines it printed, unaligned.
     @discardableResult
     public static func psql(_ sql: String, database: String = "postgres") throws -> [String] {
+        try psql(statements: [sql], database: database)
+    }
+
+    /// One psql session running `statements` in order, each its own `-c`.
+    static func psql(statements: [String], database: String) throws -> [String] {
+        let sql = statements.joined(separator: "; ")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database), "-c", sql]
+        process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database)] + statements.flatMap { ["-c", $0] }
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -51,32 +57,15 @@ extension TestPostgresDatabase {
     /// ``psql(_:database:)`` on a thread of its own, so that a wait inside PostgreSQL (a
     /// lock another session holds) never holds one of Swift's cooperative threads.
     public static func psqlOffPool(_ sql: String, database: String) async throws -> [String] {
+        try await session([sql], database: database)
+    }
+
+    /// One psql session running `statements` in order, ended when they are (a transaction
+    /// a test holds open while the code under test runs), on a thread of its own.
+    @discardableResult
+    public static func session(_ statements: [String], database: String) async throws -> [String] {
         try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try psql(sql, database: database) }) }
-        }
-    }
-
-    /// One psql session running `statements` in order (each its own `-c`), ended when
-    /// they are: a transaction a test holds open while the code under test runs.
-    public static func session(_ statements: [String], database: String) async throws {
-        try await psqlOffPool(statements.joined(separator: "\u{1}"), database: database, split: true)
-    }
-
-    private static func psqlOffPool(_ joined: String, database: String, split: Bool) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread.detachNewThread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-                process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database)]
-                    + joined.split(separator: "\u{1}").flatMap { ["-c", String($0)] }
-                process.standardOutput = FileHandle.nullDevice
-                do {
-                    try process.run()
-                    process.waitUntilExit()
-                    guard process.terminationStatus == 0 else { throw TestPostgresFailed(statement: joined) }
-                    continuation.resume()
-                } catch { continuation.resume(throwing: error) }
-            }
+            Thread.detachNewThread { continuation.resume(with: Result { try psql(statements: statements, database: database) }) }
         }
     }
 }
