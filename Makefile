@@ -28,8 +28,9 @@ TEST_APT_PACKAGES := gdal-bin curl libimage-exiftool-perl postgresql-15 postgres
 	sip-tester baresip-core espeak-ng sox
 # From PyPI for make test: schemathesis fuzzes the API against /openapi.json; joserfc checks
 # access tokens as an independent JWT implementation; standardwebhooks checks the signatures
-# of webhook deliveries; prometheus-client parses GET /metrics.
-TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0 prometheus-client==0.26.0
+# of webhook deliveries; prometheus-client parses GET /metrics; georeport is a GeoReport v2
+# client that reads our Open311 answers back.
+TEST_PIP := schemathesis==4.32.5 joserfc==1.6.5 standardwebhooks==1.1.0 prometheus-client==0.26.0 georeport==0.3.1
 FUZZ_EXAMPLES ?= 50
 FUZZ_API_EXAMPLES ?= 500
 # make fuzz: seconds per libFuzzer target (the goal: no crash in 600), and which targets (all when empty).

@@ -45,6 +45,7 @@ struct SQL: Sendable {
     mutating func matching(_ filter: ReportFilter) -> String {
         var conditions = ["TRUE"]
         if let statuses = filter.statuses { conditions.append("status = ANY(\(bind(statuses)))") }
+        if let types = filter.objectTypes { conditions.append("object_type = ANY(\(bind(types)))") }
         if let created = filter.created { conditions.append("created_at BETWEEN \(bind(created.lowerBound)) AND \(bind(created.upperBound))") }
         if let box = filter.box { conditions.append(inside(box)) }
         return conditions.joined(separator: " AND ")

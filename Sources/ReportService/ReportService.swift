@@ -252,6 +252,9 @@ public final class ReportService: Sendable {
     /// One report by its number, or nil.
     public func report(id: Int64) async throws -> Report? { try await read { try await $0.report(id: id) } }
 
+    /// The public reports with these ids, in the order given; the others left out.
+    public func reports(ids: [Int64]) async throws -> [Report] { try await read { try await $0.reports(ids: ids) } }
+
     /// Reports by a phone fragment or id (exact id first, then newest), and how many match:
     /// for three or four digits the tally's count (the store would read every match), which
     /// follows a write as the index does, just after its commit.

@@ -100,6 +100,7 @@ extension SQLiteReports {
     /// The filter's conditions. Arguments: ``filterArguments(_:)``.
     static let filterWhere = """
         (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses))) \
+        AND (:objectTypes IS NULL OR object_type IN (SELECT value FROM json_each(:objectTypes))) \
         AND created_at BETWEEN :createdFrom AND :createdTo \
         AND latitude BETWEEN :south AND :north \
         AND (CASE WHEN :west <= :east THEN longitude BETWEEN :west AND :east ELSE (longitude >= :west OR longitude <= :east) END)
@@ -107,9 +108,10 @@ extension SQLiteReports {
 
     static func filterArguments(_ filter: ReportFilter) -> StatementArguments {
         let box = filter.box ?? .world
-        let statuses = filter.statuses.map { String(decoding: try! JSONEncoder().encode($0), as: UTF8.self) }
+        // Encoding strings as JSON cannot fail.
+        func list(_ codes: [String]?) -> String? { codes.map { try! jsonList(strings: $0) } }
         return [
-            "statuses": statuses, "createdFrom": filter.created?.lowerBound ?? .min, "createdTo": filter.created?.upperBound ?? .max,
+            "statuses": list(filter.statuses), "objectTypes": list(filter.objectTypes), "createdFrom": filter.created?.lowerBound ?? .min, "createdTo": filter.created?.upperBound ?? .max,
             "south": box.south, "north": box.north, "west": box.west, "east": box.east,
         ]
     }

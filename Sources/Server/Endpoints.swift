@@ -81,6 +81,9 @@ struct Endpoint: Sendable {
         var schema: [String: JSONValue]
         /// Whether the value lists status codes (its pattern is made from the served ones).
         var listsStatuses = false
+        /// Whether the value lists object type codes, commas between and no spaces (its
+        /// pattern is made from the served ones).
+        var listsObjectTypes = false
         /// Whether the value is a district code (its enum is made from the served ones).
         var namesDistrict = false
     }
@@ -105,6 +108,12 @@ enum Patterns {
     }()
     /// An instant, or an interval with at least one end (`..` or nothing for an open one).
     static let datetime = "^(?:\(instant)|\(instant)/(?:\(instant)|\\.\\.)?|(?:\\.\\.)?/\(instant))$"
+
+    /// A comma-separated list of `codes`, nothing around them.
+    static func list(_ codes: [String]) -> String {
+        let code = "(?:" + codes.joined(separator: "|") + ")"
+        return "^\(code)(?:,\(code))*$"
+    }
 
     /// A comma-separated list of `codes`, spaces around each allowed.
     static func statuses(_ codes: [String]) -> String {

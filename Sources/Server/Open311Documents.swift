@@ -1,5 +1,6 @@
 import Interchange
 import ReportModel
+import ReportService
 
 /// The answers of Open311 GeoReport v2 (http://wiki.open311.org/GeoReport_v2), built once
 /// as ordered JSON values: the JSON answer is the value, the XML one the same value
@@ -87,7 +88,34 @@ enum Open311Documents {
             ("lat", .number(report.coordinate.latitude)),
             ("long", .number(report.coordinate.longitude)),
             ("media_url", mediaURL.map(JSONValue.string) ?? .null),
+            ("extended_attributes", .object([("status", .string(state(report.status, reference))), ("external_status_code", .string(report.status))])),
         ])
+    }
+
+    /// A report's status change as mySociety's service request update: the finer state in
+    /// `status`, our own code in `external_status_code`, the status's name as the text (a
+    /// supervisor's note is staff's, never here).
+    static func update(_ update: StatusUpdate, _ reference: ReferenceData) -> JSONValue {
+        .object([
+            ("update_id", .string(String(update.seq))),
+            ("service_request_id", .string(String(update.reportID))),
+            ("status", .string(state(update.toStatus, reference))),
+            ("updated_datetime", .string(RFC3339.string(from: update.at))),
+            ("description", .string(reference.statuses.first { $0.code == update.toStatus }.map { "\($0.nameUk) (\($0.nameEn))" } ?? update.toStatus)),
+            ("media_url", .null),
+            ("external_status_code", .string(update.toStatus)),
+        ])
+    }
+
+    /// Our statuses as the states of FixMyStreet's Open311 extension ("Open311 FMS –
+    /// Additional states"); a status a city adds is `open` or `closed`.
+    static let mySocietyStates = [
+        "new": "open", "verifying": "investigating", "confirmed": "action_scheduled", "phone_blocked": "closed", "removed": "fixed",
+        "rejected": "no_further_action", "duplicate": "duplicate", "cancelled": "closed",
+    ]
+
+    static func state(_ status: String, _ reference: ReferenceData) -> String {
+        mySocietyStates[status] ?? (reference.isOpen(status) ? "open" : "closed")
     }
 
     /// The standard's errors: `[{code, description}]`.
@@ -103,7 +131,7 @@ enum Open311XML {
     /// The item name of each array the answers hold.
     static let items = [
         "services": "service", "attributes": "attribute", "values": "value", "endpoints": "endpoint", "formats": "format", "errors": "error",
-        "service_requests": "request",
+        "service_requests": "request", "service_request_updates": "request_update",
     ]
 
     static func document(_ value: JSONValue, root: String) -> String {

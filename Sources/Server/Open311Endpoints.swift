@@ -38,6 +38,30 @@ extension Endpoint {
         name: "service_request_id", location: .path, required: true, description: "A report's id.",
         schema: ["type": "string", "pattern": "^[1-9][0-9]{0,9}$"])
 
+    static func open311Dates(_ of: String) -> [Parameter] {
+        ["start_date", "end_date"].map { name in
+            Parameter(
+                name: name,
+                description: "The \(name == "start_date" ? "earliest" : "latest") \(of) to include, a W3C date-time with its zone. The window is at most \(Open311Query.maxDays) days: a missing end is \(Open311Query.maxDays) days after the start, a missing start \(Open311Query.maxDays) days before the end; neither, the last \(Open311Query.maxDays) days.",
+                schema: ["type": "string", "format": "date-time", "maxLength": 40])
+        }
+    }
+
+    /// `GET requests`: public reports as service requests.
+    static func open311Requests(_ format: Open311Format) -> Endpoint {
+        open311(
+            "requests", format: format,
+            parameters: [
+                Parameter(
+                    name: "service_request_id", description: "Report ids, separated by commas (at most \(Open311Query.maxIDs)): these reports, in this order; the other parameters are then not applied.",
+                    schema: ["type": "string", "pattern": .string("^[1-9][0-9]{0,9}(,[1-9][0-9]{0,9}){0,\(Open311Query.maxIDs - 1)}$")]),
+                Parameter(name: "service_code", description: "Services (object types), separated by commas.", schema: ["type": "string", "maxLength": 1_200], listsObjectTypes: true),
+                Parameter(name: "status", description: "`open`, `closed` or both, separated by commas.", schema: ["type": "string", "pattern": "^(open|closed)(,(open|closed))*$"]),
+            ] + open311Dates("filing time (requested_datetime)"),
+            summary: "Public reports as Open311 service requests, in id order: those listed by `service_request_id`, or those of the services, open or closed, filed in the window. At most \(Open311Query.maxAnswers) an answer: a client reads on with a later `start_date`.",
+            answer: "`[request]`, each as `requests/{id}` gives it; a bad parameter is a 400 naming it.", schema: "Open311Requests")
+    }
+
     static let open311Endpoints = Open311Format.allCases.flatMap { format in
         [
             open311(
@@ -50,11 +74,16 @@ extension Endpoint {
                 "services/{service_code}", format: format, parameters: [open311ServiceCode],
                 summary: "An Open311 service's definition: the attributes a filing of it takes (phones, balance holder, district, violator).",
                 answer: "The service definition; an unknown code is a 404.", schema: "Open311ServiceDefinition"),
+            open311Requests(format),
             open311Filing(format),
             open311(
                 "requests/{service_request_id}", format: format, parameters: [open311RequestID],
                 summary: "A public report as an Open311 service request: `open` or `closed` by its status (the status itself in `status_notes`), its object type as the service, its balance holder as the agency, its first photo as `media_url`. Never the filer.",
                 answer: "`[request]`; a report that is not public, or none, is a 404.", schema: "Open311Requests"),
+            open311(
+                "servicerequestupdates", format: format, parameters: open311Dates("update"),
+                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer; read on with a later `start_date`). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
+                answer: "`[request_update]` (XML: `<service_request_updates><request_update>`); a bad date is a 400 naming it.", schema: "Open311Updates"),
         ]
     }
 }
@@ -95,6 +124,17 @@ extension OpenAPI {
             ("requested_datetime", ["type": "string", "format": "date-time"]), ("updated_datetime", ["type": "string", "format": "date-time"]),
             ("expected_datetime", ["type": ["string", "null"], "format": "date-time"]), ("address", string), ("address_id", nullableString),
             ("zipcode", nullableString), ("lat", number), ("long", number), ("media_url", ["type": ["string", "null"], "format": "uri"]),
+            ("extended_attributes", object([("status", mySocietyState), ("external_status_code", string)])),
         ]))),
+        ("Open311Updates", array(of: object([
+            ("update_id", string), ("service_request_id", string), ("status", mySocietyState),
+            ("updated_datetime", ["type": "string", "format": "date-time"]), ("description", string), ("media_url", nullableString),
+            ("external_status_code", string),
+        ]))),
+    ]
+
+    /// The states of FixMyStreet's Open311 extension.
+    static let mySocietyState: JSONValue = [
+        "enum": ["open", "investigating", "action_scheduled", "in_progress", "fixed", "duplicate", "not_councils_responsibility", "no_further_action", "internal_referral", "closed"],
     ]
 }

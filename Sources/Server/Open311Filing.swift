@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 import Hummingbird
 import ReportModel
@@ -27,8 +28,31 @@ enum Open311Filing {
         BodyMember(name, ["type": "string", "pattern": "^[^\\u0000]*$"], required: name == "api_key" || (fields.contains { $0.theirs == name } && !optional.contains(name)))
     }
 
+    /// What a filing answers: the report's id and its duplicate hints.
+    struct Filed: Codable {
+        var serviceRequestID: String
+        var serviceNotice: String?
+
+        init(_ filing: Filing) {
+            serviceRequestID = String(filing.report.id)
+            serviceNotice = Open311Filing.notice(filing.possibleDuplicates)
+        }
+
+        var answer: JSONValue {
+            [.object([("service_request_id", .string(serviceRequestID)), ("service_notice", serviceNotice.map(JSONValue.string) ?? .null), ("account_id", .null)])]
+        }
+    }
+
     struct Form {
         var values: [String: String]
+
+        /// What an idempotency key compares: the fields but the key, in name order, marked
+        /// as Open311's (the same key on `POST /v1/reports` is another body).
+        func canonical() throws -> Data {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return try encoder.encode(["open311": values.filter { $0.key != "api_key" }])
+        }
         /// The draft's members, in the interchange vocabulary, and every rule the form broke.
         func members() -> (members: [String: JSONValue], problems: [ValidationError]) {
             var members: [String: JSONValue] = [:], problems: [ValidationError] = []

@@ -1,7 +1,9 @@
+import Foundation
 import Accounts
 import Geometry
 import HTTPTypes
 import Hummingbird
+import Offloading
 import ReportModel
 import ReportService
 
@@ -18,31 +20,51 @@ struct Open311Routes {
 
     func register(on router: Router<AppRequestContext>) {
         for format in Open311Format.allCases {
-            on(router, "discovery", format, root: "discovery") { request, _ in
+            on(router, "discovery", format, root: "discovery") { request, _, _ in
                 Open311Documents.discovery(base: OGCRoutes.base(request, publicURL: publicURL), contact: contact)
             }
-            on(router, "services", format, root: "services") { _, _ in Open311Documents.services(reference) }
-            on(router, "services/{service_code}", format, root: "service_definition") { _, context in
+            on(router, "services", format, root: "services") { _, _, _ in Open311Documents.services(reference) }
+            on(router, "services/{service_code}", format, root: "service_definition") { _, _, context in
                 let code = context.parameters.get("service_code") ?? ""
                 guard let type = reference.objectTypes.first(where: { $0.code == code }) else {
                     throw HTTPError(.notFound, message: "no service \"\(code.prefix(100))\"; the services are /open311/v2/services")
                 }
                 return Open311Documents.definition(type, reference)
             }
-            on(router, "requests", format, root: "service_requests", method: .post, success: .created) { request, _ in
+            on(router, "requests", format, root: "service_requests", method: .post, success: .created) { request, _, _ in
                 try await file(request)
             }
-            on(router, "requests/{service_request_id}", format, root: "service_requests") { request, context in
-                let text = context.parameters.get("service_request_id") ?? ""
-                guard text.first != "0", text.count <= 10, text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
-                    throw ValidationError(field: "service_request_id", "must be a report's id: 1 to 10 digits, the first not 0")
-                }
+            on(router, "requests", format, root: "service_requests") { request, query, _ in
+                try await requests(Open311Query(query, reference: reference), base: OGCRoutes.base(request, publicURL: publicURL))
+            }
+            on(router, "requests/{service_request_id}", format, root: "service_requests") { request, _, context in
+                let id = try Open311Query.id(context.parameters.get("service_request_id") ?? "")
                 guard id <= ReportLimits.maxID, let report = try await service.report(id: id) else { throw HTTPError(.notFound, message: "no public report \(id)") }
-                let photo = try await service.photos(of: report).first
-                let base = OGCRoutes.base(request, publicURL: publicURL)
-                return [Open311Documents.request(report, reference, mediaURL: photo.map { base + "/v1/photos/\($0.sha256).jpg" })]
+                return [try await serviceRequest(report, base: OGCRoutes.base(request, publicURL: publicURL))]
+            }
+            on(router, "servicerequestupdates", format, root: "service_request_updates") { request, query, _ in
+                let window = try Open311Query.window(query, now: Date())
+                let updates = try await service.statusUpdates(from: window.lowerBound, to: window.upperBound, limit: Open311Query.maxAnswers)
+                return .array(updates.map { Open311Documents.update($0, reference) })
             }
         }
+    }
+
+    /// The reports a `GET requests` asks for: those listed by id, in the order listed, or
+    /// those its filter takes, in id order, at most ``Open311Query/maxAnswers``.
+    private func requests(_ query: Open311Query, base: String) async throws -> JSONValue {
+        let reports = if let ids = query.ids { try await service.reports(ids: ids) } else {
+            try await service.page(query.filter, after: nil, limit: Open311Query.maxAnswers)
+        }
+        var answer: [JSONValue] = []
+        for report in reports { answer.append(try await serviceRequest(report, base: base)) }
+        return .array(answer)
+    }
+
+    /// A report as a service request, with its first photo's address.
+    private func serviceRequest(_ report: Report, base: String) async throws -> JSONValue {
+        let photo = try await service.photos(of: report).first
+        return Open311Documents.request(report, reference, mediaURL: photo.map { base + "/v1/photos/\($0.sha256).jpg" })
     }
 
     /// Files the form's report for the integration whose API key it carries: the same
@@ -65,11 +87,16 @@ struct Open311Routes {
             issues += Open311Filing.theirs(errors).issues.filter { !named.contains($0.field) }
         }
         guard case .success(let draft) = drafted, issues.isEmpty else { throw ValidationErrors(issues) }
-        let filing = try await service.file(draft, by: identity.caller)
-        return [.object([
-            ("service_request_id", .string(String(filing.report.id))),
-            ("service_notice", Open311Filing.notice(filing.possibleDuplicates).map(JSONValue.string) ?? .null), ("account_id", .null),
-        ])]
+        guard let key = try ReportWriteRoutes.idempotencyKey(request) else {
+            return Open311Filing.Filed(try await service.file(draft, by: identity.caller)).answer
+        }
+        // The reply is kept as JSON and given again in the format the retry asks for.
+        let outcome = try await service.file(draft, by: identity.caller, key: key, body: try form.canonical()) { filing in
+            StoredAnswer.Reply(status: 201, headers: [:], body: try JSONEncoder().encode(Open311Filing.Filed(filing)))
+        }
+        switch outcome {
+        case .first(let reply), .replayed(let reply): return try JSONDecoder().decode(Open311Filing.Filed.self, from: reply.body).answer
+        }
     }
 
     /// A form body's bytes, once its media type and size are checked.
@@ -91,14 +118,17 @@ struct Open311Routes {
     private func on(
         _ router: Router<AppRequestContext>, _ path: String, _ format: Open311Format, root: String,
         method: HTTPRequest.Method = .get, success: HTTPResponse.Status = .ok,
-        _ answer: @escaping @Sendable (Request, AppRequestContext) async throws -> JSONValue
+        _ answer: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> JSONValue
     ) {
         let endpoint = Endpoint.open311Endpoints.first { $0.path == "/open311/v2/\(path).\(format.rawValue)" && $0.method == method }!
         router.on(RouterPath(endpoint.path), method: method) { request, context in
             do {
                 try context.drawRateLimit(endpoint)
-                _ = try QueryParameters(request, endpoint: endpoint).text("jurisdiction_id", maxLength: 100)
-                var response = try Self.response(try await answer(request, context), root: root, format: format)
+                let query = try QueryParameters(request, endpoint: endpoint)
+                _ = try query.text("jurisdiction_id", maxLength: 100)
+                // The store may read in place (SQLite): off the threads that move the bytes.
+                let value = try await Blocking.offPool { try await answer(request, query, context) }
+                var response = try Self.response(value, root: root, format: format)
                 response.status = success
                 return response
             } catch {

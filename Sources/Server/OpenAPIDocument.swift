@@ -6,11 +6,12 @@ import Webhooks
 /// answer, so that a client (or schemathesis, in `make test`) can check bodies as well as
 /// parameters.
 enum OpenAPI {
-    /// The document, with status lists checked against `statusCodes` (the served ones).
-    static func document(statusCodes: [String], districtCodes: [String]) -> String {
+    /// The document, with lists of statuses, object types and districts checked against
+    /// the served ones.
+    static func document(_ reference: ReferenceData) -> String {
         var paths: [(String, [(String, JSONValue)])] = []
         for e in Endpoint.all {
-            let operation = (e.method.rawValue.lowercased(), self.operation(e, statusCodes: statusCodes, districtCodes: districtCodes))
+            let operation = (e.method.rawValue.lowercased(), self.operation(e, reference))
             if let i = paths.firstIndex(where: { $0.0 == e.path }) { paths[i].1.append(operation) } else { paths.append((e.path, [operation])) }
         }
         let document: JSONValue = [
@@ -25,11 +26,12 @@ enum OpenAPI {
         return document.text + "\n"
     }
 
-    static func operation(_ e: Endpoint, statusCodes: [String], districtCodes: [String]) -> JSONValue {
+    static func operation(_ e: Endpoint, _ reference: ReferenceData) -> JSONValue {
         let parameters: [JSONValue] = e.parameters.map { p in
             var schema = p.schema
-            if p.listsStatuses { schema["pattern"] = .string(Patterns.statuses(statusCodes)) }
-            if p.namesDistrict { schema["enum"] = .array(districtCodes.map { .string($0) }) }
+            if p.listsStatuses { schema["pattern"] = .string(Patterns.statuses(reference.statuses.map(\.code))) }
+            if p.listsObjectTypes { schema["pattern"] = .string(Patterns.list(reference.objectTypes.map(\.code))) }
+            if p.namesDistrict { schema["enum"] = .array(reference.districts.map { .string($0.code) }) }
             return [
                 "name": .string(p.name), "in": .string(p.location.rawValue), "required": .bool(p.required), "description": .string(p.description),
                 "schema": .object(schema.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),

@@ -23,7 +23,7 @@ struct ReferenceRoutes {
             })),
             (.statuses, try! encoder.encode(reference.statuses)),
             (.transitions, try! encoder.encode(reference.transitions)),
-            (.openAPI, Data(OpenAPI.document(statusCodes: reference.statuses.map(\.code), districtCodes: reference.districts.map(\.code)).utf8)),
+            (.openAPI, Data(OpenAPI.document(reference).utf8)),
         ]
         for (endpoint, body) in bodies {
             let response = Responses.body(Array(body) + (body.last == 0x0A ? [] : [0x0A]), type: "application/json")

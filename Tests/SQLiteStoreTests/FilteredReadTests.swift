@@ -10,7 +10,7 @@ import TestSupport
 @Suite("Filtered reads against a brute-force filter")
 struct FilteredReadTests {
     /// Filters of every kind: boxes (random, through stored points, across the
-    /// antimeridian, the world, none), status sets and creation intervals, alone and together.
+    /// antimeridian, the world, none), status sets, creation intervals and object types, alone and together.
     static func filters(_ all: [Report], using rng: inout SplitMix64) -> [ReportFilter] {
         let codes = Drafts.reference.statuses.map(\.code)
         var filters: [ReportFilter] = [ReportFilter()]
@@ -24,12 +24,15 @@ struct FilteredReadTests {
             filters.append(ReportFilter(box: box))
             filters.append(ReportFilter(box: box, statuses: statuses, created: created))
             filters.append(ReportFilter(box: nil, statuses: statuses, created: created))
+            let types = Array(Drafts.reference.objectTypes.map(\.code).shuffled(using: &rng).prefix(Int.random(in: 1...2, using: &rng)))
+            filters.append(ReportFilter(box: box, statuses: statuses, objectTypes: types))
         }
         return filters
     }
 
     static func matches(_ report: Report, _ filter: ReportFilter) -> Bool {
         (filter.box?.contains(report.coordinate) ?? true) && (filter.statuses?.contains(report.status) ?? true)
+            && (filter.objectTypes?.contains(report.objectType) ?? true)
             && (filter.created?.contains(report.createdMilliseconds) ?? true)
     }
 

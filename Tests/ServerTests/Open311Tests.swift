@@ -1,4 +1,5 @@
 import Foundation
+import Generator
 import Geometry
 import Interchange
 import Hummingbird
@@ -34,9 +35,10 @@ struct Open311Tests {
 
     /// The JSON answer at `path` valid against `schema`, and the XML one at the same path
     /// saying the same; both with `status`.
-    static func answers(_ client: some TestClientProtocol, _ path: String, schema: String?, array: Bool = false, status: HTTPResponse.Status = .ok) async throws {
-        let json = try await client.get("/open311/v2/\(path).json")
-        let xml = try await client.get("/open311/v2/\(path).xml")
+    static func answers(_ client: some TestClientProtocol, _ path: String, query: String = "", schema: String?, array: Bool = false, status: HTTPResponse.Status = .ok) async throws {
+        let suffix = query.isEmpty ? "" : "?" + query
+        let json = try await client.get("/open311/v2/\(path).json" + suffix)
+        let xml = try await client.get("/open311/v2/\(path).xml" + suffix)
         #expect(json.status == status && xml.status == status, "\(path): \(json.bodyText)")
         #expect(json.headers[.contentType]?.hasPrefix("application/json") == true && xml.headers[.contentType]?.hasPrefix("text/xml") == true)
         if let schema {
@@ -115,11 +117,15 @@ struct Open311Tests {
     }
 
     /// A form posted to `path`: its status and body.
-    static func post(_ client: some TestClientProtocol, _ path: String, form: [(String, String)], type: String = "application/x-www-form-urlencoded") async throws -> Answer {
+    static func post(
+        _ client: some TestClientProtocol, _ path: String, form: [(String, String)], type: String = "application/x-www-form-urlencoded", idempotencyKey: String? = nil
+    ) async throws -> Answer {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let body = form.map { "\($0.0.addingPercentEncoding(withAllowedCharacters: allowed)!)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
-        return try await client.execute(uri: path, method: .post, headers: [.contentType: type], body: ByteBuffer(string: body)) { response in
+        var headers: HTTPFields = [.contentType: type]
+        if let idempotencyKey { headers[.idempotencyKey] = idempotencyKey }
+        return try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body)) { response in
             let data = Data(buffer: response.body)
             return Answer(status: response.status, headers: response.headers, json: [:], body: data)
         }
@@ -210,5 +216,189 @@ struct Open311Tests {
             let long = try await client.get("/open311/v2/services.json?jurisdiction_id=" + String(repeating: "k", count: 101))
             #expect(long.status == .badRequest && long.bodyText.contains("jurisdiction_id: must be at most 100 characters"), "\(long.bodyText)")
         }
+    }
+
+    /// The ids a JSON answer of `GET requests` lists.
+    static func ids(_ answer: Answer) throws -> [Int64] {
+        try #require(try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]], "\(answer.bodyText)").compactMap { ($0["service_request_id"] as? String).flatMap { Int64($0) } }
+    }
+
+    @Test("GET requests lists the public reports a brute force over the rows takes (window, services, open or closed), in id order; by service_request_id the listed ones in their order; valid against the schema and the same in XML")
+    func requestList() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        let times = fixture.reports.map(\.createdAt).sorted()
+        try await fixture.test { client in
+            var rng = SplitMix64(state: 311)
+            var listed = 0
+            for round in 0..<16 {
+                let start = times[rng.below(times.count)]
+                let end = start.addingTimeInterval(Double(rng.below(90 * 86_400)))
+                let types = round % 2 == 0 ? nil : Array(reference.objectTypes.map(\.code).shuffled(using: &rng).prefix(2))
+                let status = [nil, "open", "closed", "open,closed"][round % 4]
+                var path = "requests.json?start_date=\(URLText.encode(RFC3339.string(from: start)))&end_date=\(URLText.encode(RFC3339.string(from: end)))"
+                if let types { path += "&service_code=" + types.joined(separator: ",") }
+                if let status { path += "&status=" + status }
+                let expected = fixture.reports.filter { r in
+                    r.createdAt >= start && r.createdAt <= end && (types?.contains(r.objectType) ?? true)
+                        && (status?.split(separator: ",").contains(reference.isOpen(r.status) ? "open" : "closed") ?? true)
+                }.map(\.id).sorted()
+                let answer = try await client.get("/open311/v2/" + path)
+                let ids = try Self.ids(answer)
+                #expect(answer.status == .ok && ids == expected, "\(path)")
+                listed += expected.count
+            }
+            #expect(listed > 50, "the windows held reports")
+            // One answer checked whole: the schema, and its XML twin.
+            let window = "start_date=\(URLText.encode(RFC3339.string(from: times[100])))&end_date=\(URLText.encode(RFC3339.string(from: times[100].addingTimeInterval(80 * 86_400))))"
+            try await Self.answers(client, "requests", query: window, schema: "request.json", array: true)
+            // By ids: those listed, in their order, each once; an unknown one left out.
+            let some = [fixture.reports[7].id, fixture.reports[3].id, 99_999_999, fixture.reports[7].id]
+            let byID = try await client.get("/open311/v2/requests.json?service_request_id=\(some.map(String.init).joined(separator: ","))&status=closed&\(window)")
+            #expect(try Self.ids(byID) == [fixture.reports[7].id, fixture.reports[3].id], "\(byID.bodyText)")
+            // No dates: the last 90 days, a filing of now among them.
+            let filer = try await ReportRouteTests.account(fixture, client, .inspector, 1)
+            let id = try #require(try await client.send(.post, "/v1/reports", json: ReportRouteTests.newReport(), token: filer.token).json["id"] as? Int)
+            let recent = fixture.reports.filter { $0.createdAt >= Date().addingTimeInterval(-90 * 86_400) }.map(\.id)
+            #expect(try Self.ids(try await client.get("/open311/v2/requests.json")) == recent + [Int64(id)])
+            try await Self.answers(client, "requests", schema: "request.json", array: true)
+        }
+    }
+
+    @Test("GET requests and servicerequestupdates refuse bad dates, windows past 90 days, unknown services or statuses and too many ids: a 400 naming every bad parameter at once")
+    func refusedQueries() async throws {
+        let fixture = try await Fixture()
+        try await fixture.test { client in
+            let many = (1...101).map(String.init).joined(separator: ",")
+            let cases: [(String, [String])] = [
+                ("start_date=yesterday&service_code=lamp&status=pending", ["start_date", "service_code", "status"]),
+                ("start_date=2026-01-01T00:00:00Z&end_date=2025-12-31T00:00:00Z", ["end_date"]),
+                ("start_date=2026-01-01T00:00:00Z&end_date=2026-04-02T00:00:00Z", ["end_date"]),
+                ("start_date=2026-01-01T00:00:00", ["start_date"]),
+                ("service_request_id=\(many)", ["service_request_id"]),
+                ("service_request_id=1,,2", ["service_request_id"]),
+                ("service_request_id=0", ["service_request_id"]),
+                ("status=open,", ["status"]),
+            ]
+            for (query, fields) in cases {
+                let answer = try await client.get("/open311/v2/requests.json?" + query)
+                let named = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]], "\(answer.bodyText)")
+                    .compactMap { ($0["description"] as? String)?.split(separator: ":").first.map(String.init) }
+                #expect(answer.status == .badRequest && Set(named) == Set(fields), "\(query): \(answer.bodyText)")
+            }
+            let updates = try await client.get("/open311/v2/servicerequestupdates.xml?start_date=2026-01-01T00:00:00Z&end_date=2026-05-01T00:00:00Z")
+            #expect(updates.status == .badRequest && updates.bodyText.contains("<description>end_date: must be at most 90 days after start_date"), "\(updates.bodyText)")
+        }
+    }
+
+    @Test("servicerequestupdates: the status changes of public reports in the window, oldest first, as mySociety's states with our status as external_status_code; never the author or the note; a hidden report's left out")
+    func updates() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        try await fixture.test { client in
+            let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 3)
+            let start = Date()
+            let open = fixture.reports.filter { $0.status == "new" }.prefix(3)
+            var expected: [(Int64, String)] = []
+            for (report, to) in zip(open, ["verifying", "rejected", "verifying"]) {
+                let moved = try await client.send(.post, "/v1/reports/\(report.id)/transitions", json: ["to": to, "note": "таємна примітка"], token: supervisor.token)
+                #expect(moved.status == .ok, "\(moved.bodyText)")
+                expected.append((report.id, to))
+            }
+            let hidden = open[open.startIndex + 2]
+            #expect(try await client.send(.post, "/v1/reports/\(hidden.id)/hide", json: ["note": "спам"], token: supervisor.token).status == .ok)
+            expected.removeAll { $0.0 == hidden.id }
+            let window = "start_date=\(URLText.encode(RFC3339.string(from: start.addingTimeInterval(-1))))"
+            let answer = try await client.get("/open311/v2/servicerequestupdates.json?" + window)
+            let items = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]], "\(answer.bodyText)")
+            #expect(items.map { Int64($0["service_request_id"] as? String ?? "") } == expected.map(\.0))
+            #expect(items.map { $0["external_status_code"] as? String } == expected.map(\.1))
+            #expect(items.map { $0["status"] as? String } == expected.map { Open311Documents.state($0.1, reference) })
+            #expect(items.map { $0["status"] as? String } == ["investigating", "no_further_action"])
+            let history = try fixture.store.history(of: expected[0].0)
+            #expect(items.first?["update_id"] as? String == history.last.map { String($0.seq) })
+            #expect(!answer.bodyText.contains("таємна") && !answer.bodyText.contains("Supervisor") && !answer.bodyText.contains("supervisor3"))
+            try await Self.answers(client, "servicerequestupdates", query: window, schema: nil)
+            // A window before the changes holds none of them.
+            let before = "end_date=\(URLText.encode(RFC3339.string(from: start.addingTimeInterval(-1))))"
+            let none = try await client.get("/open311/v2/servicerequestupdates.json?" + before)
+            let noIDs = try Self.ids(none)
+            #expect(none.status == .ok && noIDs == [], "\(none.bodyText)")
+        }
+    }
+
+    @Test("POST requests with an Idempotency-Key: a retry, in either format, replays the first answer and files nothing; the same key with another form is a 400")
+    func idempotentFiling() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        let (_, key) = try await fixture.accounts().createAPIKey(name: "contact centre")
+        try await fixture.test { client in
+            let before = try fixture.store.lastChange()
+            let form = Self.filing(reference, key: key)
+            let first = try await Self.post(client, "/open311/v2/requests.json", form: form, idempotencyKey: "call-2026-11-27-0001")
+            let again = try await Self.post(client, "/open311/v2/requests.json", form: form, idempotencyKey: "call-2026-11-27-0001")
+            #expect(first.status == .created && again.status == .created && first.body == again.body, "\(first.bodyText) \(again.bodyText)")
+            let id = try #require(try JSONSerialization.jsonObject(with: first.body) as? [[String: Any]])[0]["service_request_id"] as? String
+            let xml = try await Self.post(client, "/open311/v2/requests.xml", form: form, idempotencyKey: "call-2026-11-27-0001")
+            #expect(xml.status == .created && xml.bodyText.contains("<service_request_id>\(id ?? "?")</service_request_id>"), "\(xml.bodyText)")
+            #expect(try fixture.store.changes(after: before, limit: 10).rows.count == 1, "filed once")
+            let other = try await Self.post(client, "/open311/v2/requests.json", form: Self.filing(reference, key: key, phones: "0671112233"), idempotencyKey: "call-2026-11-27-0001")
+            #expect(other.status == .badRequest && other.bodyText.contains("Idempotency-Key"), "\(other.bodyText)")
+            #expect(try fixture.store.changes(after: before, limit: 10).rows.count == 1, "still once")
+        }
+    }
+
+    @Test("georeport 0.3.1 from PyPI (a GeoReport v2 client) reads the services, a definition, a filed report and a list back from the real server, in JSON and XML")
+    func pythonClient() async throws {
+        let fixture = try await Fixture()
+        let reference = fixture.service.reference
+        let (_, key) = try await fixture.accounts().createAPIKey(name: "contact centre")
+        try await fixture.live { port, client in
+            // georeport has no filing of its own: the report is posted as its form, then read back by the client.
+            let filed = try await Self.post(client, "/open311/v2/requests.json", form: Self.filing(reference, key: key))
+            let id = try #require((try JSONSerialization.jsonObject(with: filed.body) as? [[String: Any]])?.first?["service_request_id"] as? String)
+            let script = """
+                import json, sys
+                from georeport import GeoReport
+                out = {}
+                for fmt in ("json", "xml"):
+                    client = GeoReport(sys.argv[1], jurisdiction="kyiv", output_format=fmt)
+                    services = client.get_service_list()
+                    definition = client.get_service_definition(services[1]["service_code"])
+                    one = client.get_service_request(sys.argv[2])
+                    listed = client.get_service_requests(service_request_id=sys.argv[2] + ",1")
+                    listed = listed if isinstance(listed, list) else [listed]
+                    out[fmt] = {"services": [s["service_code"] for s in services], "definition": definition["service_code"],
+                                "one": [one["service_request_id"], one["status"], one["service_code"], one["description"]],
+                                "listed": [r["service_request_id"] for r in listed]}
+                print(json.dumps(out, ensure_ascii=False))
+                """
+            let output = try Self.python(script, arguments: ["http://127.0.0.1:\(port)/open311/v2", id])
+            let read = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: [String: Any]], "\(output)")
+            let codes = reference.objectTypes.map(\.code)
+            for format in ["json", "xml"] {
+                let answer = try #require(read[format], "\(output)")
+                #expect(answer["services"] as? [String] == codes, "\(format)")
+                #expect(answer["definition"] as? String == codes[1], "\(format)")
+                #expect(answer["one"] as? [String] == [id, "open", codes[1], "на паркані\nбіля зупинки"], "\(format): \(output)")
+                #expect(answer["listed"] as? [String] == [id, "1"], "\(format)")
+            }
+        }
+    }
+
+    /// Runs a Python script; its standard output, or an error with its complaint.
+    static func python(_ script: String, arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: complaint]) }
+        return String(decoding: data, as: UTF8.self)
     }
 }

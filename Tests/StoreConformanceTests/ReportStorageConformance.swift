@@ -33,6 +33,7 @@ struct ReportStorageConformance {
         func matching(_ filter: ReportFilter) -> [Report] {
             reports.values.filter { r in
                 (filter.box?.contains(r.coordinate) ?? true) && (filter.statuses?.contains(r.status) ?? true)
+                    && (filter.objectTypes?.contains(r.objectType) ?? true)
                     && (filter.created?.contains(r.createdMilliseconds) ?? true)
             }.sorted { $0.id < $1.id }
         }
@@ -100,7 +101,7 @@ struct ReportStorageConformance {
         let storage = stores.reports
         let model = try Self.seed(storage, count: 600, seed: 41)
         var rng = SplitMix64(state: 42)
-        let statuses = storage.reference.statuses.map(\.code)
+        let statuses = storage.reference.statuses.map(\.code), types = storage.reference.objectTypes.map(\.code)
         for box in try Self.boxes(model, using: &rng) {
             let inBox = model.matching(ReportFilter(box: box)).map(\.id)
             #expect(try await storage.count(in: box) == inBox.count, "count in \(box)")
@@ -109,7 +110,8 @@ struct ReportStorageConformance {
             if !inBox.isEmpty { #expect(try await storage.ids(in: box, cap: inBox.count - 1) == nil, "ids of \(box) past the cap") }
 
             let low = Int64(rng.uniform(1_600_000_000_000, 1_700_000_000_000))
-            let filter = ReportFilter(box: box, statuses: Array(statuses.shuffled(using: &rng).prefix(3)), created: low...(low + 40_000_000_000))
+            var filter = ReportFilter(box: box, statuses: Array(statuses.shuffled(using: &rng).prefix(3)), created: low...(low + 40_000_000_000))
+            if rng.below(2) == 0 { filter.objectTypes = Array(types.shuffled(using: &rng).prefix(2)) }
             let matching = model.matching(filter).map(\.id)
             #expect(try await Self.allPages(limit: 5) { try await storage.reports(matching: filter, after: $0, limit: 5) } == matching, "filter \(filter)")
             #expect(try await Self.allPages(limit: 5) { try await storage.scan(matching: filter, after: $0, limit: 5) } == matching, "scan \(filter)")

@@ -2,7 +2,8 @@
 
 JSON Schema cannot say everything the server checks: a bbox's south edge must not be
 north of its north edge, a datetime interval must not end before it starts, a tile's
-column and row must lie below 2^z, /v1/clusters takes at most 16,384 grid cells, and an
+column and row must lie below 2^z, Open311's start_date and end_date lie at most 90
+days apart in order, /v1/clusters takes at most 16,384 grid cells, and an
 EPSG code must be one PROJ knows. The document says each of these in words. Here the
 positive cases that break one of them are dropped, and the custom formats the document
 names generate values that keep them; negative cases are left alone.
@@ -96,6 +97,15 @@ def _utc_seconds(text):
     return min(max(seconds, -62_135_596_800), 253_402_300_799) + fraction
 
 
+def _window_ok(start, end):
+    """Open311's start_date and end_date: in order, at most 90 days apart."""
+    try:
+        a, b = _utc_seconds(start), _utc_seconds(end)
+    except (AttributeError, TypeError, ValueError):
+        return True  # not this hook's business
+    return a <= b <= a + 90 * 86_400
+
+
 def _bbox_ok(text):
     try:
         west, south, east, north = (float(v) for v in text.split(","))
@@ -150,6 +160,9 @@ def filter_case(context, case):
     if isinstance(query.get("bbox"), str) and not _bbox_ok(query["bbox"]):
         return False
     if isinstance(query.get("datetime"), str) and not _interval_ok(query["datetime"]):
+        return False
+    if isinstance(query.get("start_date"), str) and isinstance(query.get("end_date"), str) \
+            and not _window_ok(query["start_date"], query["end_date"]):
         return False
     if isinstance(query.get("crs"), str) and query["crs"].strip(" ").lower() not in KNOWN_CRS:
         return False

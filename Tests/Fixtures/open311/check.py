@@ -11,7 +11,8 @@ import jsonschema
 
 # The containers of GeoReport v2's XML and the name of their items.
 ITEMS = {"services": "service", "attributes": "attribute", "values": "value", "endpoints": "endpoint",
-         "formats": "format", "errors": "error", "service_requests": "request"}
+         "formats": "format", "errors": "error", "service_requests": "request",
+         "service_request_updates": "request_update"}
 
 
 def check_json(schema_path, array):
