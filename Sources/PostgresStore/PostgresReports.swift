@@ -333,8 +333,10 @@ public final class PostgresReports: ReportStorage {
             let notifications = try await c.query(
                 Statements.notifications(of: account, before: before, after: unreadOnly ? upTo : 0, limit: limit), logger: logger
             ).collect().map { row in
-                let (seq, id, at, from, to, note) = try row.decode((Int64, Int64, Int64, String?, String?, String?).self)
-                return StatusNotification(seq: seq, reportID: id, at: Date(milliseconds: at), fromStatus: from, toStatus: to, note: note, read: seq <= upTo)
+                let (seq, id, action, at, from, to, note) = try row.decode((Int64, Int64, String, Int64, String?, String?, String?).self)
+                return StatusNotification(
+                    seq: seq, reportID: id, action: ReportAction(rawValue: action) ?? .transition, at: Date(milliseconds: at), fromStatus: from, toStatus: to,
+                    note: note, read: seq <= upTo)
             }
             return (notifications, try await c.query(Statements.unreadCount(of: account, upTo: upTo), logger: logger).collect()[0].decode(Int.self))
         }

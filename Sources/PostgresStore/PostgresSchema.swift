@@ -373,6 +373,7 @@ enum PostgresSchema {
             "ALTER TABLE photo_file ADD COLUMN stored_at bigint NOT NULL DEFAULT 0",
         ]),
         AutodialSchema.migration,
+        AssignmentSchema.migration,
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

@@ -131,7 +131,7 @@ struct PostgresTransaction: ReportTransaction {
     /// Appends the history row and the numbered change row of a write, in one statement;
     /// returns the history row's number.
     @discardableResult
-    private func record(
+    func record(
         _ id: Int64, _ action: ReportAction, author: Author, at now: Date,
         from: String? = nil, to: String? = nil, note: String? = nil, changes: [FieldChange] = []
     ) throws -> Int64 {

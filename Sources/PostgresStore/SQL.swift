@@ -46,6 +46,12 @@ struct SQL: Sendable {
         var conditions = ["TRUE"]
         if let statuses = filter.statuses { conditions.append("status = ANY(\(bind(statuses)))") }
         if let types = filter.objectTypes { conditions.append("object_type = ANY(\(bind(types)))") }
+        switch filter.assignee {
+        case nil: break
+        case .none?: conditions.append("NOT EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL)")
+        case .account(let id)?:
+            conditions.append("EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL AND a.account_id = \(bind(id)))")
+        }
         if let created = filter.created { conditions.append("created_at BETWEEN \(bind(created.lowerBound)) AND \(bind(created.upperBound))") }
         if let box = filter.box { conditions.append(inside(box)) }
         return conditions.joined(separator: " AND ")

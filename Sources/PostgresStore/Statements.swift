@@ -50,21 +50,35 @@ enum Statements {
         "SELECT up_to FROM notification_read WHERE account_id = \(account)"
     }
 
-    /// The history rows that are an account's notifications: the status changes of the
-    /// reports it filed, public ones, not the changes it made itself.
-    private static let notificationRows = """
-        FROM report_filer f JOIN report r ON r.id = f.report_id JOIN report_history h ON h.report_id = f.report_id
-        WHERE h.action = 'transition' AND h.account_id IS DISTINCT FROM f.account_id AND f.account_id =
-        """
+    /// The history rows that are an account's notifications (its filed reports' status
+    /// changes, the assignments of reports to it and their ends; public reports, not its
+    /// own doing): seq, report, action, at, from, to, note, as `n`.
+    private static func notificationRows(_ account: Int64, _ sql: inout SQL) -> String {
+        let a = sql.bind(account)
+        return """
+            FROM (SELECT h.seq, h.report_id, h.action, h.at, h.from_status, h.to_status, h.note
+                  FROM report_filer f JOIN report r ON r.id = f.report_id JOIN report_history h ON h.report_id = f.report_id
+                  WHERE f.account_id = \(a) AND h.action = 'transition' AND h.account_id IS DISTINCT FROM f.account_id
+                  UNION ALL
+                  SELECT h.seq, h.report_id, CASE WHEN a.ended_seq = h.seq THEN 'unassigned' ELSE 'assigned' END, h.at, h.from_status, h.to_status, h.note
+                  FROM assignment a JOIN report r ON r.id = a.report_id JOIN report_history h ON h.seq IN (a.started_seq, a.ended_seq)
+                  WHERE a.account_id = \(a) AND h.account_id IS DISTINCT FROM \(a)) n
+            """
+    }
 
     static func notifications(of account: Int64, before: Int64?, after: Int64, limit: Int) -> PostgresQuery {
-        """
-        SELECT h.seq, h.report_id, h.at, h.from_status, h.to_status, h.note \(unescaped: notificationRows) \(account)
-          AND h.seq < \(before ?? Int64.max) AND h.seq > \(after) ORDER BY h.seq DESC LIMIT \(limit)
-        """
+        var sql = SQL("SELECT n.seq, n.report_id, n.action, n.at, n.from_status, n.to_status, n.note ")
+        let rows = notificationRows(account, &sql)
+        sql.append(rows)
+        sql.append(" WHERE n.seq < \(sql.bind(before ?? Int64.max)) AND n.seq > \(sql.bind(after)) ORDER BY n.seq DESC LIMIT \(sql.bind(limit))")
+        return sql.query
     }
 
     static func unreadCount(of account: Int64, upTo: Int64) -> PostgresQuery {
-        "SELECT count(*) \(unescaped: notificationRows) \(account) AND h.seq > \(upTo)"
+        var sql = SQL("SELECT count(*) ")
+        let rows = notificationRows(account, &sql)
+        sql.append(rows)
+        sql.append(" WHERE n.seq > \(sql.bind(upTo))")
+        return sql.query
     }
 }

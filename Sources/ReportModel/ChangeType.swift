@@ -6,6 +6,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
     case reportHidden = "report.hidden"
     case reportUnhidden = "report.unhidden"
     case reportDeleted = "report.deleted"
+    case reportAssigned = "report.assigned"
+    case reportUnassigned = "report.unassigned"
     /// A bulk import changed the data set as a whole (`id` 0): start again from a snapshot.
     case datasetChanged = "dataset.changed"
     case photoAdded = "photo.added"
@@ -25,6 +27,8 @@ public enum ChangeType: String, Sendable, CaseIterable {
         case .reportHidden: .hidden
         case .reportUnhidden: .unhidden
         case .reportDeleted: .deleted
+        case .reportAssigned: .assigned
+        case .reportUnassigned: .unassigned
         case .datasetChanged: .imported
         case .photoAdded: .photoAdded
         case .photoRemoved: .photoRemoved

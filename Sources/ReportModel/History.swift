@@ -26,6 +26,9 @@ public enum ReportAction: String, Sendable, Hashable, Codable, CaseIterable {
     /// A phone number's status changed (a change row naming the number, report id 0; its
     /// history row is in `phone_history`).
     case phoneVerified = "phone_verified", phoneBlocked = "phone_blocked", phoneUnblocked = "phone_unblocked"
+    /// Someone was assigned to check a report on site, or the assignment ended (the
+    /// history row's `changes` name the assignee before and after, as `assignee`).
+    case assigned, unassigned
     /// An autodial campaign started or ended on a number (a phone's change).
     case phoneAutodialStarted = "phone_autodial_started", phoneAutodialStopped = "phone_autodial_stopped"
 

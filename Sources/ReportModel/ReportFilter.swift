@@ -11,14 +11,17 @@ public struct ReportFilter: Sendable, Hashable {
     public var created: ClosedRange<Int64>?
     /// Object type codes; nil: any type.
     public var objectTypes: [String]?
+    /// By the active assignee; nil: whoever.
+    public var assignee: AssigneeFilter?
 
-    public init(box: BoundingBox? = nil, statuses: [String]? = nil, created: ClosedRange<Int64>? = nil, objectTypes: [String]? = nil) {
+    public init(box: BoundingBox? = nil, statuses: [String]? = nil, created: ClosedRange<Int64>? = nil, objectTypes: [String]? = nil, assignee: AssigneeFilter? = nil) {
         self.box = box
         self.statuses = statuses
         self.created = created
         self.objectTypes = objectTypes
+        self.assignee = assignee
     }
 
     /// Whether only the area narrows it (the box paths of `BoxQueries.swift` answer those).
-    public var isBoxOnly: Bool { statuses == nil && created == nil && objectTypes == nil }
+    public var isBoxOnly: Bool { statuses == nil && created == nil && objectTypes == nil && assignee == nil }
 }

@@ -114,6 +114,7 @@ extension ReportService {
         let why = "phone +\(change.number) \(change.action.rawValue) (phone change \(change.seq))"
         return try reports.map { report in
             let (after, seq) = try t.moveForPhone(report, to: status, note: why, author: change.author, now: change.at)
+            try endAssignmentIfDone(report.id, open: reference.isOpen(status), why: "the report is \(status)", t, author: change.author, now: change.at)
             return (after, seq)
         }
     }

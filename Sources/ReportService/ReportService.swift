@@ -146,6 +146,7 @@ public final class ReportService: Sendable {
             guard let status = checked.status, status != edited.status else { return (edited, effect(before, edited)) }
             let (_, after) = try t.setStatus(id, to: status, note: nil, author: .system, now: now)
             try endCampaignsIfPostersGone(after.phones, t, now: now)
+            try endAssignmentIfDone(id, open: reference.isOpen(status), why: "the report is \(status)", t, author: .system, now: now)
             return (after, effect(before, after))
         }
     }
@@ -155,6 +156,7 @@ public final class ReportService: Sendable {
         try commits.performWaiting { [self] t in
             let before = try t.delete(id, author: .system, now: now)
             try endCampaignsIfPostersGone(before.phones, t, now: now)
+            try endAssignmentIfDone(id, open: false, why: "the report is deleted", t, author: .system, now: now)
             return ((), effect(removed: before))
         }
     }
@@ -229,7 +231,21 @@ public final class ReportService: Sendable {
     /// How many reports match, counted by the index (cells wholly inside the box from
     /// their aggregates), with the store deciding only the reports within a centimetre of
     /// the box's edge: exact, and far cheaper than counting rows.
+    /// An assignee narrows it through the assigned reports (few beside all): those of the
+    /// account, or all of them less the assigned ones. Object types are no index's to
+    /// count; a listing by them (Open311's) does not count.
     public func count(_ filter: ReportFilter) async throws -> Int {
+        precondition(filter.objectTypes == nil, "the index does not count by object type")
+        if let assignee = filter.assignee {
+            var base = filter
+            base.assignee = nil
+            switch assignee {
+            case .account(let id): return try await read { try await $0.count(matching: filter, ids: try await $0.assignments(of: id).map(\.reportID)) }
+            case .none:
+                let assigned = try await read { try await $0.count(matching: base, ids: try await $0.assignedReports()) }
+                return try await count(base) - assigned
+            }
+        }
         let statuses = try self.filter(statuses: filter.statuses, created: filter.created)
         let (certain, nearEdge) = index.count(in: filter.box ?? .world, filter: statuses)
         return nearEdge.isEmpty ? certain : certain + (try await read { try await $0.count(matching: filter, ids: nearEdge) })
@@ -267,7 +283,12 @@ public final class ReportService: Sendable {
     /// when only a box narrows it, the filtered reads otherwise.
     public func page(_ filter: ReportFilter, after: Int64?, limit: Int) async throws -> [Report] {
         try await read { storage in
-            filter.isBoxOnly
+            // An account's assigned reports are few: read among them.
+            if case .account(let id)? = filter.assignee {
+                let ids = try await storage.assignments(of: id).map(\.reportID).filter { $0 > after ?? 0 }.sorted()
+                return Array(try await storage.reports(among: ids, matching: filter).prefix(limit))
+            }
+            return filter.isBoxOnly
                 ? try await storage.page(in: filter.box ?? .world, after: after, limit: limit)
                 : try await storage.reports(matching: filter, after: after ?? 0, limit: limit)
         }

@@ -110,6 +110,7 @@ extension ReportService {
             let text = [note, duplicateOf.map { "duplicate of #\($0)" }].compactMap { $0 }.joined(separator: "\n")
             let (before, after) = try t.setStatus(id, to: target, note: text.isEmpty ? nil : text, author: caller.author, now: now)
             try endCampaignsIfPostersGone(after.phones, t, now: now)
+            try endAssignmentIfDone(id, open: reference.isOpen(target), why: "the report is \(target)", t, author: caller.author, now: now)
             return (after, effect(before, after))
         }
     }
@@ -123,6 +124,7 @@ extension ReportService {
             guard try t.hidden(id) == nil else { throw ReportHidden(id: id, hidden: true) }
             let before = try t.hide(id, note: note, author: caller.author, now: now)
             try endCampaignsIfPostersGone(before.phones, t, now: now)
+            try endAssignmentIfDone(id, open: false, why: "the report is hidden", t, author: caller.author, now: now)
             return (try t.hidden(id)!, effect(removed: before))
         }
     }

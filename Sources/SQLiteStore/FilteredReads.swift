@@ -101,6 +101,9 @@ extension SQLiteReports {
     static let filterWhere = """
         (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses))) \
         AND (:objectTypes IS NULL OR object_type IN (SELECT value FROM json_each(:objectTypes))) \
+        AND (CASE :assigneeMode WHEN 0 THEN 1 \
+             WHEN 1 THEN NOT EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL) \
+             ELSE EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL AND a.account_id = :assignee) END) \
         AND created_at BETWEEN :createdFrom AND :createdTo \
         AND latitude BETWEEN :south AND :north \
         AND (CASE WHEN :west <= :east THEN longitude BETWEEN :west AND :east ELSE (longitude >= :west OR longitude <= :east) END)
@@ -108,10 +111,15 @@ extension SQLiteReports {
 
     static func filterArguments(_ filter: ReportFilter) -> StatementArguments {
         let box = filter.box ?? .world
+        let (assigneeMode, assignee): (Int, Int64?) = switch filter.assignee {
+        case nil: (0, nil)
+        case .none?: (1, nil)
+        case .account(let id)?: (2, id)
+        }
         // Encoding strings as JSON cannot fail.
         func list(_ codes: [String]?) -> String? { codes.map { try! jsonList(strings: $0) } }
         return [
-            "statuses": list(filter.statuses), "objectTypes": list(filter.objectTypes), "createdFrom": filter.created?.lowerBound ?? .min, "createdTo": filter.created?.upperBound ?? .max,
+            "statuses": list(filter.statuses), "objectTypes": list(filter.objectTypes), "assigneeMode": assigneeMode, "assignee": assignee, "createdFrom": filter.created?.lowerBound ?? .min, "createdTo": filter.created?.upperBound ?? .max,
             "south": box.south, "north": box.north, "west": box.west, "east": box.east,
         ]
     }

@@ -20,6 +20,7 @@ enum Schema {
         migrator.registerMigration("v7: phone records, their history, and the reports blocks moved", migrate: v7PhoneRecords)
         migrator.registerMigration("v8: account events; an account's phone no longer unique", migrate: v8AccountEvents)
         migrator.registerMigration("v9: autodial campaigns and their calls", migrate: v9Autodial)
+        migrator.registerMigration("v10: assignments, in the reports' history", migrate: v10Assignments)
         return migrator
     }
 

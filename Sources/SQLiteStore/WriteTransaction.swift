@@ -161,7 +161,7 @@ public struct WriteTransaction: ReportTransaction {
 
     /// Appends the history row and the change row of a write; returns the history row's number.
     @discardableResult
-    private func record(
+    func record(
         _ id: Int64, _ action: ReportAction, author: Author, at now: Date,
         from: String? = nil, to: String? = nil, note: String? = nil, changes: [FieldChange] = []
     ) throws -> Int64 {

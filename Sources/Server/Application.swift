@@ -57,6 +57,7 @@ public func makeRouter(_ backend: Backend, configuration: ServerConfiguration = 
     WebhookRoutes(webhooks: webhooks).register(on: router)
     PhoneRoutes(service: service).register(on: router)
     AutodialRoutes(service: service).register(on: router)
+    AssignmentRoutes(service: service, accounts: accounts, views: views).register(on: router)
     StatsRoutes(service: service).register(on: router)
     AboutRoutes(service: service, text: configuration.about).register(on: router)
     Open311Routes(service: service, accounts: accounts, publicURL: configuration.publicURL, contact: configuration.about?.en.contacts.first.map(Open311Routes.contact))

@@ -207,7 +207,13 @@ extension Endpoint {
         answerSchema: "ReportCollection")
     static let reports = Endpoint(
         path: "/v1/reports", summary: "The reports of an area in id order, paged by cursor.",
-        parameters: [bbox, status, datetime, clampedLimit(default: 100, max: ReportRoutes.maxPage), after],
+        parameters: [
+            bbox, status, datetime, clampedLimit(default: 100, max: ReportRoutes.maxPage), after,
+            Parameter(
+                name: "assigned",
+                description: "By who is assigned to check them: `me` (any signed-in person), `none` or an account's id (supervisors). The answer is then the caller's own (`Cache-Control: private`).",
+                schema: ["type": "string", "pattern": "^(me|none|[1-9][0-9]{0,15})$"]),
+        ],
         answers: ["application/geo+json"], answerDescription: "A FeatureCollection with `numberMatched`, `numberReturned` and a `next` link until the last page.",
         answerSchema: "ReportCollection")
     static let export = Endpoint(
@@ -321,6 +327,6 @@ extension Endpoint {
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
         webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries, addPhoto, removePhoto, photoImage, photoThumbnail,
         phone, phoneReports, verifyPhone, blockPhone, unblockPhone, blocklist, blocklistChanges, phoneRanking, stats, about,
-    ] + autodialEndpoints + open311Endpoints
+    ] + autodialEndpoints + assignmentEndpoints + open311Endpoints
 }
 

@@ -122,6 +122,43 @@ struct JSONBody {
         return nil
     }
 
+    /// A required id: a whole number from 1; an issue when missing or anything else.
+    mutating func id(_ name: String) -> Int64? {
+        guard has(name) else {
+            issues.append(ValidationError(field: prefix + name, "is required"))
+            return nil
+        }
+        let known = issues.count
+        guard let value = integer(name), value >= 1 else {
+            if issues.count == known { issues.append(ValidationError(field: prefix + name, "must be an id (an integer from 1)")) }
+            return nil
+        }
+        return value
+    }
+
+    /// An array of whole numbers from 1 (ids); an issue when missing, not an array, or for
+    /// each item that is not one (`report_ids[2]`).
+    mutating func ids(_ name: String) -> [Int64]? {
+        guard case .array(let items) = members[name] else {
+            issues.append(ValidationError(field: prefix + name, members[name] == nil ? "is required" : "must be an array of ids (integers from 1)"))
+            return nil
+        }
+        var ids: [Int64] = []
+        for (i, item) in items.enumerated() {
+            let value: Double? = switch item {
+            case .int(let n): Double(n)
+            case .number(let x): x
+            default: nil
+            }
+            guard let value, value.rounded() == value, value >= 1, value <= Double(Self.maxInteger) else {
+                issues.append(ValidationError(field: "\(prefix)\(name)[\(i)]", "must be an id (an integer from 1)"))
+                continue
+            }
+            ids.append(Int64(value))
+        }
+        return ids.count == items.count ? ids : nil
+    }
+
     /// An array of numbers; an issue when missing or anything else.
     mutating func numbers(_ name: String) -> [Double]? {
         if case .array(let items) = members[name] {

@@ -52,6 +52,7 @@ struct NotificationRoutes {
         struct Item: Encodable {
             var id: Int64
             var reportID: Int64
+            var type: String
             var at: String
             var fromStatus: String?
             var toStatus: String?
@@ -61,6 +62,7 @@ struct NotificationRoutes {
             init(_ n: StatusNotification) {
                 id = n.seq
                 reportID = n.reportID
+                type = ChangeType(n.action).rawValue
                 at = RFC3339.string(from: n.at)
                 fromStatus = n.fromStatus
                 toStatus = n.toStatus
@@ -69,7 +71,7 @@ struct NotificationRoutes {
             }
 
             enum CodingKeys: String, CodingKey {
-                case id, reportID = "report_id", at, fromStatus = "from_status", toStatus = "to_status", note, read
+                case id, reportID = "report_id", type, at, fromStatus = "from_status", toStatus = "to_status", note, read
             }
         }
 

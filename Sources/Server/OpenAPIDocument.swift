@@ -95,7 +95,7 @@ enum OpenAPI {
     static let nullableString: JSONValue = ["type": ["string", "null"]]
 
     /// The shapes of the answers.
-    static let schemas: [(String, JSONValue)] = ownSchemas + autodialSchemas + open311Schemas
+    static let schemas: [(String, JSONValue)] = ownSchemas + autodialSchemas + assignmentSchemas + open311Schemas
 
     private static let ownSchemas: [(String, JSONValue)] = [
         ("Error", object([
@@ -192,9 +192,10 @@ enum OpenAPI {
         ])),
         ("Notifications", object([
             ("notifications", array(of: object([
-                ("id", ["type": "integer", "minimum": 1]), ("report_id", integer), ("at", ["type": "string", "format": "date-time"]),
+                ("id", ["type": "integer", "minimum": 1]), ("report_id", integer),
+                ("type", ["enum": ["report.status_changed", "report.assigned", "report.unassigned"]]), ("at", ["type": "string", "format": "date-time"]),
                 ("from_status", nullableString), ("to_status", nullableString), ("note", nullableString), ("read", ["type": "boolean"]),
-            ], required: ["id", "report_id", "at", "read"]))),
+            ], required: ["id", "report_id", "type", "at", "read"]))),
             ("unread_count", ["type": "integer", "minimum": 0]), ("next", ["type": ["integer", "null"]]),
         ], required: ["notifications", "unread_count"])),
         ("ReadMark", object([("read_up_to", ["type": "integer", "minimum": 0]), ("unread_count", ["type": "integer", "minimum": 0])])),
@@ -315,6 +316,7 @@ enum OpenAPI {
         let declared: [any RequestBody.Type] = [
             Registration.self, Login.self, Refresh.self, MePatch.self, PasswordChange.self, Transition.self, ReadUpTo.self, Hide.self,
             Note<UnhideNote>.self, Verification.self, Note<PhoneNote>.self, WebhookRegistration.self, WebhookChange.self, UserPatch.self,
+            AssignmentRequest.self, BulkAssignment.self, AssignmentOrder.self,
         ]
         return declared.map { ($0.schemaName, $0.schema) } + [("NewReport", ReportIntake.newReportSchema), ("ReportPatch", ReportIntake.patchSchema)]
     }()

@@ -75,14 +75,14 @@ extension Endpoint {
         answers: ["text/event-stream"], answerDescription: "An event stream that does not end on its own.")
     static let myNotifications = Endpoint(
         path: "/v1/me/notifications",
-        summary: "The status changes of the caller's own reports (those a supervisor or the system made, not the caller's own; hidden reports left out), newest first, each with the new status and the note, marked read or unread.",
+        summary: "The status changes of the caller's own reports (those a supervisor or the system made, not the caller's own; hidden reports left out), and the reports assigned to the caller to check or taken from them (`type` `report.assigned`, `report.unassigned`), newest first, each with the new status and the note, marked read or unread.",
         parameters: [
             limit(default: 50, max: NotificationRoutes.maxPage),
             Parameter(name: "before", description: "The cursor: only notifications with ids below this one (`next` of the previous page).",
                       schema: ["type": "integer", "minimum": 1, "maximum": .int(Int(Int64.max))]),
             Parameter(name: "unread", description: "`true`: only the unread ones.", schema: ["type": "string", "enum": ["true", "false"], "default": "false"]),
         ],
-        answers: ["application/json"], answerDescription: "`{notifications: [{id, report_id, at, from_status, to_status, note, read}], unread_count, next}`.",
+        answers: ["application/json"], answerDescription: "`{notifications: [{id, report_id, type, at, from_status, to_status, note, read}], unread_count, next}`.",
         answerSchema: "Notifications", access: .role(.inspector))
     static let readNotifications = Endpoint(
         path: "/v1/me/notifications/read",

@@ -15,11 +15,11 @@ struct ReportRoutes {
 
     func register(on router: Router<AppRequestContext>, views: ReportViews) {
         // GET /v1/reports?bbox=…&limit=…&after=…: in id order; `after` is the cursor.
-        router.read(.reports) { request, query, _ in
+        router.read(.reports) { request, query, context in
             // Read before the page: every change after it is in the feed (the page may
             // already show some, which an entry then sets again to the same).
             let lastSeq = try await service.lastChange()
-            let page = try await self.page(query, defaultLimit: 100)
+            let page = try await self.page(query, defaultLimit: 100, caller: context.caller)
             var members: [(String, String)] = [("numberMatched", "\(page.matched)"), ("numberReturned", "\(page.reports.count)")]
             if let after = page.nextAfter {
                 let next = "/v1/reports?limit=\(page.limit)&after=\(after)" + page.kept
@@ -27,6 +27,7 @@ struct ReportRoutes {
             }
             var response = Responses.geoJSON(Responses.featureCollection(page.reports, members: members))
             response.headers[.lastSeq] = "\(lastSeq)"
+            if query["assigned"] != nil { (response.headers[.cacheControl], response.headers[.vary]) = ("private, no-store", "Authorization") }
             return response
         }
         // GET /v1/reports/{id}: the staff form (filer, hidden) for supervisors and admins.
@@ -52,10 +53,27 @@ struct ReportRoutes {
 
 extension ReportRoutes {
     /// The area, statuses (checked against the reference data) and times of a query.
-    func reportFilter(_ query: QueryParameters) throws -> ReportFilter {
+    func reportFilter(_ query: QueryParameters, caller: Caller? = nil) throws -> ReportFilter {
         let statuses = query.statuses()
         if let statuses { _ = try service.statusNumbers(statuses) }
-        return ReportFilter(box: try query.bbox(), statuses: statuses, created: try query.created())
+        return ReportFilter(box: try query.bbox(), statuses: statuses, created: try query.created(), assignee: try Self.assignee(query, caller: caller))
+    }
+
+    /// `assigned=me|none|{id}`: `me` for any signed-in person, the others for staff (who
+    /// is assigned is not the public's to know).
+    static func assignee(_ query: QueryParameters, caller: Caller?) throws -> AssigneeFilter? {
+        guard let text = query["assigned"] else { return nil }
+        guard let caller else { throw Unauthorized(reason: "assigned: sign in to list reports by who checks them") }
+        if text == "me" {
+            guard let account = caller.author.accountID else { throw Forbidden(reason: "assigned=me: an API key has no reports to check") }
+            return .account(account)
+        }
+        guard caller.isStaff else { throw Forbidden(reason: "assigned=\(text.prefix(20)): only supervisors list others' assignments; use assigned=me") }
+        if text == "none" { return AssigneeFilter.none }
+        guard text.first != "0", text.count <= 16, text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
+            throw ValidationError(field: "assigned", "must be me, none or an account's id, got \"\(text.prefix(20))\"")
+        }
+        return .account(id)
     }
 
     /// A page of a cursor-paged listing (`/v1/reports`, OGC items).
@@ -72,12 +90,12 @@ extension ReportRoutes {
     /// Reads `bbox`, `status`, `datetime`, `limit` (clamped to ``maxPage``) and `after`,
     /// and answers them: the box-only paths of the store when only a box narrows the
     /// listing, the filtered scan otherwise.
-    func page(_ query: QueryParameters, defaultLimit: Int) async throws -> Page {
-        let filter = try reportFilter(query)
+    func page(_ query: QueryParameters, defaultLimit: Int, caller: Caller? = nil) async throws -> Page {
+        let filter = try reportFilter(query, caller: caller)
         let limit = try query.integer("limit", in: 1...Self.maxPage, default: defaultLimit, clampedTo: Self.maxPage)!
         let after = try query.integer("after", in: 0...Int(ReportLimits.maxID), default: nil).map(Int64.init)
         let reports = try await service.page(filter, after: after, limit: limit)
-        let kept = query.carried(["bbox", "status", "datetime"])
+        let kept = query.carried(["bbox", "status", "datetime", "assigned"])
         return await Page(
             reports: reports, matched: try service.count(filter), limit: limit,
             nextAfter: reports.count == limit ? reports.last?.id : nil, kept: kept)

@@ -230,6 +230,74 @@ struct ReadUpTo: RequestBody {
     }
 }
 
+// MARK: Assignments
+
+/// `POST /v1/reports/{id}/assignment`.
+struct AssignmentRequest: RequestBody {
+    static let schemaName = "AssignmentRequest"
+    static let members = [
+        BodyMember("user_id", ["type": "integer", "minimum": 1, "maximum": .int(JSONBody.maxInteger), "description": "The account that goes to check: an enabled inspector or supervisor (an inspector may name only themselves)."]),
+        BodyMember("note", ["type": ["string", "null"], "maxLength": 2000, "description": "What to check."], required: false),
+    ]
+    var userID: Int64
+    var note: String?
+
+    init?(reading body: inout JSONBody) {
+        let (user, note) = (body.id("user_id"), body.string("note", required: false))
+        guard let user else { return nil }
+        (userID, self.note) = (user, note)
+    }
+}
+
+/// `POST /v1/assignments`: many reports to one account, all or none.
+struct BulkAssignment: RequestBody {
+    static let schemaName = "BulkAssignment"
+    static let members = [
+        BodyMember("report_ids", [
+            "type": "array", "minItems": 1, "maxItems": .int(Assignment.maxBulk), "uniqueItems": true,
+            "items": ["type": "integer", "minimum": 1, "maximum": .int(JSONBody.maxInteger)],
+            "description": "The reports, each once: open public ones.",
+        ]),
+        AssignmentRequest.members[0],
+        AssignmentRequest.members[1],
+    ]
+    var reportIDs: [Int64]
+    var userID: Int64
+    var note: String?
+
+    init?(reading body: inout JSONBody) {
+        let (ids, user, note) = (body.ids("report_ids"), body.id("user_id"), body.string("note", required: false))
+        if let ids {
+            if ids.isEmpty || ids.count > Assignment.maxBulk { body.add(ValidationError(field: "report_ids", "must list 1 to \(Assignment.maxBulk) reports")) }
+            if Set(ids).count != ids.count { body.add(ValidationError(field: "report_ids", "must list each report once")) }
+        }
+        guard let ids, let user, body.issues.isEmpty else { return nil }
+        (reportIDs, userID, self.note) = (ids, user, note)
+    }
+}
+
+/// `PATCH /v1/me/assignments`: the caller's list in a new order.
+struct AssignmentOrder: RequestBody {
+    static let schemaName = "AssignmentOrder"
+    static let members = [
+        BodyMember("order", [
+            "type": "array", "maxItems": .int(Assignment.maxPerAccount), "uniqueItems": true,
+            "items": ["type": "integer", "minimum": 1, "maximum": .int(JSONBody.maxInteger)],
+            "description": "Every report of the caller's list, each once, first to last (another set is a 409: read the list again).",
+        ]),
+    ]
+    var order: [Int64]
+
+    init?(reading body: inout JSONBody) {
+        guard let order = body.ids("order") else { return nil }
+        guard order.count <= Assignment.maxPerAccount else {
+            body.add(ValidationError(field: "order", "must list at most \(Assignment.maxPerAccount) reports"))
+            return nil
+        }
+        self.order = order
+    }
+}
+
 // MARK: Phones
 
 /// `POST /v1/phones/{number}/verification`.

@@ -5,7 +5,7 @@ import ReportModel
 /// Where reports, their history, phones, photos' rows, notifications and the numbered
 /// changes are kept: what the report service reads and writes, in four parts. A store is
 /// all four (``ReportStorage``).
-public typealias ReportStorage = ReportReads & ReportWrites & ChangeLog & ReportImports & AutodialReads
+public typealias ReportStorage = ReportReads & ReportWrites & ChangeLog & ReportImports & AutodialReads & AssignmentReads
 
 /// How a store hands out one map marker: the report's id, position, status (its number in
 /// ``ReportReads/reference``'s statuses) and creation time in milliseconds. The service
@@ -224,6 +224,21 @@ public protocol ReportTransaction {
     /// Marks `interrupted` the calls whose dialer never finished them within their lease.
     func expireCalls(now: Date) throws -> Int
 
+    // MARK: Assignments
+
+    /// The report's active assignment (public or hidden report), if any.
+    func activeAssignment(of reportID: Int64) throws -> Assignment?
+    /// An account's active assignments, in its order.
+    func assignments(of account: Int64) throws -> [Assignment]
+    /// Assigns a report to an account, last in its order (the caller checked it may), with
+    /// the report's history row (`assigned`, the assignee before and after as the field
+    /// change `assignee`) and change; `previous`, the active assignment, ends with it.
+    func assign(_ reportID: Int64, to account: Int64, replacing previous: Assignment?, note: String?, author: Author, now: Date) throws -> Assignment
+    /// Ends an active assignment, with the report's history row (`unassigned`) and change.
+    func endAssignment(_ assignment: Assignment, note: String?, author: Author, now: Date) throws -> Assignment
+    /// Puts these assignments (by id) in this order, first to last.
+    func reorderAssignments(_ ids: [Int64]) throws
+
     // MARK: Photos' rows and notifications
 
     /// Adds a stored picture to a report (public or hidden); the same picture twice is the
@@ -246,6 +261,18 @@ public protocol ReportTransaction {
     func markers<Marker>(ids: some Collection<Int64>, _ make: MarkerMaker<Marker>) throws -> [Marker]
     /// The tally markers of those of these reports that are public.
     func tallyMarkers(ids: some Collection<Int64>) throws -> [TallyMarker]
+}
+
+/// Who checks which report, as the assignees and the supervisors read it.
+public protocol AssignmentReads: Sendable {
+    /// An account's active assignments of public reports, in its order.
+    func assignments(of account: Int64) async throws -> [Assignment]
+    /// Every assignment of a report, newest first.
+    func assignments(ofReport id: Int64) async throws -> [Assignment]
+    /// The active assignee of each of these reports that has one.
+    func assignees(of ids: some Collection<Int64>) async throws -> [Int64: Int64]
+    /// The reports (public or hidden) that someone is assigned to now, ascending.
+    func assignedReports() async throws -> [Int64]
 }
 
 /// Autodial's campaigns and call log, as the dialer, the supervisors and the statistics read them.

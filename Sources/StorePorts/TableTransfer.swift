@@ -53,6 +53,10 @@ public enum TransferTables {
             "end_reason", "end_note",
         ]),
         ("autodial_call", ["id", "campaign_id", "number", "placed_at", "lease_until", "ended_at", "outcome", "sip_code", "seconds_played", "reason"]),
+        ("assignment", [
+            "id", "report_id", "account_id", "position", "started_at", "started_account_id", "started_api_key_id", "started_seq", "note",
+            "ended_at", "ended_account_id", "ended_api_key_id", "ended_seq", "end_note",
+        ]),
         ("report_photo", ["id", "report_id", "sha256", "width", "height", "bytes", "created_at", "account_id"]),
         ("notification_read", ["account_id", "up_to"]),
         ("webhook", ["id", "url", "description", "secret", "enabled", "disabled_reason", "created_at", "updated_at"]),

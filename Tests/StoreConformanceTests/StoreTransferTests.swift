@@ -92,6 +92,13 @@ struct StoreTransferTests {
         _ = try await service.claimCall(CallClaim(campaignID: campaign.id, now: now + 400, lastCallBy: now + 100, dayStart: now - 60, maxPerDay: 9, channels: 2, leaseUntil: now + 490)).get()
         _ = try await service.stopAutodial(phone, note: nil, by: boss, now: now + 500)
         _ = try await service.markNotificationsRead(of: inspector.id, upTo: 2)
+        // Assignments: one active, one reassigned (ended), one given back.
+        let checker = Assignee(id: inspector.id, role: .inspector, disabled: false), lead = Assignee(id: supervisor.id, role: .supervisor, disabled: false)
+        _ = try await service.assign(ids[10], to: checker, note: "перевір", by: boss)
+        _ = try await service.assign(ids[11], to: checker, note: nil, by: boss)
+        _ = try await service.assign(ids[11], to: lead, note: "сам", by: boss)
+        _ = try await service.assign(ids[12], to: checker, note: nil, by: filer)
+        _ = try await service.unassign(ids[12], note: nil, by: filer)
 
         let due = try await stores.webhooks.due(now: Date().addingTimeInterval(60), limit: 1)
         let claimed = try await stores.webhooks.claim(due, payloads: Dictionary(uniqueKeysWithValues: due.map { ($0.changeSeq, Data("{}".utf8)) }), until: Date().addingTimeInterval(30))
