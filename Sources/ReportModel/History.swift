@@ -52,6 +52,16 @@ public struct FieldChange: Sendable, Hashable, Codable {
         self.before = before
         self.after = after
     }
+
+    /// Both values always, null for none (a client reads `before` and `after` on every change).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(field, forKey: .field)
+        try container.encode(before, forKey: .before)
+        try container.encode(after, forKey: .after)
+    }
+
+    private enum CodingKeys: String, CodingKey { case field, before, after }
 }
 
 extension FieldChange {

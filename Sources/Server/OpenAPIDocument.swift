@@ -169,7 +169,7 @@ enum OpenAPI {
         ("Nearby", object([("possible_duplicates", array(of: ref("DuplicateHint")))])),
         ("History", object([
             ("history", array(of: object([
-                ("at", ["type": "string", "format": "date-time"]), ("action", ["type": "string", "enum": ["filed", "edited", "transition", "hidden", "unhidden", "deleted"]]),
+                ("at", ["type": "string", "format": "date-time"]), ("action", ["type": "string", "enum": ["filed", "edited", "transition", "hidden", "unhidden", "deleted", "assigned", "unassigned"]]),
                 ("from_status", nullableString), ("to_status", nullableString), ("note", nullableString),
                 ("changes", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
                 ("by", object([("id", ["type": ["integer", "null"]]), ("name", nullableString), ("api_key", ["type": ["integer", "null"]])], required: [])),

@@ -289,6 +289,7 @@ struct AccountRouteTests {
                             || ' ' || (SELECT count(*) FROM report_photo)
                             || ' ' || (SELECT count(*) FROM phone) || ' ' || (SELECT count(*) FROM phone_history)
                             || ' ' || (SELECT count(*) FROM autodial_campaign) || ' ' || (SELECT count(*) FROM autodial_call)
+                            || ' ' || (SELECT count(*) || ' ' || coalesce(sum(position), 0) FROM assignment)
                         """)
                 }
                 return (accounts + sessions + reports).joined(separator: "\n")
@@ -304,9 +305,11 @@ struct AccountRouteTests {
                 "/v1/webhooks/{id}": ["url": "http://127.0.0.1:9/other", "enabled": false],
                 "/v1/phones/{number}/verification": ["outcome": "violator", "note": "так"], "/v1/phones/{number}/block": ["note": "ні"],
                 "/v1/phones/{number}/autodial": ["note": "дзвонимо"], "/v1/phones/{number}/autodial/stop": ["note": "досить"],
+                "/v1/reports/{id}/assignment": ["user_id": inspectorID, "note": "перевір"],
+                "/v1/assignments": ["report_ids": [fixture.reports[0].id], "user_id": inspectorID], "/v1/me/assignments": ["order": [Int]()],
             ]
             let protected = Endpoint.all.filter { $0.access != .anyone }
-            #expect(protected.count == 35)
+            #expect(protected.count == 42)
             let reportID = fixture.reports[0].id
             for endpoint in protected {
                 let roles = try #require(endpoint.access.roles)
