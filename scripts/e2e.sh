@@ -5,7 +5,9 @@
 # client: an inspector registers, files a report with a photo (a bad phone first: its
 # error beside the field) and sees it on the map; a supervisor signs in, moves it to
 # confirmed, is refused blocking its phone before verifying it, verifies and blocks it,
-# and sees the report become phone_blocked on the map. A screenshot of each.
+# and sees the report become phone_blocked on the map; the supervisor assigns three reports
+# of an area to an inspector, who checks them in order and marks one removed. A screenshot
+# of each.
 #
 #   scripts/e2e.sh BINARY SAMPLE SCREENSHOT
 set -euo pipefail
@@ -72,8 +74,18 @@ echo "$password" | "$binary" user add --name "Наглядач e2e" --email supe
   --db "$work/e2e.sqlite" >/dev/null
 supervisor_url="$base/?selftest=supervisor#login=supervisor@example.org&password=${password// /%20}&report=$report"
 flow "$supervisor_url" supervisor >/dev/null
+# Assignments: the supervisor assigns three reports shown in an area to an inspector, who
+# sees them in "My checks", reorders them and marks one removed.
+checker_password="e2e inspector $RANDOM$RANDOM"
+echo "$checker_password" | "$binary" user add --name "Перевіряльник e2e" --email checker@example.org --phone "050 000 00 78" --role inspector \
+  --db "$work/e2e.sqlite" >/dev/null
+assignments_url="$base/?selftest=assignments#login=supervisor@example.org&password=${password// /%20}&inspector=Перевіряльник&inspector_login=checker@example.org&inspector_password=${checker_password// /%20}"
+flow "$assignments_url" assignments >/dev/null
 browse --screenshot="$dir/inspector.png" "$base/?selftest=inspector" >/dev/null
 browse --screenshot="$dir/supervisor.png" "$supervisor_url" >/dev/null
-for f in inspector supervisor; do [ -s "$dir/$f.png" ] || { echo "e2e: no $f screenshot was written" >&2; exit 1; }; done
-if grep -q "$password" "$work/server.log"; then echo "e2e: the supervisor's password reached the server's log" >&2; exit 1; fi
-echo "e2e: passed; screenshots in $screenshot, $dir/inspector.png and $dir/supervisor.png"
+browse --screenshot="$dir/assignments.png" "$assignments_url" >/dev/null
+for f in inspector supervisor assignments; do [ -s "$dir/$f.png" ] || { echo "e2e: no $f screenshot was written" >&2; exit 1; }; done
+for secret in "$password" "$checker_password"; do
+  if grep -q "$secret" "$work/server.log"; then echo "e2e: a password reached the server's log" >&2; exit 1; fi
+done
+echo "e2e: passed; screenshots in $screenshot, $dir/inspector.png, $dir/supervisor.png and $dir/assignments.png"
