@@ -283,6 +283,10 @@ extension Endpoint {
         path: "/leaflet/{file}", summary: "Leaflet, as installed by Debian's libjs-leaflet, for the map page.",
         parameters: [Parameter(name: "file", location: .path, required: true, description: "leaflet.js or leaflet.css.", schema: ["type": "string", "enum": ["leaflet.js", "leaflet.css"]])],
         answers: ["application/javascript", "text/css"], answerDescription: "The script or the stylesheet.")
+    static let baseMap = Endpoint(
+        path: "/v1/basemap.geojson",
+        summary: "The map page's offline base layer: the Dnipro, the Desna and the other rivers and lakes around Kyiv from GSHHG 2.3.7 (Wessel & Smith, LGPL-3+, Debian's gmt-gshhg-full), a FeatureCollection of LineStrings (`kind` river, `level` 1 to 4: major to minor) and Polygons (`kind` lake). The page draws it under the clusters, with the districts' names from `/v1/districts`, when the deployment has no `--base-map-url`.",
+        parameters: [], answers: ["application/geo+json"], answerDescription: "A GeoJSON FeatureCollection, the same for every request (cached a day).")
     static let leafletImage = Endpoint(
         path: "/leaflet/images/{file}", summary: "Leaflet's images (layer control, markers).",
         parameters: [Parameter(
@@ -322,7 +326,7 @@ extension Endpoint {
     /// The whole API, in the order the document lists it.
     static let all: [Endpoint] = [
         clusters, cluster, children, leaves, tile, tileJSON, reports, report, export, search, districts, objectTypes, statuses, transitions,
-        ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, leafletFile, leafletImage, health, openAPI,
+        ogcLanding, ogcConformance, ogcCollections, ogcCollection, ogcItems, ogcItem, mapPage, baseMap, leafletFile, leafletImage, health, openAPI,
         register, login, refresh, logout, me, updateMe, changePassword, mySessions, endSession, users, updateUser,
         fileReport, nearby, myReports, editReport, transition, hideReport, unhideReport, history, changes, changesStream, myNotifications, readNotifications,
         webhooks, createWebhook, webhook, updateWebhook, deleteWebhook, webhookDeliveries, addPhoto, removePhoto, photoImage, photoThumbnail,

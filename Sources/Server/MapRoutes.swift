@@ -13,6 +13,12 @@ struct MapRoutes {
     /// and its tag hashed, once.
     let page: Response
     let leaflet: LeafletFiles
+    /// The offline base layer (`scripts/basemap.sh` writes it), built into the binary.
+    let baseMap: Response = {
+        var response = Responses.body(Array(PackageResources.basemap_geojson), type: "application/geo+json")
+        response.headers[.cacheControl] = LeafletFiles.cacheControl
+        return response
+    }()
 
     init(configuration: ServerConfiguration, statusCodes: [String], style: TileStyle) {
         var statusColors: [(String, JSONValue)] = []
@@ -57,6 +63,7 @@ struct MapRoutes {
             _ = try QueryParameters(request, endpoint: .mapPage)
             return page
         }
+        router.read(.baseMap) { _, _, _ in baseMap }
         router.read(.leafletFile) { _, _, context in try leaflet.response(context.parameters.get("file") ?? "") }
         router.read(.leafletImage) { _, _, context in try leaflet.response("images/" + (context.parameters.get("file") ?? "")) }
     }

@@ -81,4 +81,26 @@ struct GDALTests {
         // OGC API – Features through GDAL's OAPIF driver, paging by next links (pages of 50).
         same(try Self.read("OAPIF:\(base)/ogc", ["reports", "-oo", "PAGE_SIZE=50"]), "OAPIF")
     }
+
+    @Test("GDAL reads the map page's offline base layer from the server: rivers and lakes around Kyiv, in WGS 84, the Dnipro through the city centre")
+    func baseLayer() async throws {
+        let cli = try CLI()
+        #expect(try cli.run("generate", "--count", "10", "--seed", "8", "--out", "r.geojsonl").status == 0)
+        #expect(try cli.run("import", "r.geojsonl", "--db", "t.sqlite").status == 0)
+        let server = try await cli.serve(db: "t.sqlite")
+        defer { server.process.terminate() }
+        let info = try Self.gdal("ogrinfo", ["-ro", "-al", "-so", "\(server.base)/v1/basemap.geojson"])
+        #expect(info.contains("WGS 84") && info.contains("kind: String") && info.contains("level: Integer"), "\(info.prefix(800))")
+        let lines = try Self.gdal("ogr2ogr", ["-f", "GeoJSONSeq", "/vsistdout/", "\(server.base)/v1/basemap.geojson"])
+            .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let kinds = lines.compactMap { ($0["properties"] as? [String: Any])?["kind"] as? String }
+        #expect(kinds.contains("river") && kinds.contains("lake") && lines.count == kinds.count, "\(kinds)")
+        // The Dnipro passes within 1.5 km of the Podil–Left Bank crossing at 50.45° N.
+        let points = lines.flatMap { feature -> [[Double]] in
+            let geometry = feature["geometry"] as? [String: Any]
+            return (geometry?["coordinates"] as? [[Double]]) ?? ((geometry?["coordinates"] as? [[[Double]]])?.flatMap { $0 } ?? [])
+        }
+        #expect(points.allSatisfy { (29.9...31.3).contains($0[0]) && (50.0...50.9).contains($0[1]) }, "inside the region cut")
+        #expect(points.contains { abs($0[1] - 50.45) < 0.01 && abs($0[0] - 30.57) < 0.02 }, "the Dnipro at Kyiv's centre")
+    }
 }

@@ -170,6 +170,12 @@ struct TileRouteTests {
         try await fixture.test { client in
             let html = String(decoding: try await client.get("/").body, as: UTF8.self)
             #expect(html.contains(#""baseMap":null"#))
+            // Without one, the page draws the offline layer it is served.
+            let layer = try await client.get("/v1/basemap.geojson")
+            #expect(layer.status == .ok && layer.headers[.contentType] == "application/geo+json" && layer.headers[.cacheControl] == "public, max-age=86400")
+            #expect(layer.json["type"] as? String == "FeatureCollection" && (layer.json["features"] as? [Any])?.count ?? 0 > 5)
+            #expect((layer.json["source"] as? String)?.contains("GSHHG") == true)
+            #expect(html.contains("/v1/basemap.geojson") && html.contains("GSHHG"), "the page loads it and credits it")
         }
     }
 
