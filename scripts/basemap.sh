@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 region=29.9/31.3/50.0/50.9
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gmt coast -R"$region" -Df -Ia -M > "$work/rivers.txt"
-gmt coast -R"$region" -Df -W -A0+l -M > "$work/lakes.txt"
+# GMT leaves a gmt.history in the directory it runs in: the work directory.
+(cd "$work" && gmt coast -R"$region" -Df -Ia -M > rivers.txt && gmt coast -R"$region" -Df -W -A0+l -M > lakes.txt)
 python3 - "$work/rivers.txt" "$work/lakes.txt" "$region" > Sources/Server/Map/basemap.geojson <<'PY'
 import json, sys
 

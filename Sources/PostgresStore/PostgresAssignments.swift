@@ -4,9 +4,9 @@ import ReportModel
 import StorePorts
 
 /// Who checks which report, on PostgreSQL: as on SQLite, one active row per report (a
-/// partial unique index), ended rows kept, both ends in the report's history. Two
-/// replicas assigning the same report at once: the second insert meets the index and its
-/// transaction fails, so the report never holds two active assignees.
+/// partial unique index), ended rows kept, both ends in the report's history. Every
+/// writer holds the change counter's row to its commit, so two replicas' assignments of
+/// one report take turns and the second sees the first; the index is a backstop.
 enum AssignmentSchema {
     static let migration: (identifier: String, statements: [String]) = (
         "v9: assignments, in the reports' history",
@@ -37,6 +37,8 @@ enum AssignmentSchema {
             "CREATE UNIQUE INDEX assignment_active ON assignment (report_id) WHERE ended_at IS NULL",
             "CREATE INDEX assignment_account ON assignment (account_id, position) WHERE ended_at IS NULL",
             "CREATE INDEX assignment_report ON assignment (report_id, id)",
+            // An account's notifications read its ended assignments too.
+            "CREATE INDEX assignment_holder ON assignment (account_id, id)",
         ])
 
     static let columns = """

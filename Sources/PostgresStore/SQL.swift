@@ -48,7 +48,7 @@ struct SQL: Sendable {
         if let types = filter.objectTypes { conditions.append("object_type = ANY(\(bind(types)))") }
         switch filter.assignee {
         case nil: break
-        case .none?: conditions.append("NOT EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL)")
+        case .unassigned?: conditions.append("NOT EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL)")
         case .account(let id)?:
             conditions.append("EXISTS (SELECT 1 FROM assignment a WHERE a.report_id = report.id AND a.ended_at IS NULL AND a.account_id = \(bind(id)))")
         }

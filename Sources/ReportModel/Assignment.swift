@@ -55,7 +55,7 @@ public struct Assignment: Sendable, Hashable {
 /// Which reports a listing takes by their assignee.
 public enum AssigneeFilter: Sendable, Hashable {
     /// Those nobody is assigned to.
-    case none
+    case unassigned
     /// Those assigned to this account.
     case account(Int64)
 }
@@ -63,11 +63,12 @@ public enum AssigneeFilter: Sendable, Hashable {
 /// An assignment the report's state does not allow (HTTP 409): the report is closed, is
 /// someone else's to check, or has nobody assigned.
 public struct AssignmentConflict: Error, Sendable, Hashable, CustomStringConvertible {
-    public var reportID: Int64
+    /// The report at issue; nil when the conflict is the list's (its order, its size).
+    public var reportID: Int64?
     public var reason: String
-    public init(reportID: Int64, reason: String) {
+    public init(reportID: Int64?, reason: String) {
         self.reportID = reportID
         self.reason = reason
     }
-    public var description: String { "report \(reportID): \(reason)" }
+    public var description: String { reportID.map { "report \($0): \(reason)" } ?? reason }
 }

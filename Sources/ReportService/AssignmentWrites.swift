@@ -29,6 +29,13 @@ public struct Assignee: Sendable, Hashable {
 /// own. Each start and end is the report's history row and change, in the transaction of
 /// its cause; a report that closes, is hidden or is deleted ends its assignment with it.
 extension ReportService {
+    /// Throws unless `caller` may assign reports to account `userID` at all: supervisors
+    /// to anyone, an inspector only to themselves. Checked before the account is looked
+    /// up, so that an inspector learns nothing of others' accounts from the refusal.
+    public func checkMayAssign(to userID: Int64, by caller: Caller) throws {
+        guard caller.isStaff || caller.author.accountID == userID else { throw Forbidden(reason: "an inspector assigns reports only to themselves") }
+    }
+
     /// Assigns report `id` to `assignee`; the active assignment when it is theirs already
     /// (nothing written).
     public func assign(_ id: Int64, to assignee: Assignee, note: String?, by caller: Caller, now: Date = Date()) async throws -> Assignment {
@@ -51,8 +58,11 @@ extension ReportService {
         return try await commits.perform { [self] t in
             var actives: [Assignment?] = [], problems: [ValidationError] = []
             for (i, id) in ids.enumerated() {
-                do { actives.append(try checkAssignment(id, to: assignee, by: caller, t)) } catch {
-                    problems.append(ValidationError(field: "report_ids[\(i)]", Self.refusal(error)))
+                do { actives.append(try checkAssignment(id, to: assignee, by: caller, t)) } catch let refused as ReportNotFound {
+                    problems.append(ValidationError(field: "report_ids[\(i)]", "report \(refused.id) does not exist or is hidden"))
+                    actives.append(nil)
+                } catch let refused as AssignmentConflict {
+                    problems.append(ValidationError(field: "report_ids[\(i)]", refused.description))
                     actives.append(nil)
                 }
             }
@@ -91,7 +101,7 @@ extension ReportService {
                 let parts = [missing.isEmpty ? nil : "leaves out \(missing.prefix(10).map(String.init).joined(separator: ", "))",
                              foreign.isEmpty ? nil : "lists \(foreign.prefix(10).map(String.init).joined(separator: ", ")), not assigned to you",
                              Set(reportIDs).count == reportIDs.count ? nil : "lists a report twice"].compactMap { $0 }
-                throw AssignmentConflict(reportID: 0, reason: "the order must list each of your \(current.count) assigned reports once: it " + parts.joined(separator: "; ") + "; read /v1/me/assignments again")
+                throw AssignmentConflict(reportID: nil, reason: "the order must list each of your \(current.count) assigned reports once: it " + parts.joined(separator: "; ") + "; read /v1/me/assignments again")
             }
             let ordered = reportIDs.map { byReport[$0]! }
             try t.reorderAssignments(ordered.map(\.id))
@@ -135,16 +145,7 @@ extension ReportService {
     private func checkRoom(for assignee: Assignee, adding count: Int, _ t: any ReportTransaction) throws {
         let held = try t.assignments(of: assignee.id).count
         guard held + count <= Assignment.maxPerAccount else {
-            throw AssignmentConflict(reportID: 0, reason: "account \(assignee.id) would hold \(held + count) reports to check; at most \(Assignment.maxPerAccount)")
-        }
-    }
-
-    private static func refusal(_ error: any Error) -> String {
-        switch error {
-        case let e as ReportNotFound: "report \(e.id) does not exist or is hidden"
-        case let e as AssignmentConflict: e.description
-        case let e as Forbidden: e.reason
-        default: "\(error)"
+            throw AssignmentConflict(reportID: nil, reason: "account \(assignee.id) would hold \(held + count) reports to check; at most \(Assignment.maxPerAccount)")
         }
     }
 }

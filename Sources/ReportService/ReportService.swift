@@ -106,7 +106,9 @@ public final class ReportService: Sendable {
         else { return .remove(id: report.id) }
         return .set(
             id: report.id,
-            ReportTally.Entry(phones: report.phones, district: district, objectType: type, month: Int(CivilCalendar.month(milliseconds: report.createdMilliseconds)), status: status))
+            ReportTally.Entry(
+                phones: report.phones, district: district, objectType: type, month: Int(CivilCalendar.month(milliseconds: report.createdMilliseconds)),
+                status: status, second: ReportTally.Entry.second(report.createdMilliseconds)))
     }
 
     // MARK: Writes
@@ -154,9 +156,9 @@ public final class ReportService: Sendable {
     /// Deletes report `id` from the store and the index (its history stays).
     public func delete(id: Int64, now: Date = Date()) throws {
         try commits.performWaiting { [self] t in
+            try endAssignmentIfDone(id, open: false, why: "the report is deleted", t, author: .system, now: now)
             let before = try t.delete(id, author: .system, now: now)
             try endCampaignsIfPostersGone(before.phones, t, now: now)
-            try endAssignmentIfDone(id, open: false, why: "the report is deleted", t, author: .system, now: now)
             return ((), effect(removed: before))
         }
     }
@@ -235,15 +237,16 @@ public final class ReportService: Sendable {
     /// account, or all of them less the assigned ones. Object types are no index's to
     /// count; a listing by them (Open311's) does not count.
     public func count(_ filter: ReportFilter) async throws -> Int {
-        precondition(filter.objectTypes == nil, "the index does not count by object type")
+        guard filter.objectTypes == nil else { throw ValidationError(field: "service_code", "a listing by object type is not counted") }
         if let assignee = filter.assignee {
             var base = filter
             base.assignee = nil
             switch assignee {
             case .account(let id): return try await read { try await $0.count(matching: filter, ids: try await $0.assignments(of: id).map(\.reportID)) }
-            case .none:
+            case .unassigned:
+                // Two reads and the index, which may be a write apart: never below none.
                 let assigned = try await read { try await $0.count(matching: base, ids: try await $0.assignedReports()) }
-                return try await count(base) - assigned
+                return max(0, try await count(base) - assigned)
             }
         }
         let statuses = try self.filter(statuses: filter.statuses, created: filter.created)
@@ -274,9 +277,22 @@ public final class ReportService: Sendable {
     /// Reports by a phone fragment or id (exact id first, then newest), and how many match:
     /// for three or four digits the tally's count (the store would read every match), which
     /// follows a write as the index does, just after its commit.
+    ///
+    /// A first page of three or four digits comes from the tally's newest matches (the
+    /// store then reads those rows by id), unless the tally keeps too few of them.
     public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
-        guard let matched = tally.fragmentCount(try Phone.searchFragment(text)) else { return try await stored.search(text, limit: limit) }
-        return (try await read { try await $0.search(text, limit: limit) }, matched)
+        let digits = try Phone.searchFragment(text)
+        guard let matched = tally.fragmentCount(digits) else { return try await stored.search(text, limit: limit) }
+        guard limit > 0, let (newest, _) = tally.newestMatches(digits, limit: limit + 1) else {
+            return (try await read { try await $0.search(text, limit: limit) }, matched)
+        }
+        let exact = Phone.exactID(digits)
+        return try await read { storage in
+            var first: Report?
+            if let exact { first = try await storage.report(id: exact) }
+            let rest = newest.filter { $0 != exact }.prefix(limit - (first == nil ? 0 : 1))
+            return ((first.map { [$0] } ?? []) + (try await storage.reports(ids: Array(rest))), matched)
+        }
     }
 
     /// A page of a filtered listing in id order after the cursor: the store's box paths

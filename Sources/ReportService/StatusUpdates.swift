@@ -4,7 +4,7 @@ import ReportModel
 /// One status change of a public report, as anyone may see it (no author, no note): what
 /// Open311's service request updates list.
 public struct StatusUpdate: Sendable, Hashable {
-    /// The history row's number.
+    /// The change's number: the update's id, and the cursor to read on after it.
     public var seq: Int64
     public var reportID: Int64
     public var at: Date
@@ -14,15 +14,16 @@ public struct StatusUpdate: Sendable, Hashable {
 
 extension ReportService {
     /// The status changes of public reports made from `start` to `end` (both included),
-    /// oldest first, at most `limit`.
+    /// oldest first, at most `limit`; with `after`, only those after that change (a
+    /// client reads on from the last it got, whatever their times).
     ///
     /// They are read from the change log, which is kept in the order of commits: the first
     /// change at or after `start` is found by bisection over its numbers (a few reads
     /// however long the log), then the log is read forward in pages until `end`. A change
     /// log pruned by retention no longer holds what it forgot.
-    public func statusUpdates(from start: Date, to end: Date, limit: Int) async throws -> [StatusUpdate] {
+    public func statusUpdates(from start: Date, to end: Date, after: Int64? = nil, limit: Int) async throws -> [StatusUpdate] {
         guard limit > 0, start <= end else { return [] }
-        var cursor = try await changeCursor(before: start)
+        var cursor = try await max(after ?? 0, changeCursor(before: start))
         var updates: [StatusUpdate] = []
         while updates.count < limit {
             let page = try await read { try await $0.changes(after: cursor, limit: Self.statusUpdatePage) }.rows
@@ -64,7 +65,7 @@ extension ReportService {
         let visible = Set(reports.map(\.id))
         return steps.compactMap { step in
             guard visible.contains(step.reportID), let seq = step.historySeq, let entry = entries[seq], let to = entry.toStatus else { return nil }
-            return StatusUpdate(seq: seq, reportID: step.reportID, at: entry.at, fromStatus: entry.fromStatus, toStatus: to)
+            return StatusUpdate(seq: step.seq, reportID: step.reportID, at: entry.at, fromStatus: entry.fromStatus, toStatus: to)
         }
     }
 }

@@ -77,6 +77,11 @@ extension ReportTally.Entry {
     init(_ marker: TallyMarker) {
         self.init(
             phones: marker.phones, district: marker.district, objectType: marker.objectType,
-            month: Int(CivilCalendar.month(milliseconds: marker.createdAt)), status: marker.status)
+            month: Int(CivilCalendar.month(milliseconds: marker.createdAt)), status: marker.status, second: Self.second(marker.createdAt))
+    }
+
+    /// A creation time's second, as searches order by it (rounded down, as the stores do).
+    static func second(_ milliseconds: Int64) -> Int64 {
+        milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
     }
 }

@@ -122,9 +122,10 @@ extension ReportService {
         let note = try Self.note(note, required: true)!
         return try await commits.perform { [self] t in
             guard try t.hidden(id) == nil else { throw ReportHidden(id: id, hidden: true) }
+            // Its assignment ends first: the hiding is the last the public hears of it.
+            try endAssignmentIfDone(id, open: false, why: "the report is hidden", t, author: caller.author, now: now)
             let before = try t.hide(id, note: note, author: caller.author, now: now)
             try endCampaignsIfPostersGone(before.phones, t, now: now)
-            try endAssignmentIfDone(id, open: false, why: "the report is hidden", t, author: caller.author, now: now)
             return (try t.hidden(id)!, effect(removed: before))
         }
     }

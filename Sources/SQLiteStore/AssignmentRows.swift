@@ -45,6 +45,8 @@ extension Schema {
             CREATE UNIQUE INDEX assignment_active ON assignment(report_id) WHERE ended_at IS NULL;
             CREATE INDEX assignment_account ON assignment(account_id, position) WHERE ended_at IS NULL;
             CREATE INDEX assignment_report ON assignment(report_id, id);
+            -- An account's notifications read its ended assignments too.
+            CREATE INDEX assignment_holder ON assignment(account_id, id);
             """)
     }
 }

@@ -113,7 +113,7 @@ extension SQLiteReports {
         let box = filter.box ?? .world
         let (assigneeMode, assignee): (Int, Int64?) = switch filter.assignee {
         case nil: (0, nil)
-        case .none?: (1, nil)
+        case .unassigned?: (1, nil)
         case .account(let id)?: (2, id)
         }
         // Encoding strings as JSON cannot fail.

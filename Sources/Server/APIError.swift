@@ -114,7 +114,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as PhoneNotFound: return APIError(.notFound, code: "not_found", message: e.description, field: "number")
         case let e as PhoneStatusConflict: return APIError(.conflict, code: "phone_status_conflict", message: e.description, field: "number")
         case let e as CampaignConflict: return APIError(.conflict, code: "autodial_conflict", message: e.description, field: "number")
-        case let e as AssignmentConflict: return APIError(.conflict, code: "assignment_conflict", message: e.description, field: e.reportID == 0 ? nil : "id")
+        case let e as AssignmentConflict: return APIError(.conflict, code: "assignment_conflict", message: e.description, field: e.reportID == nil ? nil : "id")
         case let e as TransitionNotAllowed: return APIError(.conflict, code: "transition_not_allowed", message: e.description, field: "to")
         case let e as ReportHidden: return APIError(.conflict, code: e.hidden ? "hidden" : "not_hidden", message: e.description, field: "id")
         case let e as PreconditionFailed: return APIError(.preconditionFailed, code: "precondition_failed", message: e.description, field: "If-Match")

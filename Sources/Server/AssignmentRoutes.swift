@@ -20,6 +20,7 @@ struct AssignmentRoutes {
         router.handle(.assign) { request, _, context, identity in
             let id = try ReportRoutes.reportID(context)
             let body = try await AssignmentRequest.read(request)
+            try service.checkMayAssign(to: body.userID, by: identity.caller)
             let assignment = try await service.assign(id, to: try await assignee(body.userID), note: body.note, by: identity.caller)
             return try Responses.private(try await view(assignment), status: .created)
         }

@@ -38,6 +38,13 @@ extension Endpoint {
         name: "service_request_id", location: .path, required: true, description: "A report's id.",
         schema: ["type": "string", "pattern": "^[1-9][0-9]{0,9}$"])
 
+    /// `after`, this server's extension: read on past a full answer.
+    static func open311After(_ of: String) -> Parameter {
+        Parameter(
+            name: "after", description: "An extension: only \(of) after this id (the last of an answer of \(Open311Query.maxAnswers), to read on).",
+            schema: ["type": "string", "pattern": "^[1-9][0-9]{0,17}$"])
+    }
+
     static func open311Dates(_ of: String) -> [Parameter] {
         ["start_date", "end_date"].map { name in
             Parameter(
@@ -57,8 +64,8 @@ extension Endpoint {
                     schema: ["type": "string", "pattern": .string("^[1-9][0-9]{0,9}(,[1-9][0-9]{0,9}){0,\(Open311Query.maxIDs - 1)}$")]),
                 Parameter(name: "service_code", description: "Services (object types), separated by commas.", schema: ["type": "string", "maxLength": 1_200], listsObjectTypes: true),
                 Parameter(name: "status", description: "`open`, `closed` or both, separated by commas.", schema: ["type": "string", "pattern": "^(open|closed)(,(open|closed))*$"]),
-            ] + open311Dates("filing time (requested_datetime)"),
-            summary: "Public reports as Open311 service requests, in id order: those listed by `service_request_id`, or those of the services, open or closed, filed in the window. At most \(Open311Query.maxAnswers) an answer: a client reads on with a later `start_date`.",
+            ] + open311Dates("filing time (requested_datetime)") + [open311After("requests (by `service_request_id`)")],
+            summary: "Public reports as Open311 service requests, in id order: those listed by `service_request_id`, or those of the services, open or closed, filed in the window. At most \(Open311Query.maxAnswers) an answer: a client reads on with `after`, the last `service_request_id` it got.",
             answer: "`[request]`, each as `requests/{id}` gives it; a bad parameter is a 400 naming it.", schema: "Open311Requests")
     }
 
@@ -81,8 +88,8 @@ extension Endpoint {
                 summary: "A public report as an Open311 service request: `open` or `closed` by its status (the status itself in `status_notes`), its object type as the service, its balance holder as the agency, its first photo as `media_url`. Never the filer.",
                 answer: "`[request]`; a report that is not public, or none, is a 404.", schema: "Open311Requests"),
             open311(
-                "servicerequestupdates", format: format, parameters: open311Dates("update"),
-                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer; read on with a later `start_date`). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
+                "servicerequestupdates", format: format, parameters: open311Dates("update") + [open311After("updates (by `update_id`)")],
+                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer; read on with `after`, the last `update_id`). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
                 answer: "`[request_update]` (XML: `<service_request_updates><request_update>`); a bad date is a 400 naming it.", schema: "Open311Updates"),
         ]
     }

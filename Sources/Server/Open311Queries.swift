@@ -13,6 +13,8 @@ struct Open311Query {
     var filter = ReportFilter()
     /// The `start_date`/`end_date` window.
     var window: ClosedRange<Date>
+    /// `after`, an extension: only what comes after this id (a report's, or an update's).
+    var after: Int64?
 
     /// GeoReport's longest window, and the default when a client gives no dates.
     static let maxDays = 90
@@ -30,6 +32,7 @@ struct Open311Query {
         window = now.addingTimeInterval(-Double(Self.maxDays) * 86_400)...now
         note { () throws(ValidationError) in window = try Self.window(query, now: now) }
         note { () throws(ValidationError) in ids = try query["service_request_id"].map(Self.ids) }
+        note { () throws(ValidationError) in after = try Self.after(query) }
         note { () throws(ValidationError) in filter.objectTypes = try Self.codes(query["service_code"], field: "service_code", among: reference.objectTypes.map(\.code)) }
         note { () throws(ValidationError) in
             filter.statuses = try Self.codes(query["status"], field: "status", among: ["open", "closed"]).map { wanted in
@@ -61,6 +64,15 @@ struct Open311Query {
             guard end.timeIntervalSince(start) <= span else { throw ValidationError(field: "end_date", "must be at most \(maxDays) days after start_date") }
             return start...end
         }
+    }
+
+    /// `after`: an id from 1, digits only.
+    static func after(_ query: QueryParameters) throws(ValidationError) -> Int64? {
+        guard let text = query["after"] else { return nil }
+        guard text.first != "0", (1...18).contains(text.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
+            throw ValidationError(field: "after", "must be the id of the last request or update read: 1 to 18 digits, the first not 0; got \"\(text.prefix(20))\"")
+        }
+        return id
     }
 
     /// A comma-separated list of report ids, at most ``maxIDs``, each given once.

@@ -43,8 +43,8 @@ struct Open311Routes {
                 return [try await serviceRequest(report, base: OGCRoutes.base(request, publicURL: publicURL))]
             }
             on(router, "servicerequestupdates", format, root: "service_request_updates") { request, query, _ in
-                let window = try Open311Query.window(query, now: Date())
-                let updates = try await service.statusUpdates(from: window.lowerBound, to: window.upperBound, limit: Open311Query.maxAnswers)
+                let (window, after) = (try Open311Query.window(query, now: Date()), try Open311Query.after(query))
+                let updates = try await service.statusUpdates(from: window.lowerBound, to: window.upperBound, after: after, limit: Open311Query.maxAnswers)
                 return .array(updates.map { Open311Documents.update($0, reference) })
             }
         }
@@ -54,7 +54,7 @@ struct Open311Routes {
     /// those its filter takes, in id order, at most ``Open311Query/maxAnswers``.
     private func requests(_ query: Open311Query, base: String) async throws -> JSONValue {
         let reports = if let ids = query.ids { try await service.reports(ids: ids) } else {
-            try await service.page(query.filter, after: nil, limit: Open311Query.maxAnswers)
+            try await service.page(query.filter, after: query.after, limit: Open311Query.maxAnswers)
         }
         var answer: [JSONValue] = []
         for report in reports { answer.append(try await serviceRequest(report, base: base)) }

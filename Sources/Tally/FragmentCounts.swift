@@ -6,9 +6,30 @@
 ///
 /// A fragment of three digits is slot `0..<1,000` (its value), one of four is slot
 /// `1,000 + value`. A report counts once per fragment however often it holds it.
+///
+/// Each slot also keeps its newest reports, up to ``kept``: what a search's first page
+/// answers, newest first, without the store walking thousands of matches (at 10,000,000
+/// reports `3804` took 117 ms from SQLite's trigram index). The list is always the exact
+/// start of the slot's reports in that order: a report goes in when it is newer than the
+/// list's last, or when the list holds every report of the slot; a report taken out
+/// leaves the rest a correct, shorter start. A search asks for no more than the list
+/// holds, or goes to the store.
 struct FragmentCounts {
     static let slots = 11_000
+    /// The newest reports kept per fragment: a first page of 50, and room for removals.
+    static let kept = 64
     private var counts = [UInt32](repeating: 0, count: slots)
+    /// Each slot's newest reports, newest first.
+    private var newest = [[Match]](repeating: [], count: slots)
+    /// The report being counted in or out (``begin(_:)``).
+    private var current = Match(second: 0, id: 0)
+
+    /// A report as a search orders it: the newer creation second first, then the higher id.
+    struct Match: Comparable {
+        var second: Int64
+        var id: Int64
+        static func < (a: Match, b: Match) -> Bool { (a.second, a.id) < (b.second, b.id) }
+    }
     /// Each interned number's fragment slots (with repeats), by the tally's number.
     private var numberSlots: [[UInt16]] = []
     /// The report each slot was last counted for (a generation), so that a report counts
@@ -18,10 +39,23 @@ struct FragmentCounts {
 
     /// The count for `digits` (ASCII digits), or nil when it is not three or four long.
     func count(of digits: some StringProtocol) -> Int? {
+        Self.slot(of: digits).map { Int(counts[$0]) }
+    }
+
+    /// The ids of the newest `limit` reports holding `digits` (fewer when fewer do), newest
+    /// first; nil when the fragment is not three or four digits or the list is too short.
+    func newest(of digits: some StringProtocol, limit: Int) -> [Int64]? {
+        guard let slot = Self.slot(of: digits) else { return nil }
+        let list = newest[slot]
+        guard list.count >= min(limit, Int(counts[slot])) else { return nil }
+        return list.prefix(limit).map(\.id)
+    }
+
+    static func slot(of digits: some StringProtocol) -> Int? {
         let bytes = Array(digits.utf8)
         guard (3...4).contains(bytes.count), bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
         let value = bytes.reduce(0) { $0 * 10 + Int($1 - 48) }
-        return Int(counts[bytes.count == 3 ? value : 1_000 + value])
+        return bytes.count == 3 ? value : 1_000 + value
     }
 
     /// Learns the fragments of a newly interned number (numbered in order from 0).
@@ -29,9 +63,11 @@ struct FragmentCounts {
         numberSlots.append(Self.slots(of: number.utf8))
     }
 
-    /// Starts counting a report in or out: its fragments then count once each, however
-    /// many of its numbers hold them (``add(number:by:)``, ``add(id:by:)``).
-    mutating func begin() {
+    /// Starts counting report `id`, created in `second` (since 1970), in or out: its
+    /// fragments then count once each, however many of its numbers hold them
+    /// (``add(number:by:)``, ``add(id:by:)``).
+    mutating func begin(id: Int64, second: Int64) {
+        current = Match(second: second, id: id)
         generation &+= 1
         if generation == 0 {
             seen = [UInt32](repeating: 0, count: Self.slots)
@@ -55,7 +91,27 @@ struct FragmentCounts {
         let i = Int(slot)
         guard seen[i] != generation else { return }
         seen[i] = generation
-        counts[i] = UInt32(Int(counts[i]) + delta)
+        let before = Int(counts[i])
+        counts[i] = UInt32(before + delta)
+        if delta > 0 { keep(current, in: i, heldBefore: before) } else { drop(current.id, from: i) }
+    }
+
+    /// Puts a report counted in into the slot's list, if the list stays an exact start.
+    private mutating func keep(_ match: Match, in slot: Int, heldBefore: Int) {
+        let list = newest[slot]
+        guard list.count == heldBefore || match > list[list.count - 1] else { return }
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle] > match { low = middle + 1 } else { high = middle }
+        }
+        guard low < Self.kept else { return }
+        newest[slot].insert(match, at: low)
+        if newest[slot].count > Self.kept { newest[slot].removeLast() }
+    }
+
+    private mutating func drop(_ id: Int64, from slot: Int) {
+        if let at = newest[slot].firstIndex(where: { $0.id == id }) { newest[slot].remove(at: at) }
     }
 
     static func slots(of text: some Sequence<UInt8>) -> [UInt16] {

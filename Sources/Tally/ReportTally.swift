@@ -25,9 +25,11 @@ public final class ReportTally: @unchecked Sendable {
         public var objectType: Int
         public var month: Int
         public var status: Int
+        /// When it was created, in seconds since 1970: a search's first page is the newest.
+        public var second: Int64
 
-        public init(phones: [String], district: Int, objectType: Int, month: Int, status: Int) {
-            (self.phones, self.district, self.objectType, self.month, self.status) = (phones, district, objectType, month, status)
+        public init(phones: [String], district: Int, objectType: Int, month: Int, status: Int, second: Int64) {
+            (self.phones, self.district, self.objectType, self.month, self.status, self.second) = (phones, district, objectType, month, status, second)
         }
     }
 
@@ -70,6 +72,8 @@ public final class ReportTally: @unchecked Sendable {
         var district: UInt16 = 0
         var objectType: UInt16 = 0
         var month: UInt16 = 0
+        /// The creation second, held to 1970…2106 (four bytes a report).
+        var second: UInt32 = 0
 
         subscript(i: Int) -> UInt32 {
             get { [p0, p1, p2, p3, p4][i] }
@@ -81,6 +85,7 @@ public final class ReportTally: @unchecked Sendable {
             count = UInt8(phones.count)
             (district, status, objectType) = (UInt16(entry.district), UInt8(entry.status), UInt16(entry.objectType))
             month = UInt16(clamping: entry.month)
+            second = UInt32(clamping: entry.second)
             if phones.count > 0 { p0 = phones[0] }
             if phones.count > 1 { p1 = phones[1] }
             if phones.count > 2 { p2 = phones[2] }
@@ -153,7 +158,7 @@ public final class ReportTally: @unchecked Sendable {
             guard (0...Int64(UInt32.max)).contains(id), let refs = withLookup({ $0(UInt32(id)) }) else { return nil }
             return Entry(
                 phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), objectType: Int(refs.objectType),
-                month: Int(refs.month), status: Int(refs.status))
+                month: Int(refs.month), status: Int(refs.status), second: Int64(refs.second))
         }
     }
 
@@ -161,6 +166,16 @@ public final class ReportTally: @unchecked Sendable {
     /// numbers or in their id; nil for another fragment (see ``FragmentCounts``).
     public func fragmentCount(_ digits: some StringProtocol) -> Int? {
         lock.read { fragments.count(of: digits) }
+    }
+
+    /// The newest reports holding `digits` (three or four digits) in a number or their id,
+    /// newest first (by creation second, then id), at most `limit`, with how many hold it;
+    /// nil when the fragment is another or the tally keeps too few (see ``FragmentCounts``).
+    public func newestMatches(_ digits: some StringProtocol, limit: Int) -> (ids: [Int64], count: Int)? {
+        lock.read {
+            guard let ids = fragments.newest(of: digits, limit: limit), let count = fragments.count(of: digits) else { return nil }
+            return (ids, count)
+        }
     }
 
     // MARK: Rankings
@@ -378,7 +393,7 @@ public final class ReportTally: @unchecked Sendable {
         let refs = Refs(entry.phones.prefix(Self.maxPhones).map(intern), entry)
         storage[i] = refs
         refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }
-        countFragments(refs, id: id, by: 1)
+        countFragments(refs, id: id, second: Int64(refs.second), by: 1)
         reportCount += 1
     }
 
@@ -386,14 +401,14 @@ public final class ReportTally: @unchecked Sendable {
         guard let i = index(id, making: false), storage[i].count > 0 else { return }
         let old = storage[i]
         old.forEach { totals[Int($0) * statusCount + Int(old.status)] -= 1 }
-        countFragments(old, id: id, by: -1)
+        countFragments(old, id: id, second: Int64(old.second), by: -1)
         storage[i] = Refs()
         reportCount -= 1
     }
 
     /// Counts a report's fragments in or out.
-    private func countFragments(_ refs: Refs, id: Int64, by delta: Int) {
-        fragments.begin()
+    private func countFragments(_ refs: Refs, id: Int64, second: Int64, by delta: Int) {
+        fragments.begin(id: id, second: second)
         refs.forEach { fragments.add(number: $0, by: delta) }
         fragments.add(id: id, by: delta)
     }

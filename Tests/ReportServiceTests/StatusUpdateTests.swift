@@ -51,6 +51,16 @@ struct StatusUpdateTests {
             let found = try await service.statusUpdates(from: start, to: stop, limit: limit).map { Step(id: $0.reportID, at: $0.at, from: $0.fromStatus, to: $0.toStatus) }
             #expect(found == expected, "\(start)…\(stop), limit \(limit)")
         }
+        // Read on by pages of 7 after the last one got: every update of the window once, in order.
+        var paged: [StatusUpdate] = [], after: Int64?
+        while true {
+            let page = try await service.statusUpdates(from: base - 1, to: end, after: after, limit: 7)
+            paged += page
+            guard page.count == 7 else { break }
+            after = page.last?.seq
+        }
+        #expect(paged.map { Step(id: $0.reportID, at: $0.at, from: $0.fromStatus, to: $0.toStatus) } == visible.filter { $0.at <= end })
+        #expect(paged.map(\.seq) == paged.map(\.seq).sorted() && Set(paged.map(\.seq)).count == paged.count)
         #expect(try await service.statusUpdates(from: end.addingTimeInterval(1), to: end.addingTimeInterval(99), limit: 10) == [], "after the last")
         #expect(try await service.statusUpdates(from: end, to: base, limit: 10) == [], "an empty window")
     }

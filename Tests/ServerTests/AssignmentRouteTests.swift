@@ -86,6 +86,7 @@ struct AssignmentRouteTests {
             let refused: [(HTTPRequest.Method, String, [String: Any]?, String?, HTTPResponse.Status)] = [
                 (.post, "/v1/reports/\(ids[0])/assignment", ["user_id": anna.id], anna.token, .conflict),  // Borys has it
                 (.post, "/v1/reports/\(ids[1])/assignment", ["user_id": borys.id], anna.token, .forbidden),  // for someone else
+                (.post, "/v1/reports/\(ids[1])/assignment", ["user_id": 999], anna.token, .forbidden),  // nothing learnt of account 999
                 (.delete, "/v1/reports/\(ids[0])/assignment", nil, anna.token, .forbidden),  // not hers
                 (.delete, "/v1/reports/\(ids[1])/assignment", nil, boss.token, .conflict),  // nobody has it
                 (.post, "/v1/reports/\(ids[1])/assignment", ["user_id": admin.id], boss.token, .unprocessableContent),  // an administrator checks nothing

@@ -252,6 +252,10 @@ struct Open311Tests {
             // One answer checked whole: the schema, and its XML twin.
             let window = "start_date=\(URLText.encode(RFC3339.string(from: times[100])))&end_date=\(URLText.encode(RFC3339.string(from: times[100].addingTimeInterval(80 * 86_400))))"
             try await Self.answers(client, "requests", query: window, schema: "request.json", array: true)
+            // Read on with after: the same window past a report's id.
+            let all = try Self.ids(try await client.get("/open311/v2/requests.json?" + window))
+            #expect(all.count > 3)
+            #expect(try Self.ids(try await client.get("/open311/v2/requests.json?" + window + "&after=\(all[2])")) == Array(all.dropFirst(3)))
             // By ids: those listed, in their order, each once; an unknown one left out.
             let some = [fixture.reports[7].id, fixture.reports[3].id, 99_999_999, fixture.reports[7].id]
             let byID = try await client.get("/open311/v2/requests.json?service_request_id=\(some.map(String.init).joined(separator: ","))&status=closed&\(window)")
@@ -279,6 +283,7 @@ struct Open311Tests {
                 ("service_request_id=1,,2", ["service_request_id"]),
                 ("service_request_id=0", ["service_request_id"]),
                 ("status=open,", ["status"]),
+                ("after=0&status=closed", ["after"]),
             ]
             for (query, fields) in cases {
                 let answer = try await client.get("/open311/v2/requests.json?" + query)
@@ -315,8 +320,10 @@ struct Open311Tests {
             #expect(items.map { $0["external_status_code"] as? String } == expected.map(\.1))
             #expect(items.map { $0["status"] as? String } == expected.map { Open311Documents.state($0.1, reference) })
             #expect(items.map { $0["status"] as? String } == ["investigating", "no_further_action"])
-            let history = try fixture.store.history(of: expected[0].0)
-            #expect(items.first?["update_id"] as? String == history.last.map { String($0.seq) })
+            // update_id is the change's number: reading on after the first gives the rest.
+            let first = try #require(items.first?["update_id"] as? String)
+            let rest = try await client.get("/open311/v2/servicerequestupdates.json?" + window + "&after=" + first)
+            #expect((try JSONSerialization.jsonObject(with: rest.body) as? [[String: Any]])?.compactMap { $0["update_id"] as? String } == items.dropFirst().compactMap { $0["update_id"] as? String })
             #expect(!answer.bodyText.contains("таємна") && !answer.bodyText.contains("Supervisor") && !answer.bodyText.contains("supervisor3"))
             try await Self.answers(client, "servicerequestupdates", query: window, schema: nil)
             // A window before the changes holds none of them.

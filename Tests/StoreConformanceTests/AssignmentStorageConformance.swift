@@ -98,7 +98,7 @@ struct AssignmentStorageConformance {
         let visible = r.filter { $0 != r[3] }
         for (filter, expected) in [
             (AssigneeFilter.account(11), visible.filter { holds[$0] == 11 }), (.account(12), visible.filter { holds[$0] == 12 }),
-            (.none, visible.filter { holds[$0] == nil }), (.account(99), []),
+            (.unassigned, visible.filter { holds[$0] == nil }), (.account(99), []),
         ] {
             let f = ReportFilter(assignee: filter)
             #expect(try await storage.reports(matching: f, after: 0, limit: 100).map(\.id) == expected, "\(filter)")
