@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 
 /// `posterwatch serve` read by GDAL (Debian's gdal-bin, which `make test` installs), as a
 /// GIS analyst's QGIS or ogr2ogr would read it.
@@ -10,18 +11,9 @@ import Testing
 struct GDALTests {
     /// Runs a GDAL tool; its standard output.
     static func gdal(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(tool) \(arguments.joined(separator: " ")): \(errors)")
-        return String(decoding: data, as: UTF8.self)
+        let run = try ToolRun.run("/usr/bin/\(tool)", arguments)
+        #expect(run.status == 0, "\(tool) \(arguments.joined(separator: " ")): \(run.errors)")
+        return run.text
     }
 
     /// Reads `source` with ogr2ogr and writes it as GeoJSON text sequences (which GDAL

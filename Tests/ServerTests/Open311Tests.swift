@@ -18,19 +18,8 @@ struct Open311Tests {
 
     /// Runs `check.py` with `arguments` on `input`; its complaint, or nil when it passes.
     static func check(_ arguments: [String], input: Data) throws -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", folder.appendingPathComponent("check.py").path] + arguments
-        let stdin = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let complaint = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? nil : complaint
+        let run = try ToolRun.run("python3", [folder.appendingPathComponent("check.py").path] + arguments, input: input)
+        return run.status == 0 ? nil : run.errors
     }
 
     /// The JSON answer at `path` valid against `schema`, and the XML one at the same path
@@ -395,17 +384,8 @@ struct Open311Tests {
 
     /// Runs a Python script; its standard output, or an error with its complaint.
     static func python(_ script: String, arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: complaint]) }
-        return String(decoding: data, as: UTF8.self)
+        let run = try ToolRun.run("python3", ["-c", script] + arguments)
+        guard run.status == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: run.errors]) }
+        return run.text
     }
 }
