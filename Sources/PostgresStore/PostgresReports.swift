@@ -239,6 +239,11 @@ public final class PostgresReports: ReportStorage {
         return try await rows("SELECT count(*) FROM report WHERE search_text LIKE \("%" + digits + "%")")[0].decode(Int.self)
     }
 
+    public func searchCount(_ text: String, cap: Int) async throws -> Int {
+        let digits = try Phone.searchFragment(text)
+        return try await rows("SELECT count(*) FROM (SELECT 1 FROM report WHERE search_text LIKE \("%" + digits + "%") LIMIT \(cap + 1)) m")[0].decode(Int.self)
+    }
+
     public func createdRange() async throws -> ClosedRange<Date>? {
         let (first, last) = try await rows("SELECT min(created_at), max(created_at) FROM report")[0].decode((Int64?, Int64?).self)
         guard let first, let last else { return nil }

@@ -55,8 +55,12 @@ public final class ReportService: Sendable {
 
     /// Opens the service over `storage`, building the index from every stored report.
     /// Photos are processed `photoWorkers` at a time (by default ``defaultPhotoWorkers``).
-    public init(storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) async throws {
+    public init(
+        storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil,
+        searchCountCap: Int = ReportService.defaultSearchCountCap
+    ) async throws {
         self.storage = storage
+        self.searchCountCap = searchCountCap
         let reference = storage.reference
         self.reference = reference
         photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
@@ -275,14 +279,20 @@ public final class ReportService: Sendable {
     public func reports(ids: [Int64]) async throws -> [Report] { try await read { try await $0.reports(ids: ids) } }
 
     /// Reports by a phone fragment or id (exact id first, then newest), and how many match:
-    /// for three or four digits the tally's count (the store would read every match), which
-    /// follows a write as the index does, just after its commit.
+    /// for three or four digits the tally's count (exact, and it follows a write as the
+    /// index does, just after its commit); for others the store's, counted up to
+    /// ``searchCountCap`` (nil past it: "more than that").
     ///
     /// A first page of three or four digits comes from the tally's newest matches (the
     /// store then reads those rows by id), unless the tally keeps too few of them.
-    public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
+    public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int?) {
         let digits = try Phone.searchFragment(text)
-        guard let matched = tally.fragmentCount(digits) else { return try await stored.search(text, limit: limit) }
+        guard let matched = tally.fragmentCount(digits) else {
+            return try await read { storage in
+                let counted = try await storage.searchCount(text, cap: searchCountCap)
+                return (try await storage.search(text, limit: limit), counted > searchCountCap ? nil : counted)
+            }
+        }
         guard limit > 0, let (newest, _) = tally.newestMatches(digits, limit: limit + 1) else {
             return (try await read { try await $0.search(text, limit: limit) }, matched)
         }
@@ -294,6 +304,11 @@ public final class ReportService: Sendable {
             return ((first.map { [$0] } ?? []) + (try await storage.reports(ids: Array(rest))), matched)
         }
     }
+
+    /// How far a search of five digits or more counts its matches (a search's answer
+    /// then says "more than this").
+    public let searchCountCap: Int
+    public static let defaultSearchCountCap = 1_000
 
     /// A page of a filtered listing in id order after the cursor: the store's box paths
     /// when only a box narrows it, the filtered reads otherwise.

@@ -65,16 +65,22 @@ extension SQLiteReports {
 
     /// How many reports the search for `text` matches in all.
     public func searchCount(_ text: String) throws -> Int {
+        try searchCount(text, cap: Int(Int32.max) - 1)
+    }
+
+    /// Counting stops at `cap + 1` matches: at ten million reports a fragment of seven
+    /// digits may be in 17,000 of them, 10 ms to count to the end.
+    public func searchCount(_ text: String, cap: Int) throws -> Int {
         let digits = try Phone.searchFragment(text)
         return try pool.read { db in
             if digits.count >= 3 {
                 return try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM report_search WHERE report_search MATCH ?",
-                    arguments: [Self.ftsPhrase(digits)]) ?? 0
+                    db, sql: "SELECT count(*) FROM (SELECT 1 FROM report_search WHERE report_search MATCH ? LIMIT ?)",
+                    arguments: [Self.ftsPhrase(digits), cap + 1]) ?? 0
             }
             return try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM report WHERE instr(phones, ?1) > 0 OR instr(id, ?1) > 0",
-                arguments: [digits]) ?? 0
+                db, sql: "SELECT count(*) FROM (SELECT 1 FROM report WHERE instr(phones, ?1) > 0 OR instr(id, ?1) > 0 LIMIT ?2)",
+                arguments: [digits, cap + 1]) ?? 0
         }
     }
 

@@ -116,8 +116,8 @@ enum OpenAPI {
         ])),
         ("ReportCollection", object([
             ("type", ["const": "FeatureCollection"]), ("features", array(of: ref("Report"))),
-            ("numberMatched", ["type": "integer", "minimum": 0]), ("numberReturned", ["type": "integer", "minimum": 0]),
-            ("links", array(of: ref("Link"))),
+            ("numberMatched", ["type": "integer", "minimum": 0]), ("numberMatchedAtLeast", ["type": "integer", "minimum": 0]),
+            ("numberReturned", ["type": "integer", "minimum": 0]), ("links", array(of: ref("Link"))),
         ], required: ["type", "features"])),
         ("ClusterFeature", object([
             ("type", ["const": "Feature"]), ("id", integer), ("bbox", array(of: number, count: 4)), ("geometry", ref("Point")),

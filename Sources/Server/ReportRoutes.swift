@@ -44,9 +44,10 @@ struct ReportRoutes {
             let q = try query.required("q", query["q"])
             let limit = try query.integer("limit", in: 1...Self.maxSearch, default: 50)!
             let (found, matched) = try await service.search(q, limit: limit)
-            return Responses.geoJSON(Responses.featureCollection(found, members: [
-                ("query", GeoJSON.string(q)), ("numberMatched", "\(matched)"), ("numberReturned", "\(found.count)"),
-            ]))
+            // Past the count's cap, OGC API Features' numberMatched is left out, and the
+            // answer says how many there are at least.
+            let count = matched.map { ("numberMatched", "\($0)") } ?? ("numberMatchedAtLeast", "\(service.searchCountCap + 1)")
+            return Responses.geoJSON(Responses.featureCollection(found, members: [("query", GeoJSON.string(q)), count, ("numberReturned", "\(found.count)")]))
         }
     }
 }

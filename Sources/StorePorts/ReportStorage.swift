@@ -64,6 +64,8 @@ public protocol ReportReads: Sendable {
     func search(_ text: String, limit: Int) async throws -> [Report]
     /// How many public reports ``search(_:limit:)`` would find without a limit.
     func searchCount(_ text: String) async throws -> Int
+    /// The same, counting no further than `cap + 1`: a number above `cap` says "more".
+    func searchCount(_ text: String, cap: Int) async throws -> Int
     /// Both at once, which a store may find in one pass over the matches.
     func searchWithCount(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int)
     /// The first and last creation times of the public reports, nil without any.

@@ -157,7 +157,20 @@ struct ReportStorageConformance {
                 #expect(both.reports.map(\.id) == Array(want.prefix(limit)) && both.matched == want.count, "both at once: q=\(q) limit=\(limit)")
             }
             #expect(try await storage.searchCount(q) == want.count, "q=\(q)")
+            for cap in [0, 1, want.count, want.count + 5] {
+                #expect(try await storage.searchCount(q, cap: cap) == min(want.count, cap + 1), "q=\(q) counted up to \(cap)")
+            }
         }
+        // The service counts a fragment of five digits or more up to its cap, and says "more" past it.
+        let capped = try await ReportService(storage: storage, searchCountCap: 1)
+        var past = 0
+        for q in queries where (try Phone.searchFragment(q)).count >= 5 {
+            let want = expected(q)
+            let (found, matched) = try await capped.search(q, limit: 20)
+            #expect(found.map(\.id) == Array(want.prefix(20)) && matched == (want.count > 1 ? nil : want.count), "q=\(q): \(want.count)")
+            if matched == nil { past += 1 }
+        }
+        #expect(past > 0, "some fragments matched past the cap")
         _ = keep
     }
 
