@@ -40,9 +40,9 @@ extension Endpoint {
         method: .patch, access: .role(.inspector), requestBody: "AssignmentOrder")
     static let assignees = Endpoint(
         path: "/v1/assignees",
-        summary: "Whom reports may be assigned to: the enabled inspectors and supervisors, with how many reports each has to check (supervisors; names only).",
+        summary: "Whom reports may be assigned to: the enabled inspectors and supervisors, with how many reports each has to check; then, with `can_check` false, the accounts that still hold reports but can no longer check them (disabled, or made administrators), so that a supervisor reassigns those (supervisors; names only).",
         parameters: [],
-        answers: ["application/json"], answerDescription: "`{assignees: [{id, name, role, assigned}]}`.", answerSchema: "Assignees",
+        answers: ["application/json"], answerDescription: "`{assignees: [{id, name, role, assigned, can_check}]}`.", answerSchema: "Assignees",
         access: .role(.supervisor))
 
     static let assignmentEndpoints = [assign, unassign, reportAssignments, bulkAssign, myAssignments, reorderAssignments, assignees]
@@ -67,7 +67,9 @@ extension OpenAPI {
                 ("last_seq", ["type": "integer", "minimum": 0]),
             ])),
             ("Assignees", object([
-                ("assignees", array(of: object([("id", integer), ("name", string), ("role", ["enum": ["inspector", "supervisor"]]), ("assigned", count)]))),
+                ("assignees", array(of: object([
+                    ("id", integer), ("name", string), ("role", ["enum": ["inspector", "supervisor", "admin"]]), ("assigned", count), ("can_check", ["type": "boolean"]),
+                ]))),
             ])),
         ]
     }()

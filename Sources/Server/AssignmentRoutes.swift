@@ -80,7 +80,9 @@ struct AssignmentRoutes {
         return response
     }
 
-    /// The enabled inspectors and supervisors, with how many reports each has to check.
+    /// The enabled inspectors and supervisors, with how many reports each has to check;
+    /// then the accounts that hold reports but can no longer check them (disabled, or made
+    /// administrators), for a supervisor to reassign those.
     private func assignees() async throws -> [Assignees.Item] {
         let held = try await service.assignees(of: try await service.assignedReports()).values.reduce(into: [Int64: Int]()) { $0[$1, default: 0] += 1 }
         var items: [Assignees.Item] = []
@@ -88,10 +90,14 @@ struct AssignmentRoutes {
             var after: Int64 = 0
             while items.count < Self.maxAssignees {
                 let page = try await accounts.accounts(role: role, after: after, limit: 500)
-                items += page.filter { !$0.disabled }.map { Assignees.Item(id: $0.id, name: $0.name, role: $0.role.rawValue, assigned: held[$0.id] ?? 0) }
+                items += page.filter { !$0.disabled }.map { Assignees.Item($0, assigned: held[$0.id] ?? 0) }
                 guard page.count == 500, let last = page.last else { break }
                 after = last.id
             }
+        }
+        let listed = Set(items.map(\.id))
+        for (id, count) in held.sorted(by: { $0.key < $1.key }) where !listed.contains(id) {
+            if let account = try await accounts.account(id: id) { items.append(Assignees.Item(account, assigned: count)) }
         }
         return Array(items.prefix(Self.maxAssignees))
     }
@@ -114,6 +120,15 @@ struct AssignmentRoutes {
             var name: String
             var role: String
             var assigned: Int
+            /// Whether reports may be assigned to it now (an enabled inspector or supervisor).
+            var canCheck: Bool
+
+            init(_ account: Account, assigned: Int) {
+                (id, name, role, self.assigned) = (account.id, account.name, account.role.rawValue, assigned)
+                canCheck = !account.disabled && (account.role == .inspector || account.role == .supervisor)
+            }
+
+            enum CodingKeys: String, CodingKey { case id, name, role, assigned, canCheck = "can_check" }
         }
         var assignees: [Item]
     }

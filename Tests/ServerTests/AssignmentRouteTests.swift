@@ -130,6 +130,12 @@ struct AssignmentRouteTests {
             let assignees = try await client.send(.get, "/v1/assignees", token: boss.token)
             let counts = (assignees.json["assignees"] as? [[String: Any]])?.reduce(into: [String: Int]()) { $0[$1["name"] as? String ?? ""] = $1["assigned"] as? Int }
             #expect(counts?["inspector 1"] == 1 && counts?["inspector 2"] == 0 && counts?["supervisor 3"] == 0 && counts?["admin 4"] == nil, "\(assignees.bodyText)")
+            // Disabled, Anna still holds her report: listed last, as one who can no longer check.
+            #expect(try await client.send(.patch, "/v1/users/\(anna.id)", json: ["disabled": true], token: admin.token).status == .ok)
+            let after = try await client.send(.get, "/v1/assignees", token: boss.token)
+            let last = (after.json["assignees"] as? [[String: Any]])?.last
+            #expect(last?["name"] as? String == "inspector 1" && last?["can_check"] as? Bool == false && last?["assigned"] as? Int == 1, "\(after.bodyText)")
+            #expect((after.json["assignees"] as? [[String: Any]])?.dropLast().allSatisfy { $0["can_check"] as? Bool == true } == true)
         }
     }
 
