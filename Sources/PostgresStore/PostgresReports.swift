@@ -321,6 +321,12 @@ public final class PostgresReports: ReportStorage {
         try await rows(Statements.photos(of: id)).map(Rows.photo)
     }
 
+    public func photos(of ids: [Int64]) async throws -> [Int64: [PhotoRow]] {
+        guard !ids.isEmpty else { return [:] }
+        return try await rows("SELECT \(unescaped: Rows.photoColumns) FROM report_photo WHERE report_id = ANY(\(ids)) ORDER BY report_id, id")
+            .map(Rows.photo).reduce(into: [:]) { $0[$1.reportID, default: []].append($1) }
+    }
+
     public func photoExists(sha256: String, publicOnly: Bool) async throws -> Bool {
         let query: PostgresQuery = publicOnly
             ? "SELECT EXISTS (SELECT 1 FROM report_photo p JOIN report r ON r.id = p.report_id WHERE p.sha256 = \(sha256))"

@@ -61,6 +61,13 @@ extension ReportService {
         report.updatedAt == report.createdAt ? [] : try await read { try await $0.photos(of: report.id) }
     }
 
+    /// The photos of these reports in one read, by report (the same skip of the
+    /// never-changed as above).
+    public func photos(of reports: [Report]) async throws -> [Int64: [PhotoRow]] {
+        let changed = reports.filter { $0.updatedAt != $0.createdAt }.map(\.id)
+        return changed.isEmpty ? [:] : try await read { try await $0.photos(of: changed) }
+    }
+
     /// Throws unless `caller` may add photos to report `id` now (a check before the
     /// upload's body is even read; ``addPhotos(_:to:by:files:processor:now:)`` checks again).
     public func checkMayAddPhotos(to id: Int64, by caller: Caller) async throws {

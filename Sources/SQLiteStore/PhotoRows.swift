@@ -53,9 +53,26 @@ extension SQLiteReports {
 
     static func photos(_ db: Database, of id: Int64) throws -> [PhotoRow] {
         try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, report_id, sha256, width, height, bytes, created_at FROM report_photo WHERE report_id = ? ORDER BY id"),
-            arguments: [id]
-        ).map { PhotoRow(id: $0[0], reportID: $0[1], sha256: $0[2], width: $0[3], height: $0[4], bytes: $0[5], createdAt: ReportRow.date(milliseconds: $0[6])) }
+            db.cachedStatement(sql: "SELECT \(photoColumns) FROM report_photo WHERE report_id = ? ORDER BY id"), arguments: [id]
+        ).map(photo)
+    }
+
+    /// The photos of many reports in one read (a list of them: an inspector's checks, an
+    /// Open311 listing).
+    public func photos(of ids: [Int64]) throws -> [Int64: [PhotoRow]] {
+        guard !ids.isEmpty else { return [:] }
+        return try pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.photoColumns) FROM report_photo WHERE report_id IN (SELECT value FROM json_each(?)) ORDER BY report_id, id",
+                arguments: [Self.jsonList(ids)]
+            ).map(Self.photo).reduce(into: [:]) { $0[$1.reportID, default: []].append($1) }
+        }
+    }
+
+    static let photoColumns = "id, report_id, sha256, width, height, bytes, created_at"
+
+    static func photo(_ row: Row) -> PhotoRow {
+        PhotoRow(id: row[0], reportID: row[1], sha256: row[2], width: row[3], height: row[4], bytes: row[5], createdAt: ReportRow.date(milliseconds: row[6]))
     }
 
     /// Whether a stored picture belongs to a report the public sees (`publicOnly`), or to

@@ -40,7 +40,7 @@ struct Open311Routes {
             on(router, "requests/{service_request_id}", format, root: "service_requests") { request, _, context in
                 let id = try Open311Query.id(context.parameters.get("service_request_id") ?? "")
                 guard id <= ReportLimits.maxID, let report = try await service.report(id: id) else { throw HTTPError(.notFound, message: "no public report \(id)") }
-                return [try await serviceRequest(report, base: OGCRoutes.base(request, publicURL: publicURL))]
+                return [serviceRequest(report, photo: try await service.photos(of: report).first, base: OGCRoutes.base(request, publicURL: publicURL))]
             }
             on(router, "servicerequestupdates", format, root: "service_request_updates") { request, query, _ in
                 let (window, after) = (try Open311Query.window(query, now: Date()), try Open311Query.after(query))
@@ -56,15 +56,13 @@ struct Open311Routes {
         let reports = if let ids = query.ids { try await service.reports(ids: ids) } else {
             try await service.page(query.filter, after: query.after, limit: Open311Query.maxAnswers)
         }
-        var answer: [JSONValue] = []
-        for report in reports { answer.append(try await serviceRequest(report, base: base)) }
-        return .array(answer)
+        let photos = try await service.photos(of: reports)
+        return .array(reports.map { serviceRequest($0, photo: photos[$0.id]?.first, base: base) })
     }
 
     /// A report as a service request, with its first photo's address.
-    private func serviceRequest(_ report: Report, base: String) async throws -> JSONValue {
-        let photo = try await service.photos(of: report).first
-        return Open311Documents.request(report, reference, mediaURL: photo.map { base + "/v1/photos/\($0.sha256).jpg" })
+    private func serviceRequest(_ report: Report, photo: PhotoRow?, base: String) -> JSONValue {
+        Open311Documents.request(report, reference, mediaURL: photo.map { base + PhotoView.url($0.sha256) })
     }
 
     /// Files the form's report for the integration whose API key it carries: the same

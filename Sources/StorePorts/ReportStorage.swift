@@ -113,6 +113,8 @@ public protocol ReportReads: Sendable {
 
     /// A report's photos, oldest first.
     func photos(of id: Int64) async throws -> [PhotoRow]
+    /// The photos of these reports, each report's oldest first (those without: absent).
+    func photos(of ids: [Int64]) async throws -> [Int64: [PhotoRow]]
     /// Whether a stored picture belongs to some report (`publicOnly`: to a public one).
     func photoExists(sha256: String, publicOnly: Bool) async throws -> Bool
     /// The digests of every photo row (what the files must hold).

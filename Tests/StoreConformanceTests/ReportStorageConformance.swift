@@ -174,6 +174,25 @@ struct ReportStorageConformance {
         _ = keep
     }
 
+    @Test("the photos of many reports in one read are each report's, in the order added, as one report's read gives them", arguments: StoreUnderTest.all)
+    func photosOfMany(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports
+        let ids = try Self.one(storage) { t in try Self.drafts(4, for: storage, seed: 47).map { try t.insert($0, filer: nil, author: .system, now: Self.t0).id } }
+        let names = (0..<4).map { String(repeating: String($0), count: 64) }
+        _ = try Self.one(storage) { t in
+            for (report, name) in [(ids[0], names[0]), (ids[2], names[1]), (ids[0], names[2]), (ids[2], names[3])] {
+                _ = try t.addPhoto(to: report, sha256: name, width: 4, height: 3, bytes: 64, author: .system, now: Self.t0)
+            }
+        }
+        let many = try await storage.photos(of: ids + [999_999])
+        #expect(many.keys.sorted() == [ids[0], ids[2]])
+        for id in ids { #expect(many[id] ?? [] == (try await storage.photos(of: id)), "report \(id)") }
+        #expect(many[ids[0]]?.map(\.sha256) == [names[0], names[2]])
+        #expect(try await storage.photos(of: [Int64]()).isEmpty)
+        _ = keep
+    }
+
     @Test("a commit is all or nothing per write: a write that fails leaves no row, change or answer behind, and the others commit", arguments: StoreUnderTest.all)
     func allOrNothing(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
