@@ -162,7 +162,7 @@ let package = Package(
             name: "StoreConformanceTests",
             dependencies: ["Accounts", "Backup", "ChangeFeed", "Photos", "Generator", "Geometry", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
-        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "TestSupport"]),
+        .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "Tally", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "SQLiteStore", "TestSupport"]),
         .testTarget(

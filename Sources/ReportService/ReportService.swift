@@ -278,23 +278,22 @@ public final class ReportService: Sendable {
     /// The public reports with these ids, in the order given; the others left out.
     public func reports(ids: [Int64]) async throws -> [Report] { try await read { try await $0.reports(ids: ids) } }
 
-    /// Reports by a phone fragment or id (exact id first, then newest), and how many match:
-    /// for three or four digits the tally's count (exact, and it follows a write as the
-    /// index does, just after its commit); for others the store's, counted up to
-    /// ``searchCountCap`` (nil past it: "more than that").
-    ///
-    /// A first page of three or four digits comes from the tally's newest matches (the
-    /// store then reads those rows by id), unless the tally keeps too few of them.
+    /// Reports by a phone fragment or id (exact id first, then newest), and how many match,
+    /// from the tally's memory: the newest matches of three or four digits kept write by
+    /// write, those of five or more gathered from the numbers holding them (then the store
+    /// reads those rows by id). The count is exact and follows a write as the index does,
+    /// just after its commit. When the tally cannot answer (a first page longer than it
+    /// keeps, a fragment of one or two digits, or of five and more where ids are too many
+    /// to try), the store answers, counting up to ``searchCountCap`` (nil past it: "more").
     public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int?) {
         let digits = try Phone.searchFragment(text)
-        guard let matched = tally.fragmentCount(digits) else {
+        let kept = limit > 0 ? tally.newestMatches(digits, limit: limit + 1) ?? tally.newestLongMatches(digits, limit: limit + 1) : nil
+        guard let (newest, matched) = kept else {
             return try await read { storage in
+                if let matched = tally.fragmentCount(digits) { return (try await storage.search(text, limit: limit), matched) }
                 let counted = try await storage.searchCount(text, cap: searchCountCap)
                 return (try await storage.search(text, limit: limit), counted > searchCountCap ? nil : counted)
             }
-        }
-        guard limit > 0, let (newest, _) = tally.newestMatches(digits, limit: limit + 1) else {
-            return (try await read { try await $0.search(text, limit: limit) }, matched)
         }
         let exact = Phone.exactID(digits)
         return try await read { storage in

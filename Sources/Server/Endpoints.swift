@@ -240,7 +240,7 @@ extension Endpoint {
                 schema: ["type": "string", "pattern": "^[^\\u0000]*[0-9][^\\u0000]*$", "maxLength": 64, "example": "067 12"]),
             limit(default: 50, max: ReportRoutes.maxSearch),
         ],
-        answers: ["application/geo+json"], answerDescription: "A FeatureCollection, the exact id first, then newest; `numberMatched` says how many matched in all: always for three or four digits, and for others up to \(ReportService.defaultSearchCountCap) (`serve` counts no further); past that it is left out and `numberMatchedAtLeast` is \(ReportService.defaultSearchCountCap + 1).",
+        answers: ["application/geo+json"], answerDescription: "A FeatureCollection, the exact id first, then newest; `numberMatched` says how many matched in all: always for three digits or more (counted in memory), and for one or two up to \(ReportService.defaultSearchCountCap) (`serve` counts no further); past that it is left out and `numberMatchedAtLeast` is \(ReportService.defaultSearchCountCap + 1).",
         answerSchema: "ReportCollection")
     static let districts = Endpoint(
         path: "/v1/districts", summary: "The districts of Kyiv.", parameters: [], answers: ["application/json"],

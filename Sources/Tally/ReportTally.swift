@@ -120,6 +120,7 @@ public final class ReportTally: @unchecked Sendable {
     private var totals: [UInt32] = []
     private var reportCount = 0
     private var fragments = FragmentCounts()
+    private var long = LongFragments()
 
     /// A tally of `entries` (a report id, and what the tally keeps of it). Statuses are
     /// numbered 0..<statusCount (at most 64), districts and object types below their
@@ -148,8 +149,8 @@ public final class ReportTally: @unchecked Sendable {
 
     /// Replaces the whole tally by another's (a rebuild from the rows).
     public func replaceContents(with other: ReportTally) {
-        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.totals, other.reportCount, other.fragments) }
-        lock.write { (numbers, numberIDs, pageOffset, storage, totals, reportCount, fragments) = copy }
+        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.totals, other.reportCount, other.fragments, other.long) }
+        lock.write { (numbers, numberIDs, pageOffset, storage, totals, reportCount, fragments, long) = copy }
     }
 
     /// The entry held for a report, if any.
@@ -175,6 +176,27 @@ public final class ReportTally: @unchecked Sendable {
         lock.read {
             guard let ids = fragments.newest(of: digits, limit: limit), let count = fragments.count(of: digits) else { return nil }
             return (ids, count)
+        }
+    }
+
+    /// The same for a fragment of five digits or more: the newest `limit` reports holding
+    /// it in a number or their id, and how many do, from memory (see ``LongFragments``);
+    /// nil for a shorter fragment, or ids too many to try.
+    public func newestLongMatches(_ digits: some StringProtocol, limit: Int) -> (ids: [Int64], count: Int)? {
+        let bytes = Array(digits.utf8)
+        guard bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return lock.read {
+            guard var found = long.reports(holding: bytes, numbers: numbers),
+                  let candidates = LongFragments.ids(holding: bytes, upTo: Int64(pageOffset.count << Self.pageBits) - 1)
+            else { return nil }
+            withLookup { lookup in
+                for id in candidates where lookup(UInt32(id)) != nil { found.insert(UInt32(id)) }
+            }
+            var newest = TopMatches(limit: limit)
+            withLookup { lookup in
+                for id in found { newest.offer(FragmentCounts.Match(second: Int64(lookup(id)?.second ?? 0), id: Int64(id))) }
+            }
+            return (newest.sorted().map(\.id), found.count)
         }
     }
 
@@ -392,6 +414,7 @@ public final class ReportTally: @unchecked Sendable {
         else { return }
         let refs = Refs(entry.phones.prefix(Self.maxPhones).map(intern), entry)
         storage[i] = refs
+        refs.forEach { long.add(UInt32(id), number: $0) }
         refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }
         countFragments(refs, id: id, second: Int64(refs.second), by: 1)
         reportCount += 1
@@ -402,6 +425,7 @@ public final class ReportTally: @unchecked Sendable {
         let old = storage[i]
         old.forEach { totals[Int($0) * statusCount + Int(old.status)] -= 1 }
         countFragments(old, id: id, second: Int64(old.second), by: -1)
+        old.forEach { long.remove(UInt32(id), number: $0) }
         storage[i] = Refs()
         reportCount -= 1
     }
@@ -418,6 +442,7 @@ public final class ReportTally: @unchecked Sendable {
         let id = UInt32(numbers.count)
         numbers.append(number)
         fragments.intern(number)
+        long.intern(number, as: id)
         numberIDs[number] = id
         totals += [UInt32](repeating: 0, count: statusCount)
         return id
@@ -476,4 +501,41 @@ struct TopHeap {
     func sorted() -> [(phone: UInt32, count: UInt32)] {
         heap.sorted { below($1, $0) }
     }
+}
+
+/// The newest `limit` matches offered, by creation second then id: a min-heap whose root
+/// is the oldest kept.
+struct TopMatches {
+    let limit: Int
+    private var heap: [FragmentCounts.Match] = []
+
+    init(limit: Int) { self.limit = max(0, limit) }
+
+    mutating func offer(_ match: FragmentCounts.Match) {
+        guard limit > 0 else { return }
+        if heap.count < limit {
+            heap.append(match)
+            var i = heap.count - 1
+            while i > 0, heap[i] < heap[(i - 1) / 2] {
+                heap.swapAt(i, (i - 1) / 2)
+                i = (i - 1) / 2
+            }
+            return
+        }
+        guard heap[0] < match else { return }
+        heap[0] = match
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var least = i
+            if l < heap.count, heap[l] < heap[least] { least = l }
+            if r < heap.count, heap[r] < heap[least] { least = r }
+            guard least != i else { break }
+            heap.swapAt(i, least)
+            i = least
+        }
+    }
+
+    /// What is kept, newest first.
+    func sorted() -> [FragmentCounts.Match] { heap.sorted(by: >) }
 }

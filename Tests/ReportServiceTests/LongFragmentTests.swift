@@ -1,0 +1,24 @@
+import Testing
+@testable import Tally
+
+@Suite("Long fragments: the ids that hold a run of digits, against counting every id")
+struct LongFragmentTests {
+    @Test("every id up to the largest that holds the fragment, and no other, for fragments of five and six digits, leading zeros and repeats included", arguments: [99_999, 123_456, 1_000_000])
+    func ids(maxID: Int64) throws {
+        for fragment in ["12345", "00001", "99999", "10000", "45612", "123456", "000000", "11111"] {
+            let digits = Array(fragment.utf8)
+            let expected = (1...maxID).filter { String($0).contains(fragment) }
+            let found = try #require(LongFragments.ids(holding: digits, upTo: maxID)).sorted()
+            #expect(found == expected, "\(fragment) up to \(maxID)")
+        }
+        #expect(LongFragments.ids(holding: Array("1234".utf8), upTo: maxID) == nil, "four digits are not a long fragment")
+        #expect(LongFragments.ids(holding: Array("12345".utf8), upTo: 9_999_999_999) == nil, "too many ids to try")
+    }
+
+    @Test("a number holds a run only where its digits do")
+    func holds() {
+        #expect(LongFragments.holds("380671234567".utf8, Array("0671234".utf8)))
+        #expect(!LongFragments.holds("380671234567".utf8, Array("0671235".utf8)))
+        #expect(!LongFragments.holds("3806".utf8, Array("38067".utf8)))
+    }
+}
