@@ -36,16 +36,16 @@ extension ReportService {
         guard caller.isStaff || caller.author.accountID == userID else { throw Forbidden(reason: "an inspector assigns reports only to themselves") }
     }
 
-    /// Assigns report `id` to `assignee`; the active assignment when it is theirs already
-    /// (nothing written).
-    public func assign(_ id: Int64, to assignee: Assignee, note: String?, by caller: Caller, now: Date = Date()) async throws -> Assignment {
+    /// Assigns report `id` to `assignee`, and whether it did: the active assignment, not
+    /// created, when it is theirs already (nothing written).
+    public func assign(_ id: Int64, to assignee: Assignee, note: String?, by caller: Caller, now: Date = Date()) async throws -> (assignment: Assignment, created: Bool) {
         try assignee.check()
         let note = try Self.note(note, required: false)
         return try await commits.perform { [self] t in
             let active = try checkAssignment(id, to: assignee, by: caller, t)
-            if let active, active.accountID == assignee.id { return (active, IndexEffect()) }
+            if let active, active.accountID == assignee.id { return ((active, false), IndexEffect()) }
             try checkRoom(for: assignee, adding: 1, t)
-            return (try t.assign(id, to: assignee.id, replacing: active, note: note, author: caller.author, now: now), IndexEffect())
+            return ((try t.assign(id, to: assignee.id, replacing: active, note: note, author: caller.author, now: now), true), IndexEffect())
         }
     }
 

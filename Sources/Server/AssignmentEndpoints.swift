@@ -5,11 +5,15 @@ import ReportModel
 /// unassigned report for themselves, gives back their own and orders their list. The
 /// public never sees who is assigned.
 extension Endpoint {
-    static let assign = Endpoint(
-        path: "/v1/reports/{id}/assignment",
-        summary: "Assign an open public report to an enabled inspector or supervisor (`user_id`): supervisors to anyone, reassigning it if someone has it; an inspector only to themselves, and only an unassigned report (409 otherwise). The assignee's own already: the assignment as it is, nothing written. A history row and a change `report.assigned` (the feed, webhooks), and a notification to the assignee.",
-        parameters: [reportID], answers: ["application/json"], answerDescription: "The assignment.", answerSchema: "Assignment",
-        method: .post, access: .role(.inspector), requestBody: "AssignmentRequest", success: .created)
+    static let assign: Endpoint = {
+        var endpoint = Endpoint(
+            path: "/v1/reports/{id}/assignment",
+            summary: "Assign an open public report to an enabled inspector or supervisor (`user_id`): supervisors to anyone, reassigning it if someone has it; an inspector only to themselves, and only an unassigned report (409 otherwise). The assignee's own already: a 200 with the assignment as it is, nothing written. A history row and a change `report.assigned` (the feed, webhooks), and a notification to the assignee.",
+            parameters: [reportID], answers: ["application/json"], answerDescription: "The assignment.", answerSchema: "Assignment",
+            method: .post, access: .role(.inspector), requestBody: "AssignmentRequest", success: .created)
+        endpoint.alreadyThere = "The assignee's own already: the assignment as it is, nothing written."
+        return endpoint
+    }()
     static let unassign = Endpoint(
         path: "/v1/reports/{id}/assignment",
         summary: "End a report's assignment: supervisors any, an inspector their own (nobody assigned: 409). A history row and a change `report.unassigned`; the assignment is kept, ended. A report that closes, is hidden or deleted ends its assignment by itself.",

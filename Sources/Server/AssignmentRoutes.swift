@@ -21,8 +21,9 @@ struct AssignmentRoutes {
             let id = try ReportRoutes.reportID(context)
             let body = try await AssignmentRequest.read(request)
             try service.checkMayAssign(to: body.userID, by: identity.caller)
-            let assignment = try await service.assign(id, to: try await assignee(body.userID), note: body.note, by: identity.caller)
-            return try Responses.private(try await view(assignment), status: .created)
+            let (assignment, created) = try await service.assign(id, to: try await assignee(body.userID), note: body.note, by: identity.caller)
+            // The assignee's own already: nothing was written, nothing created.
+            return try Responses.private(try await view(assignment), status: created ? .created : .ok)
         }
         router.handle(.unassign) { _, _, context, identity in
             let id = try ReportRoutes.reportID(context)

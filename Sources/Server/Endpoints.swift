@@ -33,6 +33,9 @@ struct Endpoint: Sendable {
 
     /// What a `204 No Content` means here, for the endpoints that answer one.
     var noContent: String? = nil
+    /// What a `200` means where the success is a `201` (a creation that found its thing
+    /// already there), with the same answer.
+    var alreadyThere: String? = nil
 
     var method: HTTPRequest.Method = .get
     /// Who may call it; checked in one place (``Router/handle(_:_:)``), before the handler.
@@ -287,7 +290,8 @@ extension Endpoint {
     static let baseMap = Endpoint(
         path: "/v1/basemap.geojson",
         summary: "The map page's offline base layer: the Dnipro, the Desna and the other rivers and lakes around Kyiv from GSHHG 2.3.7 (Wessel & Smith, LGPL-3+, Debian's gmt-gshhg-full), a FeatureCollection of LineStrings (`kind` river, `level` 1 to 4: major to minor) and Polygons (`kind` lake). The page draws it under the clusters, with the districts' names from `/v1/districts`, when the deployment has no `--base-map-url`.",
-        parameters: [], answers: ["application/geo+json"], answerDescription: "A GeoJSON FeatureCollection, the same for every request (cached a day).")
+        parameters: [], answers: ["application/geo+json"], answerDescription: "A GeoJSON FeatureCollection, the same for every request (cached a day).",
+        answerSchema: "BaseLayer")
     static let leafletImage = Endpoint(
         path: "/leaflet/images/{file}", summary: "Leaflet's images (layer control, markers).",
         parameters: [Parameter(

@@ -143,7 +143,7 @@ struct JSONBody {
             issues.append(ValidationError(field: prefix + name, members[name] == nil ? "is required" : "must be an array of ids (integers from 1)"))
             return nil
         }
-        var ids: [Int64] = []
+        var ids: [Int64] = [], bad = 0
         for (i, item) in items.enumerated() {
             let value: Double? = switch item {
             case .int(let n): Double(n)
@@ -151,13 +151,19 @@ struct JSONBody {
             default: nil
             }
             guard let value, value.rounded() == value, value >= 1, value <= Double(Self.maxInteger) else {
-                issues.append(ValidationError(field: "\(prefix)\(name)[\(i)]", "must be an id (an integer from 1)"))
+                // The first few named, so that a body of thousands of bad items gets a short answer.
+                bad += 1
+                if bad <= Self.maxItemIssues { issues.append(ValidationError(field: "\(prefix)\(name)[\(i)]", "must be an id (an integer from 1)")) }
                 continue
             }
             ids.append(Int64(value))
         }
+        if bad > Self.maxItemIssues { issues.append(ValidationError(field: prefix + name, "\(bad - Self.maxItemIssues) more items are not ids")) }
         return ids.count == items.count ? ids : nil
     }
+
+    /// How many bad items of one array are named each.
+    static let maxItemIssues = 20
 
     /// An array of numbers; an issue when missing or anything else.
     mutating func numbers(_ name: String) -> [Double]? {

@@ -46,6 +46,10 @@ enum OpenAPI {
         if !content.isEmpty { success = ["description": .string(e.answerDescription), "content": .object(content)] }
         var responses: [(String, JSONValue)] = [(String(e.success.code), success)]
         if let noContent = e.noContent { responses.append(("204", ["description": .string(noContent)])) }
+        if let already = e.alreadyThere, case .object(var members) = success {
+            members = members.map { $0.0 == "description" ? ($0.0, .string(already)) : $0 }
+            responses.append(("200", .object(members)))
+        }
         if e.method == .get { responses.append(("304", ["description": "Not modified: the `ETag` given in `If-None-Match` is still current."])) }
         responses.append(("4XX", [
             "description": "Bad input (every field at fault named), nothing there, a missing or invalid token (401), a role that may not (403), too many attempts (429).",
@@ -113,6 +117,14 @@ enum OpenAPI {
                 ("violator", nullableString), ("phones", array(of: string)), ("comment", nullableString), ("status", string),
                 ("created_at", ["type": "string", "format": "date-time"]), ("updated_at", ["type": "string", "format": "date-time"]),
             ])),
+        ])),
+        ("BaseLayer", object([
+            ("type", ["const": "FeatureCollection"]), ("bbox", array(of: number, count: 4)), ("source", string),
+            ("features", array(of: object([
+                ("type", ["const": "Feature"]),
+                ("properties", object([("kind", ["enum": ["river", "lake"]]), ("level", ["type": "integer", "minimum": 1, "maximum": 4])], required: ["kind"])),
+                ("geometry", object([("type", ["enum": ["LineString", "Polygon"]]), ("coordinates", ["type": "array"])])),
+            ]))),
         ])),
         ("ReportCollection", object([
             ("type", ["const": "FeatureCollection"]), ("features", array(of: ref("Report"))),

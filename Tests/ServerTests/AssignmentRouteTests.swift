@@ -82,6 +82,9 @@ struct AssignmentRouteTests {
             let admin = try await ReportRouteTests.account(fixture, client, .admin, 4)
             let ids = Self.open(fixture, "new")
             #expect(try await client.send(.post, "/v1/reports/\(ids[0])/assignment", json: ["user_id": borys.id], token: boss.token).status == .created)
+            #expect(try await client.send(.post, "/v1/reports/\(ids[0])/assignment", json: ["user_id": borys.id], token: boss.token).status == .ok, "his already: nothing created")
+            let many = try await client.send(.patch, "/v1/me/assignments", json: ["order": Array(repeating: "x", count: 5_000)], token: anna.token)
+            #expect(many.status == .unprocessableContent && (many.error?["fields"] as? [Any])?.count == 21, "the first 20 bad items named, then how many more")
 
             let refused: [(HTTPRequest.Method, String, [String: Any]?, String?, HTTPResponse.Status)] = [
                 (.post, "/v1/reports/\(ids[0])/assignment", ["user_id": anna.id], anna.token, .conflict),  // Borys has it
