@@ -69,7 +69,7 @@ struct Open311Query {
     /// `after`: an id from 1, digits only.
     static func after(_ query: QueryParameters) throws(ValidationError) -> Int64? {
         guard let text = query["after"] else { return nil }
-        guard text.first != "0", (1...18).contains(text.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
+        guard let id = QueryParameters.decimalID(text, maxDigits: 18) else {
             throw ValidationError(field: "after", "must be the id of the last request or update read: 1 to 18 digits, the first not 0; got \"\(text.prefix(20))\"")
         }
         return id
@@ -89,7 +89,7 @@ struct Open311Query {
 
     /// A report's id as GeoReport's `service_request_id` gives it.
     static func id(_ text: some StringProtocol) throws(ValidationError) -> Int64 {
-        guard text.first != "0", text.count <= 10, text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
+        guard let id = QueryParameters.decimalID(text, maxDigits: 10) else {
             throw ValidationError(field: "service_request_id", "must be a report's id (ids separated by commas in a list): 1 to 10 digits, the first not 0; got \"\(text.prefix(20))\"")
         }
         return id

@@ -43,8 +43,10 @@ struct Open311Routes {
                 return [serviceRequest(report, photo: try await service.photos(of: report).first, base: OGCRoutes.base(request, publicURL: publicURL))]
             }
             on(router, "servicerequestupdates", format, root: "service_request_updates") { request, query, _ in
-                let (window, after) = (try Open311Query.window(query, now: Date()), try Open311Query.after(query))
-                let updates = try await service.statusUpdates(from: window.lowerBound, to: window.upperBound, after: after, limit: Open311Query.maxAnswers)
+                // The same reading as requests': every bad parameter named at once.
+                let asked = try Open311Query(query, reference: reference)
+                let updates = try await service.statusUpdates(
+                    from: asked.window.lowerBound, to: asked.window.upperBound, after: asked.after, limit: Open311Query.maxAnswers)
                 return .array(updates.map { Open311Documents.update($0, reference) })
             }
         }

@@ -44,6 +44,13 @@ struct QueryParameters {
 
     subscript(name: String) -> String? { values[name] }
 
+    /// A decimal id as paths and queries write it: 1 to `maxDigits` ASCII digits, the
+    /// first not 0; nil otherwise.
+    static func decimalID(_ text: some StringProtocol, maxDigits: Int) -> Int64? {
+        guard text.first != "0", (1...maxDigits).contains(text.count), text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int64(text)
+    }
+
     /// The given parameters that are present, as `&name=value…` (values percent-encoded),
     /// for links that keep a request's filters.
     func carried(_ names: [String]) -> String {

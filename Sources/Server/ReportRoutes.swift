@@ -71,7 +71,7 @@ extension ReportRoutes {
         }
         guard caller.isStaff else { throw Forbidden(reason: "assigned=\(text.prefix(20)): only supervisors list others' assignments; use assigned=me") }
         if text == "none" { return .unassigned }
-        guard text.first != "0", text.count <= 16, text.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int64(text) else {
+        guard let id = QueryParameters.decimalID(text, maxDigits: 16) else {
             throw ValidationError(field: "assigned", "must be me, none or an account's id, got \"\(text.prefix(20))\"")
         }
         return .account(id)
