@@ -28,7 +28,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Repetitions per measured query.")
     var repeats = 200
 
-    @Flag(help: "Measure only the cluster index (on generated reports; no import).")
+    @Flag(help: "Measure only the cluster index: on the database of a previous run in --work when there is one, else on generated reports.")
     var onlyClustering = false
 
     @Flag(help: "Measure only the HTTP section, on the database a previous run imported.")
@@ -137,8 +137,11 @@ struct Bench: AsyncParsableCommand {
             return
         }
         if onlyClustering {
-            try await measureClustering(nil, reference: reference, &report)
-            print(report.markdown(machine: machineDescription(), dataset: "\(fmt(count)) generated `kyiv` (seed 42) and `world` (seed 43) reports"))
+            let previous = "\(work)/bench.sqlite"
+            let store = FileManager.default.fileExists(atPath: previous) ? try SQLiteReports(path: previous) : nil
+            try await measureClustering(store, reference: reference, &report)
+            let kyiv = store == nil ? "\(fmt(count)) generated `kyiv` (seed 42)" : "the `kyiv` reports of the database of the previous run in \(work)"
+            print(report.markdown(machine: machineDescription(), dataset: "\(kyiv) and \(fmt(count)) generated `world` (seed 43) reports"))
             return
         }
 

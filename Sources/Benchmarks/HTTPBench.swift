@@ -48,6 +48,10 @@ extension Bench {
         let rows: [(String, [String])] = [
             ("`/v1/clusters`, z10 viewports", kyivViewports(zoom: 10, seed: 31).map { "/v1/clusters?bbox=\(box($0))&zoom=10" }),
             ("`/v1/clusters`, z14 viewports", kyivViewports(zoom: 14, seed: 32).map { "/v1/clusters?bbox=\(box($0))&zoom=14" }),
+            // The reports of the last three months of the generated two years (#33's interval).
+            ("`/v1/clusters?datetime=2026-08-01T00:00:00Z/..`, z2 viewports", kyivViewports(zoom: 2, seed: 34).map { "/v1/clusters?bbox=\(box($0))&zoom=2&datetime=2026-08-01T00:00:00Z/.." }),
+            ("`/v1/clusters?datetime=2026-08-01T00:00:00Z/..`, z10 viewports", kyivViewports(zoom: 10, seed: 31).map { "/v1/clusters?bbox=\(box($0))&zoom=10&datetime=2026-08-01T00:00:00Z/.." }),
+            ("`/v1/clusters?datetime=2026-08-01T00:00:00Z/..`, z14 viewports", kyivViewports(zoom: 14, seed: 32).map { "/v1/clusters?bbox=\(box($0))&zoom=14&datetime=2026-08-01T00:00:00Z/.." }),
             ("`/v1/reports`, first page of 100, z14 viewports", kyivViewports(zoom: 14, seed: 33).map { "/v1/reports?bbox=\(box($0))&limit=100" }),
             ("`/v1/search`, 4-digit fragments, first 50", fragments.map { "/v1/search?q=\($0)" }),
         ]

@@ -1,11 +1,11 @@
-/// The storage of ``ClusterIndex`` (a class, so that readers walk it without copying its
+/// A tree of ``ClusterIndex`` (a class, so that readers walk it without copying its
 /// arrays; ``ClusterIndex``'s lock guards every access): a quadtree over 32-bit Mercator positions whose nodes
 /// are the grid's cells, with per-status aggregates in its inner nodes.
 ///
 /// Layout (flat arrays, no object per report or per node):
-/// - `slots`: one record per report (position, Morton key, id, status, creation time).
-///   Bulk building gives reports their slots in key order, so leaves read memory in
-///   sequence; later inserts reuse freed slots or append.
+/// - The reports' records are the slots of a ``SlotTable`` the tree shares with the
+///   index's other trees. Bulk building gives reports their slots in key order, so leaves
+///   read memory in sequence; later inserts reuse freed slots or append.
 /// - Inner nodes: `children` (4 per node, in Morton order), `aggregates` (one
 ///   ``Aggregate`` per status per node) and the range of creation times under the node.
 /// - Leaves: a short list of slots in key order (then id). A leaf holds at most
@@ -32,9 +32,10 @@ final class QuadTree {
     let maxDepth: Int
     let leafCapacity: Int
 
-    private(set) var slots: [Slot] = []
-    private var freeSlots: [UInt32] = []
-    private var slotOfID: [UInt32: UInt32] = [:]
+    /// The records the tree's leaves list by slot number.
+    let table: SlotTable
+    /// How many reports the tree holds.
+    private(set) var count = 0
 
     private(set) var children: [Ref] = []
     private(set) var aggregates: [Aggregate] = []
@@ -47,26 +48,27 @@ final class QuadTree {
 
     private(set) var root: Ref = QuadTree.none
 
-    /// Builds the tree over `slots` (any order); a repeated id is returned as the error.
-    init(slots unsorted: [Slot], statusCount: Int, maxDepth: Int, leafCapacity: Int) throws(DuplicateID) {
+    /// Builds the tree over the slots `list` of `table`, which must be in key order (then id).
+    init(table: SlotTable, list: [UInt32], statusCount: Int, maxDepth: Int, leafCapacity: Int) {
+        self.table = table
         self.statusCount = statusCount
         self.maxDepth = maxDepth
         self.leafCapacity = leafCapacity
-        slots = unsorted
-        slots.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
-        slotOfID.reserveCapacity(slots.count)
-        for (i, slot) in slots.enumerated() where slotOfID.updateValue(UInt32(i), forKey: slot.id) != nil {
-            throw DuplicateID(id: Int64(slot.id))
-        }
-        let all = (0..<UInt32(slots.count)).map { $0 }
-        root = build(all[...], depth: 0)
+        count = list.count
+        root = build(list[...], depth: 0)
+    }
+
+    /// The order every leaf keeps, and bulk building needs.
+    @inline(__always)
+    static func precedes(_ a: Slot, _ b: Slot) -> Bool {
+        a.key != b.key ? a.key < b.key : a.id < b.id
     }
 
     struct DuplicateID: Error {
         var id: Int64
     }
 
-    var count: Int { slotOfID.count }
+    var slots: [Slot] { table.slots }
 
     // MARK: Navigation
 
@@ -215,18 +217,11 @@ final class QuadTree {
 
     // MARK: Writes
 
-    /// Adds a report whose id is not in the tree. Visits one node per level, and splits
-    /// the leaf it lands in when that leaf grows past its capacity.
-    func insert(_ slot: Slot) {
-        let si: UInt32
-        if let free = freeSlots.popLast() {
-            si = free
-            slots[Int(si)] = slot
-        } else {
-            si = UInt32(slots.count)
-            slots.append(slot)
-        }
-        slotOfID[slot.id] = si
+    /// Adds the report of slot `si`, which the tree does not hold. Visits one node per
+    /// level, and splits the leaf it lands in when that leaf grows past its capacity.
+    func insert(_ si: UInt32) {
+        let slot = slots[Int(si)]
+        count += 1
         var ref = root, depth = 0, parent = -1, parentQuadrant = 0
         while ref >= 0 {
             let node = Int(ref)
@@ -249,8 +244,7 @@ final class QuadTree {
         var lo = 0, hi = leaves[l].count
         while lo < hi {
             let mid = (lo + hi) / 2
-            let other = slots[Int(leaves[l][mid])]
-            if other.key < slot.key || (other.key == slot.key && other.id < slot.id) { lo = mid + 1 } else { hi = mid }
+            if Self.precedes(slots[Int(leaves[l][mid])], slot) { lo = mid + 1 } else { hi = mid }
         }
         leaves[l].insert(si, at: lo)
         if leaves[l].count > leafCapacity && depth < maxDepth {
@@ -262,18 +256,12 @@ final class QuadTree {
         }
     }
 
-    /// The report `id`, or nil when the tree has no such id.
-    func slot(id: UInt32) -> Slot? {
-        slotOfID[id].map { slots[Int($0)] }
-    }
-
-    /// Removes the report `id`; returns what it was, or nil when the tree has no such id.
-    /// Visits one node per level; bounds (box, key range, time range) that the report
-    /// defined are recomputed from the node's four children. An inner node left with at
-    /// most half a leaf's capacity becomes a leaf again.
-    func remove(id: UInt32) -> Slot? {
-        guard let si = slotOfID.removeValue(forKey: id) else { return nil }
-        let slot = slots[Int(si)]
+    /// Removes the report of slot `si` (its record `slot`, still in the table), which the
+    /// tree holds. Visits one node per level; bounds (box, key range, time range) that the
+    /// report defined are recomputed from the node's four children. An inner node left
+    /// with at most half a leaf's capacity becomes a leaf again.
+    func remove(_ si: UInt32, _ slot: Slot) {
+        count -= 1
         var path = InlineArray<40, Int32>(repeating: 0)
         var pathCount = 0
         var ref = root
@@ -310,8 +298,6 @@ final class QuadTree {
             }
             level -= 1
         }
-        freeSlots.append(si)
-        return slot
     }
 
     private func subtract(_ slot: Slot, from node: Int) {
@@ -334,15 +320,12 @@ final class QuadTree {
         if parent < 0 { root = ref } else { children[parent * 4 + quadrant] = ref }
     }
 
-    /// Bytes held by the arrays (capacity, not just count) and an estimate for the id map.
+    /// Bytes held by the tree's arrays (capacity, not just count), its table's not included.
     var memoryBytes: Int {
-        var bytes = slots.capacity * MemoryLayout<Slot>.stride + freeSlots.capacity * 4
-        bytes += children.capacity * 4 + aggregates.capacity * MemoryLayout<Aggregate>.stride
+        var bytes = children.capacity * 4 + aggregates.capacity * MemoryLayout<Aggregate>.stride
         bytes += (createdMin.capacity + createdMax.capacity) * 8 + freeNodes.capacity * 4 + freeLeaves.capacity * 4
         bytes += leaves.capacity * MemoryLayout<[UInt32]>.stride
         for leaf in leaves where leaf.capacity > 0 { bytes += 32 + leaf.capacity * 4 }
-        // Dictionary: a power-of-two table at most 3/4 full, 8 bytes per bucket plus a bit.
-        bytes += slotOfID.capacity * 4 / 3 * 8 + slotOfID.capacity / 6
         return bytes
     }
 }

@@ -18,6 +18,11 @@ extension QuadTree {
             statusCounts &+= Self.one.replacing(with: 0, where: Self.lanes .!= SIMD16(repeating: UInt32(slot.status)))
         }
 
+        mutating func merge(_ other: Tally) {
+            aggregate.merge(other.aggregate)
+            statusCounts &+= other.statusCounts
+        }
+
         private static var lanes: SIMD16<UInt32> { SIMD16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) }
         private static var one: SIMD16<UInt32> { SIMD16(repeating: 1) }
     }

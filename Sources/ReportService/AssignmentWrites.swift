@@ -79,7 +79,7 @@ extension ReportService {
     /// Ends report `id`'s assignment: supervisors any, an inspector their own.
     public func unassign(_ id: Int64, note: String?, by caller: Caller, now: Date = Date()) async throws -> Assignment {
         let note = try Self.note(note, required: false)
-        return try await commits.perform { [self] t in
+        return try await commits.perform { t in
             guard try t.report(id) != nil else { throw ReportNotFound(id: id) }
             guard let active = try t.activeAssignment(of: id) else { throw AssignmentConflict(reportID: id, reason: "nobody is assigned to it") }
             guard caller.isStaff || active.accountID == caller.author.accountID else {

@@ -102,10 +102,14 @@ struct QueryTests {
         let entries = clusteredEntries(1500, &rng, statusCount: 6, maxLevel: 14)
         let model = Model(grid: ref, statusCount: 6, entries: entries)
         var problems: [String] = []
-        for leafCapacity in [2, 64] {
+        let times = entries.map(\.createdAt).sorted()
+        let t = times[times.count / 2]
+        // Whole days in the index's periods: 64 days from a period's start, and runs across its ends.
+        let day: Int64 = 86_400_000, period = 64 * day
+        let periodStart = (times[times.count / 3] / period + 1) * period
+        for (leafCapacity, path) in [(2, ClusterIndex.TimeFilterPath.periods), (64, .periods), (64, .wholeTree)] {
             let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 6, entries: entries, leafCapacity: leafCapacity)
-            let times = entries.map(\.createdAt).sorted()
-            let t = times[times.count / 2]
+            index.timeFilterPath = path
             let filters: [RefFilter] = [
                 RefFilter(statuses: [], created: nil),
                 RefFilter(statuses: [5], created: nil),
@@ -116,6 +120,11 @@ struct QueryTests {
                 RefFilter(statuses: nil, created: t...Int64.max),
                 RefFilter(statuses: nil, created: 1...1),  // matches nothing
                 RefFilter(statuses: [1, 3], created: times[times.count / 4]...times[3 * times.count / 4]),
+                RefFilter(statuses: nil, created: periodStart...(periodStart + period - 1)),
+                RefFilter(statuses: nil, created: (periodStart - 9 * day)...(periodStart + 2 * period + 17 * day - 1)),
+                RefFilter(statuses: [0, 1, 2], created: (periodStart - 9 * day + 1)...(periodStart + 70 * day - 2)),
+                RefFilter(statuses: nil, created: (periodStart + 3 * day)...(periodStart + 4 * day - 1)),
+                RefFilter(statuses: nil, created: (periodStart + 3 * day + 5)...(periodStart + 3 * day + 50_000_000)),
             ]
             for f in filters {
                 for z in [0, 1, 4, 8, 12] {

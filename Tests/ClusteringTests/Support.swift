@@ -164,6 +164,13 @@ struct RefFilter: CustomStringConvertible {
                 // Ends taken from real creation times, so inclusive edges matter.
                 let a = r1.entry.createdAt, b = r2.entry.createdAt
                 f.created = min(a, b)...max(a, b)
+                // Or the whole days from the one to the other's: periods without a cut day.
+                let day: Int64 = 86_400_000
+                if rng.chance(0.3), let lo = f.created?.lowerBound, let hi = f.created?.upperBound,
+                   lo > Int64.min / 2, hi < Int64.max / 2 {
+                    let first = lo - ((lo % day) + day) % day
+                    f.created = first...(hi - ((hi % day) + day) % day + day - 1)
+                }
             } else {
                 f.created = 0...10
             }
@@ -398,8 +405,10 @@ let specialLongitudes: [Double] = [180, -180, 0, 179.99999999, -179.99999999]
 
 func randomCreated(_ rng: inout SplitMix64) -> Int64 {
     if rng.chance(0.01) { return rng.pick([Int64.min, Int64.max, 0, -1]) }
-    // Coarse times so that many reports share one.
-    return 1_600_000_000_000 + Int64(rng.int(0..<500)) * 86_400_000
+    // Coarse times so that many reports share one (midnight of one of 500 days, across
+    // several of the index's 64-day periods), and half of them within their day.
+    let midnight = 1_600_041_600_000 + Int64(rng.int(0..<500)) * 86_400_000
+    return rng.chance(0.5) ? midnight : midnight + Int64(rng.int(0..<86_400_000))
 }
 
 /// Uniform over the world: half uniform in degrees (so some beyond the Mercator square),
