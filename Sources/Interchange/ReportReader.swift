@@ -216,6 +216,7 @@ public struct ReportReader: Sendable {
             return nil
         }
         let records = decode(spans, decoder)
+        source.giveBack(before: spans[0].start)
         return ReportBatch(records: records, bytesRead: bytesRead)
     }
 

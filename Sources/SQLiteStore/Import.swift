@@ -43,14 +43,14 @@ extension SQLiteReports {
         let reference = self.reference
         try pool.writeWithoutTransaction { db in
             let bulk = try Self.reportCount(db) < options.bulkBelow
-            // Only outside a transaction can foreign keys be switched. A page cache large
-            // enough for the whole load keeps SQLite from spilling it to the WAL midway.
-            // CHECK constraints are not evaluated either: every record has been validated
-            // (coordinates, lengths, phones, times) and its key computed by the store. The
-            // index builds sort on a helper thread of SQLite's (the input is read by then).
+            // Only outside a transaction can foreign keys be switched. CHECK constraints are
+            // not evaluated either: every record has been validated (coordinates, lengths,
+            // phones, times) and its key computed by the store. The index builds sort on a
+            // helper thread of SQLite's, in temporary files, in runs of the page cache's size.
             if bulk {
                 try db.execute(sql: """
-                    PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON; PRAGMA cache_size = -1048576; PRAGMA threads = 2
+                    PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON; PRAGMA cache_size = \(Self.bulkCacheSize);
+                    PRAGMA threads = 2; PRAGMA temp_store = FILE; PRAGMA mmap_size = 0
                     """)
                 // Leaving WAL mode needs the only connection; should it fail, the load is
                 // merely slower.
@@ -59,11 +59,14 @@ extension SQLiteReports {
             defer {
                 if bulk {
                     try? db.execute(sql: """
-                        PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(SQLiteReports.cacheSize); PRAGMA threads = 0
+                        PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = \(SQLiteReports.cacheSize);
+                        PRAGMA threads = 0; PRAGMA temp_store = MEMORY; PRAGMA mmap_size = \(SQLiteReports.mmapSize)
                         """)
                     if intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
                 }
             }
+            let staging = bulk ? try ImportStaging(beside: pool.path) : nil
+            defer { staging?.close() }
 
             try db.inTransaction(.immediate) {
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
@@ -78,84 +81,78 @@ extension SQLiteReports {
                 let deferred = bulk ? try DeferredIndexes(db) : nil
                 var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
                 admission = ImportAdmission(options: options, reference: reference, lastID: inserter.lastID)
-                // A bulk load inserts in key order at the end: appending to the table's
-                // B-tree, instead of inserting all over it.
-                // Drafts stay in their batches (no copying as one big array grows); the
-                // order is sorted as (key, batch, index) triples.
-                var pending: [[(draft: ReportDraft, location: RecordLocation)]] = []
-                var order: [(key: Int64, batch: Int32, index: Int32)] = []
-                // The R*Tree's entries: the reports already stored, then each new one.
-                var rtreeEntries = bulk ? try PackedRTree.entries(db) : []
+                // The R*Tree's entries of the reports already stored (fewer than bulkBelow).
+                let storedEntries = bulk ? try PackedRTree.entries(db) : []
                 // Into a new database, the phone index is built aside too (`PhoneIndexBuild`).
                 let phoneIndexAside = bulk && intoNewFile && existing.isEmpty
-                var phoneEntries: [PhoneIndexBuild.Entry] = []
-                var done = 0
 
-                func insert(_ draft: ReportDraft, key: Int64, at location: RecordLocation) throws {
-                    switch try inserter.insert(draft, key: key, now: now) {
-                    case .success(let id):
-                        summary.imported += 1
-                        if options.keepsIDs { summary.ids.append(id) }
-                    case .failure(let error): admission.refuse(location, error)
+                // Each admitted draft goes into the report table, or in a bulk load to the
+                // staging table first (see `ImportStaging`), from which it is moved in key order.
+                var stagedCount = 0
+                func read(into rows: inout RowInserter, staged: Bool) throws {
+                    var done = 0
+                    while let batch = try next() {
+                        let start = Date()
+                        for record in batch {
+                            guard let draft = try admission.admit(record, taken: taken) else { continue }
+                            let key = ReportRow.key(draft.coordinate, id: draft.id!)
+                            switch try rows.insert(draft, key: key, now: now, location: ImportStaging.number(record.location)) {
+                            case .success(let id):
+                                if staged { stagedCount += 1 } else { summary.imported += 1 }
+                                if options.keepsIDs { summary.ids.append(id) }
+                            case .failure(let error): admission.refuse(record.location, error)
+                            }
+                        }
+                        summary.tableSeconds += Date().timeIntervalSince(start)
+                        done += batch.count
+                        progress(done)
                     }
                 }
-
-                while let batch = try next() {
-                    let start = Date()
-                    var kept: [(draft: ReportDraft, location: RecordLocation)] = []
-                    if bulk { kept.reserveCapacity(batch.count) }
-                    for record in batch {
-                        guard let draft = try admission.admit(record, taken: taken) else { continue }
-                        let key = ReportRow.key(draft.coordinate, id: draft.id!)
-                        if bulk {
-                            order.append((key, Int32(pending.count), Int32(kept.count)))
-                            rtreeEntries.append(PackedRTree.Entry(key: key, longitude: draft.coordinate.longitude, latitude: draft.coordinate.latitude))
-                            if phoneIndexAside {
-                                phoneEntries.append(PhoneIndexBuild.Entry(
-                                    createdAt: ReportRow.milliseconds(draft.createdAt ?? now), id: draft.id!, phones: draft.phones,
-                                    longitude: draft.coordinate.longitude, latitude: draft.coordinate.latitude, status: draft.status ?? inserter.initialStatus))
-                            }
-                            kept.append((draft, record.location))
-                        } else {
-                            try insert(draft, key: key, at: record.location)
-                        }
-                    }
-                    if bulk { pending.append(kept) }
-                    summary.tableSeconds += Date().timeIntervalSince(start)
-                    done += batch.count
-                    progress(done)
+                guard let staging, let deferred else {
+                    try read(into: &inserter, staged: false)
+                    guard admission.keeps else { return .rollback }
+                    try inserter.finish(lastID: admission.lastID)
+                    summary.skipped = admission.issueCount
+                    return try finish(db, summary: summary)
+                }
+                try staging.write { stagingDB in
+                    var stager = try RowInserter(stagingDB, initialStatus: reference.initialStatus, ids: db, staging: true)
+                    try read(into: &stager, staged: true)
                 }
                 guard admission.keeps else { return .rollback }
                 let start = Date()
-                // The R*Tree is packed on a second core while the rows go in.
+                // The R*Tree is packed, and the phone indexes built, on a second core while
+                // the rows go in.
                 let nodeSize = try PackedRTree.nodeSize(db)
-                let packing = deferred == nil ? nil : Background(name: "posterwatch.rtree") { [rtreeEntries] in
-                    PackedRTree.layout(rtreeEntries, nodeSize: nodeSize)
+                let packing = PackedRTree.start(staging: staging.path, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
+                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(staging: staging.path, like: db, beside: pool.path) : nil
+                summary.imported = try staging.sorted(by: "key") { select in
+                    try inserter.insertAll(from: select) { admission.refuse($0, $1) }
                 }
-                rtreeEntries = []
-                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(phoneEntries, like: db) : nil
-                phoneEntries = []
-                order.sort { $0.key < $1.key }
-                for o in order {
-                    // Borrowed in place: a copy would retain and release each of its strings.
-                    try pending[Int(o.batch)].withUnsafeBufferPointer { rows in
-                        try insert(rows[Int(o.index)].draft, key: o.key, at: rows[Int(o.index)].location)
-                    }
-                }
-                let packedAll = summary.imported == order.count  // else a row was refused after all
-                pending = []
-                order = []
+                let insertedAll = summary.imported == stagedCount  // else a row was refused after all
                 try inserter.finish(lastID: admission.lastID)
                 summary.tableSeconds += Date().timeIntervalSince(start)
                 summary.skipped = admission.issueCount
-                if let deferred, let packing {
-                    summary.rebuiltIndexes = true
-                    let rtreeStart = Date()
-                    let layout = packedAll ? packing.wait() : PackedRTree.layout(try PackedRTree.entries(db), nodeSize: nodeSize)
-                    try PackedRTree.write(layout, db)
-                    summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
-                    try deferred.rebuild(db, phoneIndex: packedAll ? phoneIndex : nil, summary: &summary)
+                summary.rebuiltIndexes = true
+                let rtreeStart = Date()
+                let packed = try packing.wait().get()
+                if insertedAll {
+                    try PackedRTree.copy(packed, into: db)
+                } else {
+                    ImportStaging.remove(packed.path)
+                    try PackedRTree.rebuild(db, nodeSize: nodeSize)
                 }
+                summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
+                // A refused row's numbers are in the phone indexes built aside: they are rebuilt from the table then.
+                let built = try phoneIndex.map { try $0.wait().get() }
+                if !insertedAll, let built { ImportStaging.remove(built.path) }
+                try deferred.rebuild(db, phoneIndex: insertedAll ? built : nil, summary: &summary)
+                return try finish(db, summary: summary)
+            }
+            if let commitStart { summary.commitSeconds = Date().timeIntervalSince(commitStart) }
+
+            /// The import's last writes before its commit.
+            func finish(_ db: Database, summary: ImportSummary) throws -> Database.TransactionCompletion {
                 if summary.imported > 0 && options.marksDataSetChanged {
                     // One change says the data set changed: a server on this database
                     // rebuilds its index, and feed readers start again from a snapshot.
@@ -167,12 +164,17 @@ extension SQLiteReports {
                 commitStart = Date()
                 return .commit
             }
-            if let commitStart { summary.commitSeconds = Date().timeIntervalSince(commitStart) }
         }
         try admission.check()
         summary.issues = admission.issues
         return summary
     }
+
+    /// A bulk load's page cache (KiB, as `cache_size` takes it): the rows are appended in
+    /// key order and the indexes built from sorted runs, so a modest cache serves; it also
+    /// sizes each run the sorter keeps in memory. (The file is not mapped meanwhile: its
+    /// pages, read back to build the indexes, would count as the process's memory.)
+    static let bulkCacheSize = -131_072
 }
 
 extension SQLiteReports {
@@ -246,7 +248,7 @@ struct DeferredIndexes {
 
     /// Builds the secondary indexes and the phone index over the whole table (or takes
     /// the one built on a second core), and puts the triggers back (the R*Tree is the caller's).
-    func rebuild(_ db: Database, phoneIndex: Background<Result<PhoneIndexBuild.Built, any Error>>?, summary: inout ImportSummary) throws {
+    func rebuild(_ db: Database, phoneIndex: PhoneIndexBuild.Built?, summary: inout ImportSummary) throws {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }
         try db.execute(sql: "UPDATE report_sequence SET report_count = (SELECT count(*) FROM report)")
@@ -254,7 +256,7 @@ struct DeferredIndexes {
 
         start = Date()
         if let phoneIndex {
-            try PhoneIndexBuild.copy(phoneIndex.wait().get(), into: db)
+            try PhoneIndexBuild.copy(phoneIndex, into: db)
         } else {
             try db.execute(sql: "INSERT INTO report_search(report_search) VALUES ('delete-all')")
             try db.execute(sql: PhoneIndexBuild.fillFromTable)

@@ -32,16 +32,11 @@ enum PackedRTree {
         }
     }
 
-    /// A packed tree, made apart from the database (a bulk import makes it on a helper
-    /// thread while its rows go in) and then written by ``write(_:_:)``.
-    struct Layout: Sendable {
-        /// Node number and blob; the root is node 1.
-        var nodes: [(number: Int64, blob: [UInt8])] = []
-        /// Each report's leaf, in key order (appended to `_rowid`'s B-tree, not inserted
-        /// all over it).
-        var leafOf: [(key: Int64, node: Int64)] = []
-        /// Each inner node's parent.
-        var parentOf: [(node: Int64, parent: Int64)] = []
+    /// Where a packed tree goes: its nodes, each report's leaf, each inner node's parent.
+    protocol Sink {
+        mutating func node(_ number: Int64, _ blob: [UInt8]) throws
+        mutating func leaf(key: Int64, node: Int64) throws
+        mutating func parent(node: Int64, parent: Int64) throws
     }
 
     /// How full a packed node is made. A full leaf splits at its first new entry, and
@@ -55,74 +50,125 @@ enum PackedRTree {
         try Int.fetchOne(db, sql: "SELECT length(data) FROM report_rtree_node WHERE nodeno = 1") ?? 1228
     }
 
-    /// The entries of the reports stored in the table.
+    /// The entries of the reports stored in the table, in rising longitude.
     static func entries(_ db: Database) throws -> [Entry] {
         var entries: [Entry] = []
-        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM report")
-        try db.forEachRow(read) { s in
-            entries.append(Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)))
-            return true
-        }
+        try forEach(db, sql: "SELECT key, longitude, latitude FROM report ORDER BY longitude") { entries.append($0) }
         return entries
     }
 
-    /// Packs `entries` (reordering them) into nodes of `nodeSize` bytes, ``fill`` full, level
-    /// by level from the leaves up; each level's nodes become the next level's entries. Node
-    /// numbers: the root is 1, the others from 2 on in the order they are built.
-    static func layout(_ entries: consuming [Entry], nodeSize: Int) -> Layout {
+    /// Calls `body` with the entry of each row of `sql` (key, longitude, latitude).
+    static func forEach(_ db: Database, sql: String, _ body: (Entry) throws -> Void) throws {
+        let read = try db.makeStatement(sql: sql)
+        try db.forEachRow(read) { s in
+            try body(Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)))
+            return true
+        }
+    }
+
+    /// Packs `count` entries, which `next` hands over in rising longitude (nil after the
+    /// last), into nodes of `nodeSize` bytes, ``fill`` full, by Sort-Tile-Recursive from
+    /// sorted input: the leaves a vertical slice at a time (each slice sorted by latitude
+    /// in memory, some thousands of entries), then the levels above, a node for every
+    /// ~35 below, in memory as before. Node numbers: the root is 1, the others from 2 on in
+    /// the order they are built.
+    static func pack(count: Int, nodeSize: Int, byLongitude next: () throws -> Entry?, into sink: inout some Sink) throws {
         let capacity = max(2, Int(Double((nodeSize - 4) / 24) * fill))
-        var result = Layout()
-        result.leafOf.reserveCapacity(entries.count)
-        var level = entries
-        var depth = 0
         var nextNode: Int64 = 2
+        var level: [Entry] = []
+        if count <= capacity {
+            while let e = try next() { level.append(e) }
+        } else {
+            let nodeCount = (count + capacity - 1) / capacity
+            let sliceCount = Int(Double(nodeCount).squareRoot().rounded(.up))
+            let sliceSize = ((nodeCount + sliceCount - 1) / sliceCount) * capacity
+            var slice: [Entry] = []
+            slice.reserveCapacity(sliceSize)
+            func flush() throws {
+                slice.sort { ($0.minY + $0.maxY) < ($1.minY + $1.maxY) }
+                var start = 0
+                while start < slice.count {
+                    let end = min(start + capacity, slice.count)
+                    level.append(try emit(slice[start..<end], number: nextNode, depth: 0, root: false, nodeSize: nodeSize, into: &sink))
+                    nextNode += 1
+                    start = end
+                }
+                slice.removeAll(keepingCapacity: true)
+            }
+            while let e = try next() {
+                slice.append(e)
+                if slice.count == sliceSize { try flush() }
+            }
+            try flush()
+        }
+        var depth = count <= capacity ? 0 : 1
         while true {
             let groups = level.count <= capacity ? [level.indices] : tile(&level, capacity: capacity)
             let isRoot = groups.count == 1
             var parents: [Entry] = []
             parents.reserveCapacity(groups.count)
             for group in groups {
-                let node: Int64 = isRoot ? 1 : nextNode
+                parents.append(try emit(level[group], number: isRoot ? 1 : nextNode, depth: depth, root: isRoot, nodeSize: nodeSize, into: &sink))
                 if !isRoot { nextNode += 1 }
-                var blob = [UInt8](repeating: 0, count: nodeSize)
-                if isRoot { put16(&blob, 0, UInt16(depth)) }
-                put16(&blob, 2, UInt16(group.count))
-                var box = Entry(id: node, minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity)
-                for (i, index) in group.enumerated() {
-                    let e = level[index]
-                    let offset = 4 + i * 24
-                    put64(&blob, offset, UInt64(bitPattern: e.id))
-                    put32(&blob, offset + 8, e.minX.bitPattern)
-                    put32(&blob, offset + 12, e.maxX.bitPattern)
-                    put32(&blob, offset + 16, e.minY.bitPattern)
-                    put32(&blob, offset + 20, e.maxY.bitPattern)
-                    box.minX = min(box.minX, e.minX); box.maxX = max(box.maxX, e.maxX)
-                    box.minY = min(box.minY, e.minY); box.maxY = max(box.maxY, e.maxY)
-                    if depth == 0 {
-                        result.leafOf.append((e.id, node))
-                    } else {
-                        result.parentOf.append((e.id, node))
-                    }
-                }
-                result.nodes.append((node, blob))
-                parents.append(box)
             }
-            if depth == 0 { result.leafOf.sort { $0.key < $1.key } }
-            if isRoot { return result }
+            if isRoot { return }
             level = parents
             depth += 1
         }
     }
 
-    /// Replaces the content of `report_rtree` with `layout`.
-    static func write(_ layout: Layout, _ db: Database) throws {
+    /// Writes one node (its blob, and where each of its entries is), and returns its entry
+    /// for the level above: its number and box.
+    private static func emit(
+        _ entries: ArraySlice<Entry>, number: Int64, depth: Int, root: Bool, nodeSize: Int, into sink: inout some Sink
+    ) throws -> Entry {
+        var blob = [UInt8](repeating: 0, count: nodeSize)
+        if root { put16(&blob, 0, UInt16(depth)) }
+        put16(&blob, 2, UInt16(entries.count))
+        var box = Entry(id: number, minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity)
+        for (i, e) in entries.enumerated() {
+            let offset = 4 + i * 24
+            put64(&blob, offset, UInt64(bitPattern: e.id))
+            put32(&blob, offset + 8, e.minX.bitPattern)
+            put32(&blob, offset + 12, e.maxX.bitPattern)
+            put32(&blob, offset + 16, e.minY.bitPattern)
+            put32(&blob, offset + 20, e.maxY.bitPattern)
+            box.minX = min(box.minX, e.minX); box.maxX = max(box.maxX, e.maxX)
+            box.minY = min(box.minY, e.minY); box.maxY = max(box.maxY, e.maxY)
+            if depth == 0 { try sink.leaf(key: e.id, node: number) } else { try sink.parent(node: e.id, parent: number) }
+        }
+        try sink.node(number, blob)
+        return box
+    }
+
+    /// The three tables of an R*Tree named `name` in `db`, as a sink; inserts bound
+    /// directly, as they run once per report.
+    struct Tables: Sink {
+        let db: Database
+        let nodes: Statement, leaves: Statement, parents: Statement
+
+        init(_ db: Database, name: String) throws {
+            self.db = db
+            nodes = try db.makeStatement(sql: "INSERT INTO \(name)_node(nodeno, data) VALUES (?, ?)")
+            leaves = try db.makeStatement(sql: "INSERT INTO \(name)_rowid(rowid, nodeno) VALUES (?, ?)")
+            parents = try db.makeStatement(sql: "INSERT INTO \(name)_parent(nodeno, parentnode) VALUES (?, ?)")
+        }
+
+        func node(_ number: Int64, _ blob: [UInt8]) throws { try nodes.execute(arguments: [number, Data(blob)]) }
+        func leaf(key: Int64, node: Int64) throws { try insertPair(db, leaves, key, node) }
+        func parent(node: Int64, parent: Int64) throws { try insertPair(db, parents, node, parent) }
+    }
+
+    /// Replaces the content of `report_rtree` with a tree packed from the stored reports
+    /// (the leaves' rows go in the order packed, not appended: for a few reports, or after
+    /// an import refused a row late).
+    static func rebuild(_ db: Database, nodeSize: Int) throws {
         try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
-        let insertNode = try db.makeStatement(sql: "INSERT INTO report_rtree_node(nodeno, data) VALUES (?, ?)")
-        for node in layout.nodes { try insertNode.execute(arguments: [node.number, Data(node.blob)]) }
-        let insertRowid = try db.makeStatement(sql: "INSERT INTO report_rtree_rowid(rowid, nodeno) VALUES (?, ?)")
-        for pair in layout.leafOf { try insertPair(db, insertRowid, pair.key, pair.node) }
-        let insertParent = try db.makeStatement(sql: "INSERT INTO report_rtree_parent(nodeno, parentnode) VALUES (?, ?)")
-        for pair in layout.parentOf { try insertPair(db, insertParent, pair.node, pair.parent) }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0
+        let entries = try Self.entries(db)
+        var next = entries.makeIterator()
+        var sink = try Tables(db, name: "report_rtree")
+        try pack(count: count, nodeSize: nodeSize, byLongitude: { next.next() }, into: &sink)
     }
 
     /// Sort-Tile-Recursive grouping: sort by x into vertical slices of whole nodes, each
@@ -180,5 +226,87 @@ enum PackedRTree {
         sqlite3_bind_int64(s, 1, a)
         sqlite3_bind_int64(s, 2, b)
         try db.forEachRow(statement) { _ in true }
+    }
+}
+
+/// The R*Tree of a bulk load, packed on a second core from the staged rows
+/// (``ImportStaging``, read in rising longitude through SQLite's sorter) into a scratch
+/// database beside the target, under the same table names; then copied in, the leaves'
+/// rows in key order (appended to their B-tree). Its memory is a slice of leaves and the
+/// levels above them, whatever the import's size.
+extension PackedRTree {
+    struct Built: Sendable {
+        var path: String
+    }
+
+    /// Starts packing the rows staged at `staging` (complete: nothing writes it any more)
+    /// with `existing`, the entries of the reports stored already (in rising longitude).
+    static func start(staging: String, existing: [Entry], nodeSize: Int, beside target: String) -> Background<Result<Built, any Error>> {
+        let path = ImportStaging.scratchPath(beside: target, named: "rtree")
+        return Background(name: "posterwatch.rtree") { [existing] in
+            Result {
+                ImportStaging.remove(path)
+                do {
+                    let queue = try DatabaseQueue(path: path, configuration: ImportStaging.configuration())
+                    try queue.writeWithoutTransaction { db in
+                        try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
+                        // A column named rowid is that column, not the table's own rowid.
+                        try db.execute(sql: """
+                            CREATE TABLE report_rtree_node (nodeno INTEGER PRIMARY KEY, data BLOB);
+                            CREATE TABLE report_rtree_rowid (rowid INTEGER, nodeno INTEGER);
+                            CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER);
+                            BEGIN
+                            """)
+                        let staged = try Int.fetchOne(db, sql: "SELECT count(*) FROM staging.\(ImportStaging.table)") ?? 0
+                        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM staging.\(ImportStaging.table) ORDER BY longitude")
+                        let s = read.sqliteStatement
+                        defer { sqlite3_reset(s) }
+                        func nextStaged() throws -> Entry? {
+                            switch sqlite3_step(s) {
+                            case SQLITE_ROW: return Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))
+                            case SQLITE_DONE: return nil
+                            case let code: throw db.sqliteError(code, read.sql)
+                            }
+                        }
+                        var stored = existing.makeIterator()
+                        var a = try nextStaged(), b = stored.next()
+                        var sink = try Tables(db, name: "report_rtree")
+                        try pack(count: staged + existing.count, nodeSize: nodeSize, byLongitude: {
+                            // The two in rising longitude, merged.
+                            guard let x = a else { defer { b = stored.next() }; return b }
+                            if let y = b, y.minX + y.maxX < x.minX + x.maxX {
+                                b = stored.next()
+                                return y
+                            }
+                            a = try nextStaged()
+                            return x
+                        }, into: &sink)
+                        try db.execute(sql: "COMMIT; DETACH DATABASE staging")
+                    }
+                    try queue.close()
+                    return Built(path: path)
+                } catch {
+                    ImportStaging.remove(path)
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Replaces the content of `report_rtree` with the tree built, and deletes its scratch database.
+    static func copy(_ built: Built, into db: Database) throws {
+        defer { ImportStaging.remove(built.path) }
+        try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
+        let source = try DatabaseQueue(path: built.path, configuration: ImportStaging.configuration(readonly: true))
+        defer { try? source.close() }
+        try source.inDatabase { source in
+            for (select, insert) in [
+                ("SELECT nodeno, data FROM report_rtree_node", "INSERT INTO report_rtree_node(nodeno, data) VALUES (?, ?)"),
+                ("SELECT rowid, nodeno FROM report_rtree_rowid ORDER BY rowid", "INSERT INTO report_rtree_rowid(rowid, nodeno) VALUES (?, ?)"),
+                ("SELECT nodeno, parentnode FROM report_rtree_parent", "INSERT INTO report_rtree_parent(nodeno, parentnode) VALUES (?, ?)"),
+            ] {
+                try db.copyRows(from: source.makeStatement(sql: select), into: db.makeStatement(sql: insert))
+            }
+        }
     }
 }

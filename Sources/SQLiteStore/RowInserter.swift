@@ -17,22 +17,29 @@ struct RowInserter {
     private var arena: [UInt8] = []
     private var spans: [(column: Int32, start: Int, count: Int)] = []
 
-    init(_ db: Database, initialStatus: String) throws {
+    /// The columns a report row is inserted with, in the order of the statement's parameters.
+    static let columns = """
+        key, id, longitude, latitude, address, city, district, object_type, balance_holder, \
+        violator, phones, comment, status, created_at, updated_at
+        """
+
+    /// An inserter into `table` of `db` (the report table, or a bulk load's staging table
+    /// of the same columns); `lastID` is the report table's, read from `ids` (by default `db`).
+    /// With `staging`, the rows go to ``ImportStaging``'s table, with their record's location.
+    init(_ db: Database, initialStatus: String, ids: Database? = nil, staging: Bool = false) throws {
         self.db = db
         self.initialStatus = initialStatus
-        lastID = try Int64.fetchOne(db, sql: "SELECT max((SELECT last_id FROM report_sequence), ifnull(max(id), 0)) FROM report") ?? 0
-        statement = try db.makeStatement(sql: """
-            INSERT INTO report (key, id, longitude, latitude, address, city, district, object_type, balance_holder,
-                                violator, phones, comment, status, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        lastID = try Int64.fetchOne(ids ?? db, sql: "SELECT max((SELECT last_id FROM report_sequence), ifnull(max(id), 0)) FROM report") ?? 0
+        statement = try db.makeStatement(sql: staging
+            ? "INSERT INTO \(ImportStaging.table) (\(Self.columns), location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            : "INSERT INTO report (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
     }
 
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: String(ReportRow.phoneSeparator)) }
 
     /// Inserts a draft with its id and key; defaults: the initial
     /// status, times `now`. A taken id is the rule the draft broke.
-    mutating func insert(_ d: borrowing ReportDraft, key: Int64, now: Date) throws -> Result<Int64, ValidationError> {
+    mutating func insert(_ d: borrowing ReportDraft, key: Int64, now: Date, location: Int64 = 0) throws -> Result<Int64, ValidationError> {
         // The texts go end to end into one reused buffer and are bound from there without
         // a copy each (SQLite's own copy would be nine allocations per row).
         arena.removeAll(keepingCapacity: true)
@@ -65,21 +72,52 @@ struct RowInserter {
         let created = ReportRow.milliseconds(d.createdAt ?? now)
         sqlite3_bind_int64(s, 14, created)
         sqlite3_bind_int64(s, 15, d.updatedAt.map(ReportRow.milliseconds) ?? created)
+        if sqlite3_bind_parameter_count(s) == 16 { sqlite3_bind_int64(s, 16, location) }
         let (code, extended, error) = arena.withUnsafeBufferPointer { bytes in
             for (column, start, count) in spans {
                 // SQLITE_STATIC (nil): the bytes stay put until the bindings are cleared below.
                 // (The arena is never empty, as the address is not: no text binds as NULL.)
                 _ = sqlite3_bind_text(s, column, bytes.baseAddress.map { UnsafeRawPointer($0 + start).assumingMemoryBound(to: CChar.self) }, Int32(count), nil)
             }
-            let code = sqlite3_step(s)
-            let failure = code == SQLITE_DONE ? nil : (sqlite3_extended_errcode(db.sqliteConnection), db.sqliteError(code, statement.sql))
-            sqlite3_reset(s)
-            sqlite3_clear_bindings(s)
-            return (code, failure?.0, failure?.1)
+            return step()
         }
-        guard let extended, let error else { return .success(d.id!) }
+        return try outcome(code, extended, error, id: d.id!)
+    }
+
+    /// Inserts every row `select` yields: ``ImportStaging``'s rows, in the order it reads
+    /// them. `refuse` hears of each row the table refuses (with its record's location).
+    mutating func insertAll(from select: OpaquePointer, refuse: (RecordLocation, ValidationError) -> Void) throws -> Int {
+        let s = statement.sqliteStatement
+        let columns = sqlite3_bind_parameter_count(s)
+        var inserted = 0
+        while true {
+            let read = sqlite3_step(select)
+            if read == SQLITE_DONE { return inserted }
+            guard read == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: read), message: "reading the staged rows failed") }
+            for i in 0..<columns { sqlite3_bind_value(s, i + 1, sqlite3_column_value(select, i)) }
+            let (code, extended, error) = step()
+            switch try outcome(code, extended, error, id: sqlite3_column_int64(select, 1)) {
+            case .success: inserted += 1
+            case .failure(let rule): refuse(ImportStaging.location(sqlite3_column_int64(select, columns)), rule)
+            }
+        }
+    }
+
+    /// Runs the bound statement, then clears it; the codes of a failure.
+    private func step() -> (Int32, Int32?, DatabaseError?) {
+        let s = statement.sqliteStatement
+        let code = sqlite3_step(s)
+        let failure = code == SQLITE_DONE ? nil : (sqlite3_extended_errcode(db.sqliteConnection), db.sqliteError(code, statement.sql))
+        sqlite3_reset(s)
+        sqlite3_clear_bindings(s)
+        return (code, failure?.0, failure?.1)
+    }
+
+    /// A step's outcome for the report `id`: inserted, the rule the row broke, or (thrown) an error of the database.
+    private func outcome(_ code: Int32, _ extended: Int32?, _ error: DatabaseError?, id: Int64) throws -> Result<Int64, ValidationError> {
+        guard let extended, let error else { return .success(id) }
         if extended == ResultCode.SQLITE_CONSTRAINT_UNIQUE.rawValue || extended == ResultCode.SQLITE_CONSTRAINT_PRIMARYKEY.rawValue {
-            return .failure(ValidationError(field: "id", "report \(d.id!) already exists"))
+            return .failure(ValidationError(field: "id", "report \(id) already exists"))
         }
         if code == SQLITE_CONSTRAINT {
             // A rule of the schema that validation should have caught: still the record's fault.

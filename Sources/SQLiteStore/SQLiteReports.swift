@@ -60,7 +60,7 @@ public final class SQLiteReports: ReportStorage {
                 PRAGMA synchronous = NORMAL;
                 PRAGMA cache_size = \(SQLiteReports.cacheSize);
                 PRAGMA temp_store = MEMORY;
-                PRAGMA mmap_size = 1073741824;
+                PRAGMA mmap_size = \(SQLiteReports.mmapSize);
                 PRAGMA journal_size_limit = \(Checkpointer.restartPages * 4096);
                 """)
         }
@@ -94,6 +94,8 @@ public final class SQLiteReports: ReportStorage {
 
     /// SQLite's page cache per connection: 64 MiB (negative: in KiB).
     static let cacheSize = -65536
+    /// How much of the file each connection maps (bytes).
+    static let mmapSize = 1_073_741_824
 
     /// The memory SQLite has allocated in this process, page caches included (each
     /// connection's bounded by ``cacheSize``); nil unless SQLite counts it

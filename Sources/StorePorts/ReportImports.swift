@@ -91,7 +91,7 @@ public struct ImportAdmission {
     public private(set) var issues: [RecordIssue] = []
     public private(set) var issueCount = 0
     /// Ids given or handed out in this import, and where.
-    private var seen: [Int64: RecordLocation] = [:]
+    private var seen = SeenIDs()
 
     public init(options: ImportOptions, reference: ReferenceData, lastID: Int64) {
         self.options = options
@@ -113,11 +113,11 @@ public struct ImportAdmission {
             return nil
         }
         if let id = draft.id {
-            if let first = seen[id] {
+            if let first = seen.location(of: id) {
                 refuse(record.location, ValidationError(field: "id", "\(id) is already used in this input, at \(first)"))
                 return nil
             }
-            seen[id] = record.location
+            seen.insert(id, at: record.location)
             if try taken(id) {
                 refuse(record.location, ValidationError(field: "id", "report \(id) already exists"))
                 return nil
@@ -133,7 +133,7 @@ public struct ImportAdmission {
             }
             lastID += 1
             draft.id = lastID
-            seen[lastID] = record.location
+            seen.insert(lastID, at: record.location)
         }
         return draft
     }
@@ -147,5 +147,52 @@ public struct ImportAdmission {
     /// ``RecordsRejected`` when a refusal means nothing is kept.
     public func check() throws(RecordsRejected) {
         if !keeps { throw RecordsRejected(issues: issues, issueCount: issueCount) }
+    }
+}
+
+/// The ids an import has met and where each was first, in memory that does not grow with
+/// the input when its ids rise one by one, record after record (a file numbered 1, 2, 3…
+/// or numbered by the store): such a stretch is one run. Ids out of that order are kept
+/// one by one.
+struct SeenIDs {
+    /// Runs of consecutive ids at consecutive records, in rising order of id.
+    private var runs: [(id: Int64, location: RecordLocation, count: Int64)] = []
+    private var others: [Int64: RecordLocation] = [:]
+
+    func location(of id: Int64) -> RecordLocation? {
+        var low = 0, high = runs.count
+        while low < high {
+            let mid = (low + high) / 2
+            if runs[mid].id + runs[mid].count <= id { low = mid + 1 } else { high = mid }
+        }
+        if low < runs.count, runs[low].id <= id {
+            return runs[low].location.advanced(by: Int(id - runs[low].id))
+        }
+        return others[id]
+    }
+
+    /// Records `id` (not met before) at `location`.
+    mutating func insert(_ id: Int64, at location: RecordLocation) {
+        guard let last = runs.last else {
+            runs.append((id, location, 1))
+            return
+        }
+        if id == last.id + last.count, location == last.location.advanced(by: Int(last.count)) {
+            runs[runs.count - 1].count += 1
+        } else if id >= last.id + last.count {
+            runs.append((id, location, 1))
+        } else {
+            others[id] = location
+        }
+    }
+}
+
+extension RecordLocation {
+    /// The location `n` records further on.
+    func advanced(by n: Int) -> RecordLocation {
+        switch self {
+        case .line(let line): .line(line + n)
+        case .feature(let feature): .feature(feature + n)
+        }
     }
 }

@@ -55,6 +55,32 @@ import TestSupport
         #expect(try reader.next() == nil)
     }
 
+    @Test("a file read in many batches, its pages given back as the reader passes them, still reads whole and names a late error's line")
+    func pagesGivenBack() throws {
+        let directory = try TemporaryDirectory()
+        let reports = sampleReports(3_000)
+        let url = directory.url.appendingPathComponent("reports.geojson")
+        let text = ReportWriter.encode(reports, format: .geojson)
+        // Cut inside the last feature: the error is found after every page before it was given back.
+        try Data(text.utf8.prefix(text.utf8.count - 40)).write(to: url)
+        #expect(text.utf8.count > 64 * 4096)
+        var reader = try ReportReader(url: url, batchSize: 7)
+        var read: [Int64] = []
+        var failure: ValidationError?
+        while true {
+            do throws(ValidationError) {
+                guard let batch = try reader.next() else { break }
+                read += batch.records.compactMap { $0.value?.id }
+            } catch {
+                failure = error
+            }
+        }
+        #expect(read == reports.dropLast().map(\.id))
+        let lines = text.utf8.prefix(text.utf8.count - 40).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
+        #expect(failure?.field == "file")
+        #expect(failure?.message.hasSuffix("(line \(lines))") == true, "\(failure?.message ?? "no error")")
+    }
+
     @Test func readsAFileFromDisk() throws {
         let directory = try TemporaryDirectory()
         let reports = sampleReports(50)

@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import ReportModel
+
+/// The rows of a bulk load on their way to the report table: appended, as they are read,
+/// to a table of a scratch database beside the target, then read back in key order
+/// through SQLite's sorter, which sorts runs in temporary files and merges them.
+///
+/// Why: the report table is appended to in key order, and the drafts used to wait in
+/// memory until all were read to be sorted: 1.25 KB a report, 14 GB at ten million. The
+/// scratch file holds them instead, and the phone indexes are built from it on a second
+/// core (``PhoneIndexBuild``), so the import's memory is the caches', whatever its size.
+///
+/// The scratch database is nobody else's: no journal, no syncs; it is deleted when the
+/// import ends, however it ends.
+final class ImportStaging {
+    static let table = "staged"
+    let path: String
+    private let queue: DatabaseQueue
+
+    /// A new scratch database next to `target` (in the temporary directory for an
+    /// in-memory target), with the staging table.
+    init(beside target: String) throws {
+        path = Self.scratchPath(beside: target, named: "staging")
+        Self.remove(path)
+        queue = try DatabaseQueue(path: path, configuration: Self.configuration())
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE TABLE \(Self.table) (
+                    key INTEGER, id INTEGER, longitude REAL, latitude REAL, address TEXT, city TEXT, district TEXT,
+                    object_type TEXT, balance_holder TEXT, violator TEXT, phones TEXT, comment TEXT, status TEXT,
+                    created_at INTEGER, updated_at INTEGER, location INTEGER)
+                """)
+        }
+    }
+
+    /// The settings of a scratch connection: no journal, no syncs, sorts in temporary
+    /// files, a page cache of 64 MiB (which also bounds each of the sorter's runs).
+    static func configuration(readonly: Bool = false) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = readonly
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA temp_store = FILE; PRAGMA cache_size = -65536")
+            if !readonly { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = OFF") }
+        }
+        return configuration
+    }
+
+    /// A scratch file's path beside `target`.
+    static func scratchPath(beside target: String, named name: String) -> String {
+        let base = target.isEmpty || target == ":memory:" || target.hasPrefix("file:")
+            ? NSTemporaryDirectory() + "/posterwatch-\(UUID().uuidString)" : target
+        return "\(base).import-\(name)"
+    }
+
+    /// Runs `body` with the staging database in one transaction (the rows go in during it).
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            let result = try body(db)
+            try db.execute(sql: "COMMIT")
+            return result
+        }
+    }
+
+    /// Calls `body` with a prepared `SELECT` of the staged rows, in `order`: the report
+    /// columns (``RowInserter/columns``), then the record's location (see ``location(_:)``).
+    func sorted<T>(by order: String, _ body: (OpaquePointer) throws -> T) throws -> T {
+        try queue.inDatabase { db in
+            let select = try db.makeStatement(sql: "SELECT \(RowInserter.columns), location FROM \(Self.table) ORDER BY \(order)")
+            return try body(select.sqliteStatement)
+        }
+    }
+
+    /// A record's location as an integer, and back: lines positive, features negative.
+    static func number(_ location: RecordLocation) -> Int64 {
+        switch location {
+        case .line(let n): Int64(n)
+        case .feature(let n): -Int64(n)
+        }
+    }
+
+    static func location(_ number: Int64) -> RecordLocation {
+        number >= 0 ? .line(Int(number)) : .feature(Int(-number))
+    }
+
+    /// Closes the connection and deletes the file.
+    func close() {
+        try? queue.close()
+        Self.remove(path)
+    }
+
+    deinit { close() }
+
+    static func remove(_ path: String) {
+        for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
