@@ -169,13 +169,20 @@ struct Bench: AsyncParsableCommand {
         precondition(summary.imported == count, "imported \(summary.imported) of \(count)")
         report.section("Import of \(fmt(count)) reports (`posterwatch import` into a new database, one transaction)", header: ["step", "seconds", "reports/s"])
         report.row(["read and parse GeoJSON text sequences (alone; overlapped with the steps below in the import)", f2(readSeconds), fmt(Int(Double(count) / readSeconds))])
-        report.row(["insert into the report table", f2(summary.tableSeconds), fmt(Int(Double(count) / summary.tableSeconds))])
-        report.row(["build the R*Tree (packed on a second core while the rows go in; then written)", f2(summary.rtreeSeconds), fmt(Int(Double(count) / summary.rtreeSeconds))])
-        report.row(["build the phone indexes (FTS5 trigrams, and whole numbers with position and status; built on a second core while the rows go in; then copied in)", f2(summary.searchIndexSeconds), fmt(Int(Double(count) / summary.searchIndexSeconds))])
+        report.row(["stage the rows in a scratch database as they are read, then move them into the report table in key order", f2(summary.tableSeconds), fmt(Int(Double(count) / summary.tableSeconds))])
+        report.row(["build the R*Tree (packed by STR on a second core from the staged rows in longitude order while the rows go in; then copied in)", f2(summary.rtreeSeconds), fmt(Int(Double(count) / summary.rtreeSeconds))])
+        report.row(["build the phone indexes (FTS5 trigrams, and whole numbers with position and status; built from the staged rows on a second core while the rows go in; then copied in)", f2(summary.searchIndexSeconds), fmt(Int(Double(count) / summary.searchIndexSeconds))])
         report.row(["build the secondary indexes (unique ids, newest first)", f2(summary.secondaryIndexSeconds), fmt(Int(Double(count) / summary.secondaryIndexSeconds))])
         report.row(["commit (pages written once: a new database is built aside, then renamed)", f2(summary.commitSeconds), fmt(Int(Double(count) / summary.commitSeconds))])
         report.row(["**total, end to end**", "**\(f2(importSeconds))**", "**\(fmt(Int(Double(count) / importSeconds)))**"])
         report.goal("import ≥ 100,000 reports/s", "\(fmt(Int(Double(count) / importSeconds)))/s", Double(count) / importSeconds >= 100_000)
+        let alone = try importAlone(dataPath)
+        report.note("""
+            `posterwatch import` of the same file in a process of its own (`/usr/bin/time`): \(f2(alone.seconds)) s \
+            (\(fmt(Int(Double(count) / alone.seconds))) a second), peak resident memory \(fmt(alone.peakKB / 1024)) MB.
+            """)
+        report.goal("import (#33): ≥ 150,000 reports/s", "\(fmt(Int(Double(count) / alone.seconds)))/s", Double(count) / alone.seconds >= 150_000)
+        report.goal("import (#33): peak memory ≤ 1 GiB at any size", "\(fmt(alone.peakKB / 1024)) MB", alone.peakKB <= 1 << 20)
         let check = try await time {
             let verdict = try store.pool.read { db in try String.fetchOne(db, sql: "SELECT rtreecheck('report_rtree')") }
             precondition(verdict == "ok", "rtreecheck: \(verdict ?? "nil")")
@@ -377,4 +384,29 @@ func machineDescription() -> String {
 
 func sqliteVersion() -> String {
     (try? DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") }) ?? "?"
+}
+
+extension Bench {
+    /// `posterwatch import` of `dataPath` into a new database, in a process of its own (the
+    /// bench's own memory would blur its peak): its time and peak resident memory (KiB), by GNU time.
+    func importAlone(_ dataPath: String) throws -> (seconds: Double, peakKB: Int) {
+        let target = "\(work)/import-alone.sqlite"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target + suffix) }
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target + suffix) } }
+        let tool = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("posterwatch").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+        process.arguments = ["-f", "%M %e", tool, "import", dataPath, "--db", target]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let fields = text.split(whereSeparator: \.isNewline).last?.split(separator: " ") ?? []
+        guard process.terminationStatus == 0, fields.count == 2, let peak = Int(fields[0]), let seconds = Double(fields[1]) else {
+            throw ValidationError("posterwatch import failed: \(text.suffix(500))")
+        }
+        return (seconds, peak)
+    }
 }

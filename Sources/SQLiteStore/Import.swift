@@ -144,9 +144,7 @@ extension SQLiteReports {
                 }
                 summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
                 // A refused row's numbers are in the phone indexes built aside: they are rebuilt from the table then.
-                let built = try phoneIndex.map { try $0.wait().get() }
-                if !insertedAll, let built { ImportStaging.remove(built.path) }
-                try deferred.rebuild(db, phoneIndex: insertedAll ? built : nil, summary: &summary)
+                try deferred.rebuild(db, phoneIndex: phoneIndex, usable: insertedAll, summary: &summary)
                 return try finish(db, summary: summary)
             }
             if let commitStart { summary.commitSeconds = Date().timeIntervalSince(commitStart) }
@@ -248,16 +246,22 @@ struct DeferredIndexes {
 
     /// Builds the secondary indexes and the phone index over the whole table (or takes
     /// the one built on a second core), and puts the triggers back (the R*Tree is the caller's).
-    func rebuild(_ db: Database, phoneIndex: PhoneIndexBuild.Built?, summary: inout ImportSummary) throws {
+    /// The phone indexes built aside, when `usable`, are waited for once the secondary
+    /// indexes are built (their builder is the longest of the helpers).
+    func rebuild(
+        _ db: Database, phoneIndex: Background<Result<PhoneIndexBuild.Built, any Error>>?, usable: Bool = true, summary: inout ImportSummary
+    ) throws {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }
         try db.execute(sql: "UPDATE report_sequence SET report_count = (SELECT count(*) FROM report)")
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
         start = Date()
-        if let phoneIndex {
-            try PhoneIndexBuild.copy(phoneIndex, into: db)
+        let built = try phoneIndex.map { try $0.wait().get() }
+        if let built, usable {
+            try PhoneIndexBuild.copy(built, into: db)
         } else {
+            if let built { ImportStaging.remove(built.path) }
             try db.execute(sql: "INSERT INTO report_search(report_search) VALUES ('delete-all')")
             try db.execute(sql: PhoneIndexBuild.fillFromTable)
             try db.execute(sql: SearchQueue.optimize)
