@@ -249,7 +249,7 @@ struct DeferredIndexes {
     /// The phone indexes built aside, when `usable`, are waited for once the secondary
     /// indexes are built (their builder is the longest of the helpers).
     func rebuild(
-        _ db: Database, phoneIndex: Background<Result<PhoneIndexBuild.Built, any Error>>?, usable: Bool = true, summary: inout ImportSummary
+        _ db: Database, phoneIndex: Background<Result<ImportStaging.Aside, any Error>>?, usable: Bool = true, summary: inout ImportSummary
     ) throws {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }

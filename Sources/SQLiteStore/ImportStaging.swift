@@ -73,6 +73,55 @@ final class ImportStaging {
         }
     }
 
+    /// A scratch database a helper built from the staged rows, to be copied into the target.
+    struct Aside: Sendable {
+        let path: String
+    }
+
+    /// Runs `build` on a thread of its own (`thread`) over a new scratch database beside
+    /// `target` (named `name`), with the complete staging database at `staging` attached as
+    /// `staging`. The scratch database is deleted if `build` fails.
+    static func buildAside(
+        _ name: String, beside target: String, staging: String, thread: String, _ build: @escaping @Sendable (Database) throws -> Void
+    ) -> Background<Result<Aside, any Error>> {
+        let path = scratchPath(beside: target, named: name)
+        return Background(name: thread) {
+            Result {
+                remove(path)
+                do {
+                    let queue = try DatabaseQueue(path: path, configuration: configuration())
+                    try queue.writeWithoutTransaction { db in
+                        try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
+                        try build(db)
+                        try db.execute(sql: "DETACH DATABASE staging")
+                    }
+                    try queue.close()
+                    return Aside(path: path)
+                } catch {
+                    remove(path)
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Empties each target table of `db` and copies into it the rows of its `SELECT` in the
+    /// scratch database (`insert` is `INSERT` or `INSERT OR IGNORE`, `into` the table and
+    /// its columns as the statement names them); then deletes the scratch database.
+    static func copy(_ aside: Aside, into db: Database, _ steps: [(select: String, table: String, into: String, insert: String)]) throws {
+        defer { remove(aside.path) }
+        let source = try DatabaseQueue(path: aside.path, configuration: configuration(readonly: true))
+        defer { try? source.close() }
+        try source.inDatabase { source in
+            for step in steps {
+                try db.execute(sql: "DELETE FROM \(step.table)")
+                let select = try source.makeStatement(sql: step.select)
+                let marks = Array(repeating: "?", count: select.columnCount).joined(separator: ", ")
+                try db.copyRows(from: select, into: db.makeStatement(sql: "\(step.insert) INTO \(step.into) VALUES (\(marks))"))
+            }
+        }
+    }
+
     /// A record's location as an integer, and back: lines positive, features negative.
     static func number(_ location: RecordLocation) -> Int64 {
         switch location {

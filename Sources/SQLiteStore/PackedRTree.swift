@@ -235,78 +235,51 @@ enum PackedRTree {
 /// rows in key order (appended to their B-tree). Its memory is a slice of leaves and the
 /// levels above them, whatever the import's size.
 extension PackedRTree {
-    struct Built: Sendable {
-        var path: String
-    }
-
     /// Starts packing the rows staged at `staging` (complete: nothing writes it any more)
     /// with `existing`, the entries of the reports stored already (in rising longitude).
-    static func start(staging: String, existing: [Entry], nodeSize: Int, beside target: String) -> Background<Result<Built, any Error>> {
-        let path = ImportStaging.scratchPath(beside: target, named: "rtree")
-        return Background(name: "posterwatch.rtree") { [existing] in
-            Result {
-                ImportStaging.remove(path)
-                do {
-                    let queue = try DatabaseQueue(path: path, configuration: ImportStaging.configuration())
-                    try queue.writeWithoutTransaction { db in
-                        try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
-                        // A column named rowid is that column, not the table's own rowid.
-                        try db.execute(sql: """
-                            CREATE TABLE report_rtree_node (nodeno INTEGER PRIMARY KEY, data BLOB);
-                            CREATE TABLE report_rtree_rowid (rowid INTEGER, nodeno INTEGER);
-                            CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER);
-                            BEGIN
-                            """)
-                        let staged = try Int.fetchOne(db, sql: "SELECT count(*) FROM staging.\(ImportStaging.table)") ?? 0
-                        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM staging.\(ImportStaging.table) ORDER BY longitude")
-                        let s = read.sqliteStatement
-                        defer { sqlite3_reset(s) }
-                        func nextStaged() throws -> Entry? {
-                            switch sqlite3_step(s) {
-                            case SQLITE_ROW: return Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))
-                            case SQLITE_DONE: return nil
-                            case let code: throw db.sqliteError(code, read.sql)
-                            }
-                        }
-                        var stored = existing.makeIterator()
-                        var a = try nextStaged(), b = stored.next()
-                        var sink = try Tables(db, name: "report_rtree")
-                        try pack(count: staged + existing.count, nodeSize: nodeSize, byLongitude: {
-                            // The two in rising longitude, merged.
-                            guard let x = a else { defer { b = stored.next() }; return b }
-                            if let y = b, y.minX + y.maxX < x.minX + x.maxX {
-                                b = stored.next()
-                                return y
-                            }
-                            a = try nextStaged()
-                            return x
-                        }, into: &sink)
-                        try db.execute(sql: "COMMIT; DETACH DATABASE staging")
-                    }
-                    try queue.close()
-                    return Built(path: path)
-                } catch {
-                    ImportStaging.remove(path)
-                    throw error
+    static func start(staging: String, existing: [Entry], nodeSize: Int, beside target: String) -> Background<Result<ImportStaging.Aside, any Error>> {
+        ImportStaging.buildAside("rtree", beside: target, staging: staging, thread: "posterwatch.rtree") { db in
+            // A column named rowid is that column, not the table's own rowid.
+            try db.execute(sql: """
+                CREATE TABLE report_rtree_node (nodeno INTEGER PRIMARY KEY, data BLOB);
+                CREATE TABLE report_rtree_rowid (rowid INTEGER, nodeno INTEGER);
+                CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER);
+                BEGIN
+                """)
+            let staged = try Int.fetchOne(db, sql: "SELECT count(*) FROM staging.\(ImportStaging.table)") ?? 0
+            let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM staging.\(ImportStaging.table) ORDER BY longitude")
+            let s = read.sqliteStatement
+            defer { sqlite3_reset(s) }
+            func nextStaged() throws -> Entry? {
+                switch sqlite3_step(s) {
+                case SQLITE_ROW: return Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))
+                case SQLITE_DONE: return nil
+                case let code: throw db.sqliteError(code, read.sql)
                 }
             }
+            var stored = existing.makeIterator()
+            var a = try nextStaged(), b = stored.next()
+            var sink = try Tables(db, name: "report_rtree")
+            try pack(count: staged + existing.count, nodeSize: nodeSize, byLongitude: {
+                // The two in rising longitude, merged.
+                guard let x = a else { defer { b = stored.next() }; return b }
+                if let y = b, y.minX + y.maxX < x.minX + x.maxX {
+                    b = stored.next()
+                    return y
+                }
+                a = try nextStaged()
+                return x
+            }, into: &sink)
+            try db.execute(sql: "COMMIT")
         }
     }
 
     /// Replaces the content of `report_rtree` with the tree built, and deletes its scratch database.
-    static func copy(_ built: Built, into db: Database) throws {
-        defer { ImportStaging.remove(built.path) }
-        try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
-        let source = try DatabaseQueue(path: built.path, configuration: ImportStaging.configuration(readonly: true))
-        defer { try? source.close() }
-        try source.inDatabase { source in
-            for (select, insert) in [
-                ("SELECT nodeno, data FROM report_rtree_node", "INSERT INTO report_rtree_node(nodeno, data) VALUES (?, ?)"),
-                ("SELECT rowid, nodeno FROM report_rtree_rowid ORDER BY rowid", "INSERT INTO report_rtree_rowid(rowid, nodeno) VALUES (?, ?)"),
-                ("SELECT nodeno, parentnode FROM report_rtree_parent", "INSERT INTO report_rtree_parent(nodeno, parentnode) VALUES (?, ?)"),
-            ] {
-                try db.copyRows(from: source.makeStatement(sql: select), into: db.makeStatement(sql: insert))
-            }
-        }
+    static func copy(_ built: ImportStaging.Aside, into db: Database) throws {
+        try ImportStaging.copy(built, into: db, [
+            ("SELECT nodeno, data FROM report_rtree_node", "report_rtree_node", "report_rtree_node(nodeno, data)", "INSERT"),
+            ("SELECT rowid, nodeno FROM report_rtree_rowid ORDER BY rowid", "report_rtree_rowid", "report_rtree_rowid(rowid, nodeno)", "INSERT"),
+            ("SELECT nodeno, parentnode FROM report_rtree_parent", "report_rtree_parent", "report_rtree_parent(nodeno, parentnode)", "INSERT"),
+        ])
     }
 }

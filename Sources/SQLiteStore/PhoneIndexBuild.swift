@@ -21,11 +21,6 @@ import GRDBSQLite
 /// connection, so a connection that later wrote through `report_search` itself would not
 /// see that its pages were replaced underneath it.
 enum PhoneIndexBuild {
-    /// The scratch database that holds the built indexes (deleted once copied).
-    struct Built: Sendable {
-        var path: String
-    }
-
     /// A report's rowid in `report_search`, its recency: `(created_at in seconds) << 31 | id`,
     /// as an SQL expression over the two given (the triggers spell it out too).
     static func recency(createdAt: String, id: String) -> String { "((\(createdAt) / 1000) << 31) | \(id)" }
@@ -45,55 +40,31 @@ enum PhoneIndexBuild {
     /// Starts building, on a thread of its own, the indexes of the rows staged in the
     /// scratch database at `staging` (complete: nothing writes it any more), as `db` defines
     /// them, into a scratch database beside `target`.
-    static func start(staging: String, like db: Database, beside target: String) throws -> Background<Result<Built, any Error>> {
+    static func start(staging: String, like db: Database, beside target: String) throws -> Background<Result<ImportStaging.Aside, any Error>> {
         let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'report_search'") ?? ""
         let settings = try Row.fetchAll(db, sql: "SELECT k, v FROM report_search_config WHERE k <> 'version'")
             .map { (key: $0[0] as String, value: $0[1] as DatabaseValue) }
-        let path = ImportStaging.scratchPath(beside: target, named: "phones")
-        return Background(name: "posterwatch.phone-index") {
-            Result {
-                ImportStaging.remove(path)
-                do {
-                    let built = try DatabaseQueue(path: path, configuration: ImportStaging.configuration())
-                    try built.writeWithoutTransaction { db in
-                        try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
-                        try db.execute(sql: definition)
-                        for setting in settings {
-                            try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES (?, ?)", arguments: [setting.key, setting.value])
-                        }
-                        try db.execute(sql: "BEGIN")
-                        try db.execute(sql: fill(from: "staging.\(ImportStaging.table)"))
-                        try db.execute(sql: SearchQueue.optimize)
-                        try db.execute(sql: "CREATE TABLE phone_rows (phone TEXT, report_id INTEGER, longitude REAL, latitude REAL, status TEXT)")
-                        try db.execute(sql: "INSERT INTO phone_rows " + ReportPhones.rows(of: "staging.\(ImportStaging.table)"))
-                        try db.execute(sql: "COMMIT")
-                        try db.execute(sql: "DETACH DATABASE staging")
-                    }
-                    try built.close()
-                    return Built(path: path)
-                } catch {
-                    ImportStaging.remove(path)
-                    throw error
-                }
+        return ImportStaging.buildAside("phones", beside: target, staging: staging, thread: "posterwatch.phone-index") { db in
+            try db.execute(sql: definition)
+            for setting in settings {
+                try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES (?, ?)", arguments: [setting.key, setting.value])
             }
+            try db.execute(sql: "BEGIN")
+            try db.execute(sql: fill(from: "staging.\(ImportStaging.table)"))
+            try db.execute(sql: SearchQueue.optimize)
+            try db.execute(sql: "CREATE TABLE phone_rows (phone TEXT, report_id INTEGER, longitude REAL, latitude REAL, status TEXT)")
+            try db.execute(sql: "INSERT INTO phone_rows " + ReportPhones.rows(of: "staging.\(ImportStaging.table)"))
+            try db.execute(sql: "COMMIT")
         }
     }
 
-    /// Replaces the indexes of `db` by those built, and deletes their scratch database.
-    static func copy(_ built: Built, into db: Database) throws {
-        defer { ImportStaging.remove(built.path) }
-        let source = try DatabaseQueue(path: built.path, configuration: ImportStaging.configuration(readonly: true))
-        defer { try? source.close() }
-        try source.inDatabase { source in
-            // A number given twice on one report is one row (as the triggers keep it).
-            for (from, to, verb) in [("report_search_data", "report_search_data", "INSERT"), ("report_search_idx", "report_search_idx", "INSERT"),
-                                     ("phone_rows", "report_phone", "INSERT OR IGNORE")] {
-                try db.execute(sql: "DELETE FROM \(to)")
-                let columns = try source.columns(in: from).count
-                let select = try source.makeStatement(sql: "SELECT * FROM \(from)")
-                let insert = try db.makeStatement(sql: "\(verb) INTO \(to) VALUES (\(Array(repeating: "?", count: columns).joined(separator: ", ")))")
-                try db.copyRows(from: select, into: insert)
-            }
-        }
+    /// Replaces the indexes of `db` by those built, and deletes their scratch database. A
+    /// number given twice on one report is one row (as the triggers keep it).
+    static func copy(_ built: ImportStaging.Aside, into db: Database) throws {
+        try ImportStaging.copy(built, into: db, [
+            ("SELECT * FROM report_search_data", "report_search_data", "report_search_data", "INSERT"),
+            ("SELECT * FROM report_search_idx", "report_search_idx", "report_search_idx", "INSERT"),
+            ("SELECT * FROM phone_rows", "report_phone", "report_phone", "INSERT OR IGNORE"),
+        ])
     }
 }
