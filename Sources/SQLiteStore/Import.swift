@@ -14,13 +14,14 @@ extension SQLiteReports {
     ///   - progress: called after each batch with the number of records done so far.
     ///
     /// Into a table of fewer than ``ImportOptions/bulkBelow`` reports the import is a bulk
-    /// load: inside its transaction the index triggers and secondary indexes are dropped,
-    /// the rows go in bare and in key order (appended to the table's B-tree), while a
-    /// second core packs the R*Tree (``PackedRTree``) from the records in memory; then
-    /// the R*Tree is written, the secondary indexes and the phone index are built whole
-    /// (into a new database the phone index too is built on the second core meanwhile:
-    /// ``PhoneIndexBuild``) and the triggers put back, exactly as they were (their SQL is
-    /// read from the schema). Foreign keys and CHECK constraints are not evaluated during a bulk
+    /// load: inside its transaction the index triggers and secondary indexes are dropped;
+    /// the rows are staged in a scratch database as they are read (``ImportStaging``) and
+    /// then go in bare and in key order (appended to the table's B-tree), while a second
+    /// core packs the R*Tree from the staged rows (``PackedRTree``) and, into a new
+    /// database, builds the phone indexes from them too (``PhoneIndexBuild``); then the
+    /// R*Tree is copied in, the secondary indexes built whole, the phone indexes copied in
+    /// (or built whole) and the triggers put back, exactly as they were (their SQL is read
+    /// from the schema). Its memory does not grow with the input. Foreign keys and CHECK constraints are not evaluated during a bulk
     /// load, as every record has been validated (against the reference data too).
     /// Into a larger table, rows go in one by one through the triggers.
     public func importRecords(
@@ -124,8 +125,8 @@ extension SQLiteReports {
                 // The R*Tree is packed, and the phone indexes built, on a second core while
                 // the rows go in.
                 let nodeSize = try PackedRTree.nodeSize(db)
-                let packing = PackedRTree.start(staging: staging.path, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
-                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(staging: staging.path, like: db, beside: pool.path) : nil
+                let packing = PackedRTree.start(staging, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
+                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(staging, like: db, beside: pool.path) : nil
                 summary.imported = try staging.sorted(by: "key") { select in
                     try inserter.insertAll(from: select) { admission.refuse($0, $1) }
                 }
@@ -135,7 +136,7 @@ extension SQLiteReports {
                 summary.skipped = admission.issueCount
                 summary.rebuiltIndexes = true
                 let rtreeStart = Date()
-                let packed = try packing.wait().get()
+                let packed = try packing.result()
                 if insertedAll {
                     try PackedRTree.copy(packed, into: db)
                 } else {
@@ -249,7 +250,7 @@ struct DeferredIndexes {
     /// The phone indexes built aside, when `usable`, are waited for once the secondary
     /// indexes are built (their builder is the longest of the helpers).
     func rebuild(
-        _ db: Database, phoneIndex: Background<Result<ImportStaging.Aside, any Error>>?, usable: Bool = true, summary: inout ImportSummary
+        _ db: Database, phoneIndex: ImportStaging.Helper?, usable: Bool = true, summary: inout ImportSummary
     ) throws {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }
@@ -257,7 +258,7 @@ struct DeferredIndexes {
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
         start = Date()
-        let built = try phoneIndex.map { try $0.wait().get() }
+        let built = try phoneIndex.map { try $0.result() }
         if let built, usable {
             try PhoneIndexBuild.copy(built, into: db)
         } else {

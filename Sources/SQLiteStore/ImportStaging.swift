@@ -9,11 +9,12 @@ import ReportModel
 ///
 /// Why: the report table is appended to in key order, and the drafts used to wait in
 /// memory until all were read to be sorted: 1.25 KB a report, 14 GB at ten million. The
-/// scratch file holds them instead, and the phone indexes are built from it on a second
-/// core (``PhoneIndexBuild``), so the import's memory is the caches', whatever its size.
+/// scratch file holds them instead, and the R*Tree and the phone indexes are built from it
+/// by helpers on a second core (``buildAside(_:beside:thread:_:)``), so the import's memory
+/// is the caches', whatever its size.
 ///
-/// The scratch database is nobody else's: no journal, no syncs; it is deleted when the
-/// import ends, however it ends.
+/// The scratch databases are nobody else's: no journal, no syncs; they are deleted when
+/// the import ends, however it ends (one a killed import left is replaced by the next).
 final class ImportStaging {
     static let table = "staged"
     let path: String
@@ -78,18 +79,33 @@ final class ImportStaging {
         let path: String
     }
 
+    /// A helper building a scratch database on a thread of its own; ``ImportStaging/close()``
+    /// waits for one whose result was never taken and deletes what it built.
+    final class Helper {
+        private let background: Background<Result<Aside, any Error>>
+        private(set) var taken = false
+
+        fileprivate init(_ background: Background<Result<Aside, any Error>>) { self.background = background }
+
+        /// What the helper built, waiting for it; once.
+        func result() throws -> Aside {
+            taken = true
+            return try background.wait().get()
+        }
+    }
+
+    private var helpers: [Helper] = []
+
     /// Runs `build` on a thread of its own (`thread`) over a new scratch database beside
-    /// `target` (named `name`), with the complete staging database at `staging` attached as
-    /// `staging`. The scratch database is deleted if `build` fails.
-    static func buildAside(
-        _ name: String, beside target: String, staging: String, thread: String, _ build: @escaping @Sendable (Database) throws -> Void
-    ) -> Background<Result<Aside, any Error>> {
-        let path = scratchPath(beside: target, named: name)
-        return Background(name: thread) {
+    /// `target` (named `name`), with the staging database attached as `staging` (complete by
+    /// then: nothing writes it any more). The scratch database is deleted if `build` fails.
+    func buildAside(_ name: String, beside target: String, thread: String, _ build: @escaping @Sendable (Database) throws -> Void) -> Helper {
+        let path = Self.scratchPath(beside: target, named: name), staging = self.path
+        let helper = Helper(Background(name: thread) {
             Result {
-                remove(path)
+                Self.remove(path)
                 do {
-                    let queue = try DatabaseQueue(path: path, configuration: configuration())
+                    let queue = try DatabaseQueue(path: path, configuration: Self.configuration())
                     try queue.writeWithoutTransaction { db in
                         try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
                         try build(db)
@@ -98,11 +114,13 @@ final class ImportStaging {
                     try queue.close()
                     return Aside(path: path)
                 } catch {
-                    remove(path)
+                    Self.remove(path)
                     throw error
                 }
             }
-        }
+        })
+        helpers.append(helper)
+        return helper
     }
 
     /// Empties each target table of `db` and copies into it the rows of its `SELECT` in the
@@ -134,8 +152,13 @@ final class ImportStaging {
         number >= 0 ? .line(Int(number)) : .feature(Int(-number))
     }
 
-    /// Closes the connection and deletes the file.
+    /// Closes the connection and deletes the file, and what any helper built that was
+    /// not taken (an import that failed midway), once it is done.
     func close() {
+        for helper in helpers where !helper.taken {
+            if let built = try? helper.result() { Self.remove(built.path) }
+        }
+        helpers = []
         try? queue.close()
         Self.remove(path)
     }

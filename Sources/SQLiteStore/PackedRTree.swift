@@ -235,10 +235,10 @@ enum PackedRTree {
 /// rows in key order (appended to their B-tree). Its memory is a slice of leaves and the
 /// levels above them, whatever the import's size.
 extension PackedRTree {
-    /// Starts packing the rows staged at `staging` (complete: nothing writes it any more)
-    /// with `existing`, the entries of the reports stored already (in rising longitude).
-    static func start(staging: String, existing: [Entry], nodeSize: Int, beside target: String) -> Background<Result<ImportStaging.Aside, any Error>> {
-        ImportStaging.buildAside("rtree", beside: target, staging: staging, thread: "posterwatch.rtree") { db in
+    /// Starts packing the rows of `staging` with `existing`, the entries of the reports
+    /// stored already (in rising longitude).
+    static func start(_ staging: ImportStaging, existing: [Entry], nodeSize: Int, beside target: String) -> ImportStaging.Helper {
+        staging.buildAside("rtree", beside: target, thread: "posterwatch.rtree") { db in
             // A column named rowid is that column, not the table's own rowid.
             try db.execute(sql: """
                 CREATE TABLE report_rtree_node (nodeno INTEGER PRIMARY KEY, data BLOB);

@@ -37,14 +37,13 @@ enum PhoneIndexBuild {
     /// Fills `report_search` from the stored reports.
     static let fillFromTable = fill(from: "report")
 
-    /// Starts building, on a thread of its own, the indexes of the rows staged in the
-    /// scratch database at `staging` (complete: nothing writes it any more), as `db` defines
-    /// them, into a scratch database beside `target`.
-    static func start(staging: String, like db: Database, beside target: String) throws -> Background<Result<ImportStaging.Aside, any Error>> {
+    /// Starts building, on a thread of its own, the indexes of the rows of `staging`, as
+    /// `db` defines them, into a scratch database beside `target`.
+    static func start(_ staging: ImportStaging, like db: Database, beside target: String) throws -> ImportStaging.Helper {
         let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'report_search'") ?? ""
         let settings = try Row.fetchAll(db, sql: "SELECT k, v FROM report_search_config WHERE k <> 'version'")
             .map { (key: $0[0] as String, value: $0[1] as DatabaseValue) }
-        return ImportStaging.buildAside("phones", beside: target, staging: staging, thread: "posterwatch.phone-index") { db in
+        return staging.buildAside("phones", beside: target, thread: "posterwatch.phone-index") { db in
             try db.execute(sql: definition)
             for setting in settings {
                 try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES (?, ?)", arguments: [setting.key, setting.value])
