@@ -27,19 +27,15 @@ extension SQLiteReports {
         }
     }
 
-    /// Calls `body` with each marker `statement` selects (id, longitude, latitude, status, created_at).
+    /// Calls `body` with each marker `statement` selects (id, longitude, latitude, status,
+    /// created_at, in the order of ``tallyColumns``).
     static func forEachMarker(
         _ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (Int64, Coordinate, Int, Int64) -> Void
     ) throws {
-        let codes = reference.statuses.map { Array($0.code.utf8) }
+        let decode = RowDecoder(reference)
         try db.forEachRow(statement) { s in
-            let bytes = UnsafeBufferPointer(
-                start: sqlite3_column_blob(s, 3)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(s, 3)))
-            // The status column references the status table, so one code matches.
-            let status = codes.firstIndex { $0.elementsEqual(bytes) } ?? 0
-            body(
-                sqlite3_column_int64(s, 0), Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
-                status, sqlite3_column_int64(s, 4))
+            let m = decode.marker(s)
+            body(m.id, m.coordinate, m.status, m.createdAt)
             return true
         }
     }
@@ -51,11 +47,12 @@ extension SQLiteReports {
 }
 
 extension SQLiteReports {
-    static let tallyColumns = "id, phones, district, object_type, status, created_at"
+    /// The columns a report's marker and tally marker are read from: the marker's first.
+    static let tallyColumns = "id, longitude, latitude, status, created_at, phones, district, object_type"
 
     /// Every report's map marker (made by `make`, as ``markers(_:)`` makes them) and tally
-    /// marker, with the last change they include, all read in one transaction: what the
-    /// service's index and tally start from, at the same point of the changes.
+    /// marker, with the last change they include, all read in one pass of the table: what
+    /// the service's index and tally start from, at the same point of the changes.
     public func snapshot<Marker>(
         _ make: (_ id: Int64, _ coordinate: Coordinate, _ status: Int, _ createdAt: Int64) -> Marker
     ) throws -> (markers: [Marker], tally: [TallyMarker], lastChange: Int64) {
@@ -64,10 +61,13 @@ extension SQLiteReports {
             var markers: [Marker] = [], tally: [TallyMarker] = []
             markers.reserveCapacity(count)
             tally.reserveCapacity(count)
-            try Self.forEachMarker(db, db.makeStatement(sql: "SELECT id, longitude, latitude, status, created_at FROM report"), reference) {
-                markers.append(make($0, $1, $2, $3))
+            let decode = RowDecoder(reference)
+            try db.forEachRow(db.makeStatement(sql: "SELECT \(Self.tallyColumns) FROM report")) { s in
+                let m = decode.marker(s)
+                markers.append(make(m.id, m.coordinate, m.status, m.createdAt))
+                if let t = decode.tally(s) { tally.append(t) }
+                return true
             }
-            try Self.forEachTallyMarker(db, db.makeStatement(sql: "SELECT \(Self.tallyColumns) FROM report"), reference) { tally.append($0) }
             return (markers, tally, try Self.lastChange(db))
         }
     }
@@ -76,20 +76,41 @@ extension SQLiteReports {
     /// a row with a code the reference data does not know (which only a hand-made row can
     /// have) has none.
     static func forEachTallyMarker(_ db: Database, _ statement: Statement, _ reference: ReferenceData, _ body: (TallyMarker) -> Void) throws {
-        let statuses = reference.statuses.map { Array($0.code.utf8) }, districts = reference.districts.map { Array($0.code.utf8) }
-        let types = reference.objectTypes.map { Array($0.code.utf8) }
-        func text(_ s: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        let decode = RowDecoder(reference)
+        try db.forEachRow(statement) { s in
+            if let t = decode.tally(s) { body(t) }
+            return true
+        }
+    }
+
+    /// A row of ``tallyColumns`` read through SQLite's column API, codes to their numbers.
+    struct RowDecoder {
+        let statuses: [[UInt8]], districts: [[UInt8]], types: [[UInt8]]
+
+        init(_ reference: ReferenceData) {
+            statuses = reference.statuses.map { Array($0.code.utf8) }
+            districts = reference.districts.map { Array($0.code.utf8) }
+            types = reference.objectTypes.map { Array($0.code.utf8) }
+        }
+
+        private func text(_ s: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(start: sqlite3_column_blob(s, column)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(s, column)))
         }
-        try db.forEachRow(statement) { s in
-            let phones = text(s, 1).split(separator: UInt8(ascii: ";")).map { String(decoding: $0, as: UTF8.self) }
-            let (district, type, status) = (text(s, 2), text(s, 3), text(s, 4))
-            if let d = districts.firstIndex(where: { $0.elementsEqual(district) }), let t = types.firstIndex(where: { $0.elementsEqual(type) }),
-               let st = statuses.firstIndex(where: { $0.elementsEqual(status) })
-            {
-                body(TallyMarker(id: sqlite3_column_int64(s, 0), phones: phones, district: d, objectType: t, status: st, createdAt: sqlite3_column_int64(s, 5)))
-            }
-            return true
+
+        func marker(_ s: OpaquePointer) -> (id: Int64, coordinate: Coordinate, status: Int, createdAt: Int64) {
+            let status = text(s, 3)
+            // The status column references the status table, so one code matches.
+            return (sqlite3_column_int64(s, 0), Coordinate(longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)),
+                    statuses.firstIndex { $0.elementsEqual(status) } ?? 0, sqlite3_column_int64(s, 4))
+        }
+
+        func tally(_ s: OpaquePointer) -> TallyMarker? {
+            let (district, type, status) = (text(s, 6), text(s, 7), text(s, 3))
+            guard let d = districts.firstIndex(where: { $0.elementsEqual(district) }), let t = types.firstIndex(where: { $0.elementsEqual(type) }),
+                  let st = statuses.firstIndex(where: { $0.elementsEqual(status) })
+            else { return nil }
+            let phones = text(s, 5).split(separator: UInt8(ascii: ";")).map { String(decoding: $0, as: UTF8.self) }
+            return TallyMarker(id: sqlite3_column_int64(s, 0), phones: phones, district: d, objectType: t, status: st, createdAt: sqlite3_column_int64(s, 4))
         }
     }
 }
