@@ -73,7 +73,11 @@ import Glibc
         await channel.stop()
         #expect(result.outcome == .answered && result.sipCode == 200, "\(result)")
         let duration = Self.message.audio.duration
-        #expect(abs(result.secondsPlayed - duration) < 1, "played \(result.secondsPlayed) s of \(duration) s")
+        // The dialer's own figure is the time between two events read from baresip's control
+        // socket, which a busy machine delivers late (1.6 s short once, beside a full test
+        // run): it is only bounded here; what was played is what the RTP ear heard, below.
+        // (Tenths of a second, rounded: up to 0.05 s past the message.)
+        #expect(result.secondsPlayed > 0 && result.secondsPlayed <= duration + 0.05, "played \(result.secondsPlayed) s of \(duration) s")
         #expect(await peer.status() == 0, "sipp saw the call to its end: the dialer's BYE")
         let samples = await ear.samples()
         let heard = Double(samples.count) / 8_000
