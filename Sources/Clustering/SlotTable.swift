@@ -16,10 +16,10 @@ final class SlotTable {
     /// A table of `slots` in the order given; a repeated id is returned as the error.
     init(_ slots: [QuadTree.Slot]) throws(QuadTree.DuplicateID) {
         self.slots = slots
-        let highest = slots.lazy.map(\.id).max() ?? 0
-        if Int(highest) < Self.denseLimit(count: slots.count) {
-            dense = Array(repeating: Self.absent, count: Int(highest) + 1)
-        }
+        // The array reaches the highest id it may hold: ids far beyond the others go to the dictionary.
+        let limit = Self.denseLimit(count: slots.count)
+        let highest = slots.lazy.map { Int($0.id) }.filter { $0 < limit }.max() ?? -1
+        dense = Array(repeating: Self.absent, count: highest + 1)
         for (i, slot) in slots.enumerated() where !place(slot.id, UInt32(i)) {
             throw QuadTree.DuplicateID(id: Int64(slot.id))
         }

@@ -15,8 +15,6 @@ final class ByteSource: @unchecked Sendable {
     let base: UnsafePointer<UInt8>
     let count: Int
     private let release: Release
-    /// How far the mapped pages have been given back (see ``giveBack(before:)``).
-    private var givenBack = 0
 
     private enum Release {
         case unmap(UnsafeMutableRawPointer, Int)
@@ -77,17 +75,18 @@ final class ByteSource: @unchecked Sendable {
         release = .deallocate(buffer)
     }
 
-    /// Gives back the mapped pages wholly before `offset`, which the reader has passed: a
+    /// Gives back the mapped pages wholly inside `from..<to`, which the reader has passed: a
     /// file read once from start to end would otherwise stay resident (as the process's
     /// memory) until it is closed, 4.5 GB for ten million reports. Reading them again is
-    /// still correct: the file's pages come back from the file.
-    func giveBack(before offset: Int) {
-        guard case .unmap = release else { return }
+    /// still correct: the file's pages come back from the file. Returns where the pages
+    /// given back end, the next call's `from`.
+    func giveBack(from: Int, to offset: Int) -> Int {
+        guard case .unmap = release else { return from }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let end = Swift.min(offset, count) / page * page
-        guard end > givenBack else { return }
-        _ = madvise(UnsafeMutableRawPointer(mutating: base + givenBack), end - givenBack, MADV_DONTNEED)
-        givenBack = end
+        let start = (from + page - 1) / page * page, end = Swift.min(offset, count) / page * page
+        guard end > start else { return from }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+        return end
     }
 
     deinit {

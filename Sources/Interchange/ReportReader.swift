@@ -81,6 +81,8 @@ public struct ReportReader: Sendable {
 
     private let source: ByteSource
     private var position: Int
+    /// Where the pages of the input given back so far end (see ``ByteSource/giveBack(from:to:)``).
+    private var givenBack = 0
     /// The 1-based line number at `position`.
     private var line = 1
     /// Records so far (features of a collection, including broken ones).
@@ -216,7 +218,7 @@ public struct ReportReader: Sendable {
             return nil
         }
         let records = decode(spans, decoder)
-        source.giveBack(before: spans[0].start)
+        givenBack = source.giveBack(from: givenBack, to: spans[0].start)
         return ReportBatch(records: records, bytesRead: bytesRead)
     }
 

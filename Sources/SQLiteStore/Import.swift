@@ -66,10 +66,10 @@ extension SQLiteReports {
                     if intoNewFile { _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
                 }
             }
-            let staging = bulk ? try ImportStaging(beside: pool.path) : nil
-            defer { staging?.close() }
-
             try db.inTransaction(.immediate) {
+                // Made under the write lock: another import into this database waits for it.
+                let staging = bulk ? try ImportStaging(beside: pool.path) : nil
+                defer { staging?.close() }
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
                 // A bulk load drops the id index: its (fewer than bulkBelow) ids are kept here.
                 let existing = bulk ? Set(try Int64.fetchAll(db, sql: "SELECT id FROM report")) : []
@@ -99,8 +99,12 @@ extension SQLiteReports {
                             let key = ReportRow.key(draft.coordinate, id: draft.id!)
                             switch try rows.insert(draft, key: key, now: now, location: ImportStaging.number(record.location)) {
                             case .success(let id):
-                                if staged { stagedCount += 1 } else { summary.imported += 1 }
-                                if options.keepsIDs { summary.ids.append(id) }
+                                if staged {
+                                    stagedCount += 1
+                                } else {
+                                    summary.imported += 1
+                                    if options.keepsIDs { summary.ids.append(id) }
+                                }
                             case .failure(let error): admission.refuse(record.location, error)
                             }
                         }
@@ -128,8 +132,9 @@ extension SQLiteReports {
                 let packing = PackedRTree.start(staging, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
                 let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(staging, like: db, beside: pool.path) : nil
                 summary.imported = try staging.sorted(by: "key") { select in
-                    try inserter.insertAll(from: select) { admission.refuse($0, $1) }
+                    try inserter.insertAll(from: select, inserted: { if options.keepsIDs { summary.ids.append($0) } }, refuse: { admission.refuse($0, $1) })
                 }
+                guard admission.keeps else { return .rollback }
                 let insertedAll = summary.imported == stagedCount  // else a row was refused after all
                 try inserter.finish(lastID: admission.lastID)
                 summary.tableSeconds += Date().timeIntervalSince(start)

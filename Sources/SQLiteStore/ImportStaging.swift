@@ -13,8 +13,10 @@ import ReportModel
 /// by helpers on a second core (``buildAside(_:beside:thread:_:)``), so the import's memory
 /// is the caches', whatever its size.
 ///
-/// The scratch databases are nobody else's: no journal, no syncs; they are deleted when
-/// the import ends, however it ends (one a killed import left is replaced by the next).
+/// The scratch databases are nobody else's: made under the import's write lock (so two
+/// imports into one database never share them), journaled in memory, never synced; they
+/// are deleted when the import ends, however it ends (one a killed import left is
+/// replaced by the next).
 final class ImportStaging {
     static let table = "staged"
     let path: String
@@ -36,14 +38,15 @@ final class ImportStaging {
         }
     }
 
-    /// The settings of a scratch connection: no journal, no syncs, sorts in temporary
+    /// The settings of a scratch connection: its journal in memory (new pages are not
+    /// journaled, and a failed step can still roll back), no syncs, sorts in temporary
     /// files, a page cache of 64 MiB (which also bounds each of the sorter's runs).
     static func configuration(readonly: Bool = false) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = readonly
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA temp_store = FILE; PRAGMA cache_size = -65536")
-            if !readonly { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = OFF") }
+            if !readonly { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
         }
         return configuration
     }
@@ -55,13 +58,16 @@ final class ImportStaging {
         return "\(base).import-\(name)"
     }
 
-    /// Runs `body` with the staging database in one transaction (the rows go in during it).
+    /// Runs `body` with the staging database in one transaction (the rows go in during it),
+    /// rolled back if it throws.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         try queue.inDatabase { db in
-            try db.execute(sql: "BEGIN")
-            let result = try body(db)
-            try db.execute(sql: "COMMIT")
-            return result
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
         }
     }
 
@@ -96,9 +102,10 @@ final class ImportStaging {
 
     private var helpers: [Helper] = []
 
-    /// Runs `build` on a thread of its own (`thread`) over a new scratch database beside
-    /// `target` (named `name`), with the staging database attached as `staging` (complete by
-    /// then: nothing writes it any more). The scratch database is deleted if `build` fails.
+    /// Runs `build` on a thread of its own (`thread`), in one transaction, over a new scratch
+    /// database beside `target` (named `name`), with the staging database attached as
+    /// `staging` (complete by then: nothing writes it any more). The scratch database is
+    /// deleted if `build` fails.
     func buildAside(_ name: String, beside target: String, thread: String, _ build: @escaping @Sendable (Database) throws -> Void) -> Helper {
         let path = Self.scratchPath(beside: target, named: name), staging = self.path
         let helper = Helper(Background(name: thread) {
@@ -108,7 +115,16 @@ final class ImportStaging {
                     let queue = try DatabaseQueue(path: path, configuration: Self.configuration())
                     try queue.writeWithoutTransaction { db in
                         try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
-                        try build(db)
+                        // Raw BEGIN and COMMIT: GRDB's own transaction over the attached
+                        // database failed its COMMIT as locked; a failure still rolls back.
+                        try db.execute(sql: "BEGIN")
+                        do {
+                            try build(db)
+                            try db.execute(sql: "COMMIT")
+                        } catch {
+                            try? db.execute(sql: "ROLLBACK")
+                            throw error
+                        }
                         try db.execute(sql: "DETACH DATABASE staging")
                     }
                     try queue.close()

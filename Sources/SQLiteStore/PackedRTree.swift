@@ -165,10 +165,23 @@ enum PackedRTree {
     static func rebuild(_ db: Database, nodeSize: Int) throws {
         try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0
-        let entries = try Self.entries(db)
-        var next = entries.makeIterator()
+        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM report ORDER BY longitude")
         var sink = try Tables(db, name: "report_rtree")
-        try pack(count: count, nodeSize: nodeSize, byLongitude: { next.next() }, into: &sink)
+        try pack(count: count, nodeSize: nodeSize, byLongitude: { try next(read, db) }, into: &sink)
+    }
+
+    /// The next entry `read` (key, longitude, latitude) steps to; nil, and reset, at its end.
+    static func next(_ read: Statement, _ db: Database) throws -> Entry? {
+        let s = read.sqliteStatement
+        switch sqlite3_step(s) {
+        case SQLITE_ROW: return Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))
+        case SQLITE_DONE:
+            sqlite3_reset(s)
+            return nil
+        case let code:
+            sqlite3_reset(s)
+            throw db.sqliteError(code, read.sql)
+        }
     }
 
     /// Sort-Tile-Recursive grouping: sort by x into vertical slices of whole nodes, each
@@ -243,20 +256,12 @@ extension PackedRTree {
             try db.execute(sql: """
                 CREATE TABLE report_rtree_node (nodeno INTEGER PRIMARY KEY, data BLOB);
                 CREATE TABLE report_rtree_rowid (rowid INTEGER, nodeno INTEGER);
-                CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER);
-                BEGIN
+                CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER)
                 """)
             let staged = try Int.fetchOne(db, sql: "SELECT count(*) FROM staging.\(ImportStaging.table)") ?? 0
             let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM staging.\(ImportStaging.table) ORDER BY longitude")
-            let s = read.sqliteStatement
-            defer { sqlite3_reset(s) }
-            func nextStaged() throws -> Entry? {
-                switch sqlite3_step(s) {
-                case SQLITE_ROW: return Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2))
-                case SQLITE_DONE: return nil
-                case let code: throw db.sqliteError(code, read.sql)
-                }
-            }
+            defer { sqlite3_reset(read.sqliteStatement) }
+            func nextStaged() throws -> Entry? { try next(read, db) }
             var stored = existing.makeIterator()
             var a = try nextStaged(), b = stored.next()
             var sink = try Tables(db, name: "report_rtree")
@@ -270,7 +275,6 @@ extension PackedRTree {
                 a = try nextStaged()
                 return x
             }, into: &sink)
-            try db.execute(sql: "COMMIT")
         }
     }
 

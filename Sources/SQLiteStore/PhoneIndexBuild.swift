@@ -48,12 +48,10 @@ enum PhoneIndexBuild {
             for setting in settings {
                 try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES (?, ?)", arguments: [setting.key, setting.value])
             }
-            try db.execute(sql: "BEGIN")
             try db.execute(sql: fill(from: "staging.\(ImportStaging.table)"))
             try db.execute(sql: SearchQueue.optimize)
             try db.execute(sql: "CREATE TABLE phone_rows (phone TEXT, report_id INTEGER, longitude REAL, latitude REAL, status TEXT)")
             try db.execute(sql: "INSERT INTO phone_rows " + ReportPhones.rows(of: "staging.\(ImportStaging.table)"))
-            try db.execute(sql: "COMMIT")
         }
     }
 

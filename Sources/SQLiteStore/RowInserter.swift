@@ -85,19 +85,24 @@ struct RowInserter {
     }
 
     /// Inserts every row `select` yields: ``ImportStaging``'s rows, in the order it reads
-    /// them. `refuse` hears of each row the table refuses (with its record's location).
-    mutating func insertAll(from select: OpaquePointer, refuse: (RecordLocation, ValidationError) -> Void) throws -> Int {
+    /// them. `inserted` hears of each id stored, `refuse` of each row the table refuses
+    /// (with its record's location).
+    mutating func insertAll(
+        from select: OpaquePointer, inserted: (Int64) -> Void, refuse: (RecordLocation, ValidationError) -> Void
+    ) throws -> Int {
         let s = statement.sqliteStatement
         let columns = sqlite3_bind_parameter_count(s)
-        var inserted = 0
+        var count = 0
         while true {
             let read = sqlite3_step(select)
-            if read == SQLITE_DONE { return inserted }
+            if read == SQLITE_DONE { return count }
             guard read == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: read), message: "reading the staged rows failed") }
             for i in 0..<columns { sqlite3_bind_value(s, i + 1, sqlite3_column_value(select, i)) }
             let (code, extended, error) = step()
             switch try outcome(code, extended, error, id: sqlite3_column_int64(select, 1)) {
-            case .success: inserted += 1
+            case .success(let id):
+                count += 1
+                inserted(id)
             case .failure(let rule): refuse(ImportStaging.location(sqlite3_column_int64(select, columns)), rule)
             }
         }

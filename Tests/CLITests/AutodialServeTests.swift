@@ -81,7 +81,11 @@ struct AutodialServeTests {
         #expect(await peer.status() == 0, "sipp challenged, was answered, then got the dialer's BYE")
         let samples = await ear.samples()
         let played = try #require(calls.first?["seconds_played"] as? Double)
-        #expect(abs(Double(samples.count) / 8_000 - played) < 1 && RTPEar.rms(samples) > 50, "heard \(samples.count) samples; played \(played) s")
+        // The dialer's seconds played run between two events read from baresip's socket, which
+        // a busy machine delivers late, so they may fall short of what was sent, never above:
+        // all of them were heard, and more than half a second of sound.
+        let heard = Double(samples.count) / 8_000
+        #expect(heard + 1 > played && heard > 0.5 && RTPEar.rms(samples) > 50, "heard \(samples.count) samples; played \(played) s")
 
         let (page, _) = try await URLSession.shared.data(from: URL(string: server.base + "/metrics")!)
         let metrics = try MetricsTests.parse(String(decoding: page, as: UTF8.self))

@@ -78,6 +78,37 @@ struct CreateTests {
         #expect(try SQLiteReports(path: folder.path("new.sqlite")).checkIndexes() == "ok")
     }
 
+    @Test("an input that fails midway creates nothing, leaves no scratch file, and its error is the input's")
+    func inputFailsMidway() throws {
+        struct Broken: Error {}
+        let folder = try TemporaryDirectory()
+        var calls = 0
+        let records = Drafts.records(Self.drafts(300, seed: 77))
+        #expect(throws: Broken.self) {
+            try SQLiteReports.create(path: folder.path("new.sqlite"), next: {
+                calls += 1
+                if calls == 2 { throw Broken() }
+                return calls == 1 ? Array(records) : nil
+            })
+        }
+        #expect(folder.files().isEmpty)
+        // The same into an existing store: nothing is kept, and it takes the next import.
+        let store = try TemporaryStore()
+        calls = 0
+        #expect(throws: Broken.self) {
+            try store.store.importRecords(next: {
+                calls += 1
+                if calls == 2 { throw Broken() }
+                return calls == 1 ? Array(records) : nil
+            })
+        }
+        #expect(try store.store.count() == 0)
+        #expect(!store.directory.files().contains { $0.contains(".import-") })
+        var once = [records]
+        #expect(try store.store.importRecords(next: { once.popLast() }).imported == 300)
+        #expect(try store.store.checkIndexes() == "ok")
+    }
+
     @Test("an existing database is refused and left alone; a partial file left by a killed import is replaced")
     func existing() throws {
         let folder = try TemporaryDirectory()

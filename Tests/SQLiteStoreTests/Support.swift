@@ -73,12 +73,14 @@ extension SQLiteReports {
                 let key: Int64 = row[0]
                 if key != ReportRow.key(Coordinate(longitude: row[2], latitude: row[3]), id: row[1]) { return "key \(key) is off" }
             }
-            let missing = try Int.fetchOne(db, sql: """
-                SELECT (SELECT count(*) FROM report) - (SELECT count(*) FROM report r JOIN report_rtree t ON t.key = r.key
-                  AND t.min_lon <= r.longitude AND t.max_lon >= r.longitude AND t.min_lat <= r.latitude AND t.max_lat >= r.latitude)
-                  + (SELECT count(*) FROM report_rtree) - (SELECT count(*) FROM report)
-                """)
-            if missing != 0 { return "the R*Tree and the table differ" }
+            // Every report once in the R*Tree, around its place, and nothing else there.
+            let reports = try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0
+            let placed = try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM report r JOIN report_rtree t ON t.key = r.key
+                  AND t.min_lon <= r.longitude AND t.max_lon >= r.longitude AND t.min_lat <= r.latitude AND t.max_lat >= r.latitude
+                """) ?? 0
+            let boxes = try Int.fetchOne(db, sql: "SELECT count(*) FROM report_rtree") ?? 0
+            if placed != reports || boxes != reports { return "the R*Tree and the table differ: \(reports) reports, \(placed) placed, \(boxes) boxes" }
             let counted = try Int.fetchOne(db, sql: "SELECT (SELECT report_count FROM report_sequence) = (SELECT count(*) FROM report)")
             if counted != 1 { return "the report count is off" }
             struct Holder: Hashable { var phone: String, id: Int64, lon: Double, lat: Double, status: String }
