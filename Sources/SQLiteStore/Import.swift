@@ -81,7 +81,7 @@ extension SQLiteReports {
                 }
                 let deferred = bulk ? try DeferredIndexes(db) : nil
                 var inserter = try RowInserter(db, initialStatus: reference.initialStatus)
-                admission = ImportAdmission(options: options, reference: reference, lastID: inserter.lastID)
+                admission = ImportAdmission(options: options, reference: reference, lastID: try RowInserter.lastID(in: db))
                 // The R*Tree's entries of the reports already stored (fewer than bulkBelow).
                 let storedEntries = bulk ? try PackedRTree.entries(db) : []
                 // Into a new database, the phone index is built aside too (`PhoneIndexBuild`).
@@ -121,7 +121,7 @@ extension SQLiteReports {
                     return try finish(db, summary: summary)
                 }
                 try staging.write { stagingDB in
-                    var stager = try RowInserter(stagingDB, initialStatus: reference.initialStatus, ids: db, staging: true)
+                    var stager = try RowInserter(stagingDB, initialStatus: reference.initialStatus, staging: true)
                     try read(into: &stager, staged: true)
                 }
                 guard admission.keeps else { return .rollback }
@@ -131,7 +131,7 @@ extension SQLiteReports {
                 let nodeSize = try PackedRTree.nodeSize(db)
                 let packing = PackedRTree.start(staging, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
                 let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(staging, like: db, beside: pool.path) : nil
-                summary.imported = try staging.sorted(by: "key") { select in
+                summary.imported = try staging.inKeyOrder { select in
                     try inserter.insertAll(from: select, inserted: { if options.keepsIDs { summary.ids.append($0) } }, refuse: { admission.refuse($0, $1) })
                 }
                 guard admission.keeps else { return .rollback }

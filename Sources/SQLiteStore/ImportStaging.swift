@@ -71,11 +71,11 @@ final class ImportStaging {
         }
     }
 
-    /// Calls `body` with a prepared `SELECT` of the staged rows, in `order`: the report
+    /// Calls `body` with a prepared `SELECT` of the staged rows in key order: the report
     /// columns (``RowInserter/columns``), then the record's location (see ``location(_:)``).
-    func sorted<T>(by order: String, _ body: (OpaquePointer) throws -> T) throws -> T {
+    func inKeyOrder<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
         try queue.inDatabase { db in
-            let select = try db.makeStatement(sql: "SELECT \(RowInserter.columns), location FROM \(Self.table) ORDER BY \(order)")
+            let select = try db.makeStatement(sql: "SELECT \(RowInserter.columns), location FROM \(Self.table) ORDER BY key")
             return try body(select.sqliteStatement)
         }
     }

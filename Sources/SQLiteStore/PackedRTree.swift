@@ -32,13 +32,6 @@ enum PackedRTree {
         }
     }
 
-    /// Where a packed tree goes: its nodes, each report's leaf, each inner node's parent.
-    protocol Sink {
-        mutating func node(_ number: Int64, _ blob: [UInt8]) throws
-        mutating func leaf(key: Int64, node: Int64) throws
-        mutating func parent(node: Int64, parent: Int64) throws
-    }
-
     /// How full a packed node is made. A full leaf splits at its first new entry, and
     /// SQLite then rewrites the `_rowid` row of every entry the split moves: with full
     /// nodes, the filings after an import each split one and wrote half as many pages
@@ -52,18 +45,15 @@ enum PackedRTree {
 
     /// The entries of the reports stored in the table, in rising longitude.
     static func entries(_ db: Database) throws -> [Entry] {
+        let read = try db.makeStatement(sql: byLongitude(from: "report"))
         var entries: [Entry] = []
-        try forEach(db, sql: "SELECT key, longitude, latitude FROM report ORDER BY longitude") { entries.append($0) }
+        while let e = try next(read, db) { entries.append(e) }
         return entries
     }
 
-    /// Calls `body` with the entry of each row of `sql` (key, longitude, latitude).
-    static func forEach(_ db: Database, sql: String, _ body: (Entry) throws -> Void) throws {
-        let read = try db.makeStatement(sql: sql)
-        try db.forEachRow(read) { s in
-            try body(Entry(key: sqlite3_column_int64(s, 0), longitude: sqlite3_column_double(s, 1), latitude: sqlite3_column_double(s, 2)))
-            return true
-        }
+    /// The entries of the rows of `table`, in rising longitude (``next(_:_:)`` reads them).
+    static func byLongitude(from table: String) -> String {
+        "SELECT key, longitude, latitude FROM \(table) ORDER BY longitude"
     }
 
     /// Packs `count` entries, which `next` hands over in rising longitude (nil after the
@@ -72,7 +62,7 @@ enum PackedRTree {
     /// in memory, some thousands of entries), then the levels above, a node for every
     /// ~35 below, in memory as before. Node numbers: the root is 1, the others from 2 on in
     /// the order they are built.
-    static func pack(count: Int, nodeSize: Int, byLongitude next: () throws -> Entry?, into sink: inout some Sink) throws {
+    static func pack(count: Int, nodeSize: Int, byLongitude next: () throws -> Entry?, into sink: Tables) throws {
         let capacity = max(2, Int(Double((nodeSize - 4) / 24) * fill))
         var nextNode: Int64 = 2
         var level: [Entry] = []
@@ -89,7 +79,7 @@ enum PackedRTree {
                 var start = 0
                 while start < slice.count {
                     let end = min(start + capacity, slice.count)
-                    level.append(try emit(slice[start..<end], number: nextNode, depth: 0, root: false, nodeSize: nodeSize, into: &sink))
+                    level.append(try emit(slice[start..<end], number: nextNode, depth: 0, root: false, nodeSize: nodeSize, into: sink))
                     nextNode += 1
                     start = end
                 }
@@ -108,7 +98,7 @@ enum PackedRTree {
             var parents: [Entry] = []
             parents.reserveCapacity(groups.count)
             for group in groups {
-                parents.append(try emit(level[group], number: isRoot ? 1 : nextNode, depth: depth, root: isRoot, nodeSize: nodeSize, into: &sink))
+                parents.append(try emit(level[group], number: isRoot ? 1 : nextNode, depth: depth, root: isRoot, nodeSize: nodeSize, into: sink))
                 if !isRoot { nextNode += 1 }
             }
             if isRoot { return }
@@ -120,7 +110,7 @@ enum PackedRTree {
     /// Writes one node (its blob, and where each of its entries is), and returns its entry
     /// for the level above: its number and box.
     private static func emit(
-        _ entries: ArraySlice<Entry>, number: Int64, depth: Int, root: Bool, nodeSize: Int, into sink: inout some Sink
+        _ entries: ArraySlice<Entry>, number: Int64, depth: Int, root: Bool, nodeSize: Int, into sink: Tables
     ) throws -> Entry {
         var blob = [UInt8](repeating: 0, count: nodeSize)
         if root { put16(&blob, 0, UInt16(depth)) }
@@ -141,9 +131,10 @@ enum PackedRTree {
         return box
     }
 
-    /// The three tables of an R*Tree named `name` in `db`, as a sink; inserts bound
-    /// directly, as they run once per report.
-    struct Tables: Sink {
+    /// The three tables of an R*Tree named `name` in `db`, where a packed tree goes: its
+    /// nodes, each report's leaf, each inner node's parent; inserts bound directly, as
+    /// they run once per report.
+    struct Tables {
         let db: Database
         let nodes: Statement, leaves: Statement, parents: Statement
 
@@ -165,9 +156,8 @@ enum PackedRTree {
     static func rebuild(_ db: Database, nodeSize: Int) throws {
         try db.execute(sql: "DELETE FROM report_rtree_node; DELETE FROM report_rtree_rowid; DELETE FROM report_rtree_parent")
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM report") ?? 0
-        let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM report ORDER BY longitude")
-        var sink = try Tables(db, name: "report_rtree")
-        try pack(count: count, nodeSize: nodeSize, byLongitude: { try next(read, db) }, into: &sink)
+        let read = try db.makeStatement(sql: byLongitude(from: "report"))
+        try pack(count: count, nodeSize: nodeSize, byLongitude: { try next(read, db) }, into: Tables(db, name: "report_rtree"))
     }
 
     /// The next entry `read` (key, longitude, latitude) steps to; nil, and reset, at its end.
@@ -259,12 +249,10 @@ extension PackedRTree {
                 CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER)
                 """)
             let staged = try Int.fetchOne(db, sql: "SELECT count(*) FROM staging.\(ImportStaging.table)") ?? 0
-            let read = try db.makeStatement(sql: "SELECT key, longitude, latitude FROM staging.\(ImportStaging.table) ORDER BY longitude")
+            let read = try db.makeStatement(sql: byLongitude(from: "staging.\(ImportStaging.table)"))
             defer { sqlite3_reset(read.sqliteStatement) }
-            func nextStaged() throws -> Entry? { try next(read, db) }
             var stored = existing.makeIterator()
-            var a = try nextStaged(), b = stored.next()
-            var sink = try Tables(db, name: "report_rtree")
+            var a = try next(read, db), b = stored.next()
             try pack(count: staged + existing.count, nodeSize: nodeSize, byLongitude: {
                 // The two in rising longitude, merged.
                 guard let x = a else { defer { b = stored.next() }; return b }
@@ -272,9 +260,9 @@ extension PackedRTree {
                     b = stored.next()
                     return y
                 }
-                a = try nextStaged()
+                a = try next(read, db)
                 return x
-            }, into: &sink)
+            }, into: Tables(db, name: "report_rtree"))
         }
     }
 

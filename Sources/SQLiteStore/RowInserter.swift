@@ -11,8 +11,6 @@ struct RowInserter {
     let db: Database
     let statement: Statement
     let initialStatus: String
-    /// The highest id stored when the import began.
-    let lastID: Int64
     /// The texts of the row being inserted, and where each lies: (parameter, start, count).
     private var arena: [UInt8] = []
     private var spans: [(column: Int32, start: Int, count: Int)] = []
@@ -23,16 +21,19 @@ struct RowInserter {
         violator, phones, comment, status, created_at, updated_at
         """
 
-    /// An inserter into `table` of `db` (the report table, or a bulk load's staging table
-    /// of the same columns); `lastID` is the report table's, read from `ids` (by default `db`).
-    /// With `staging`, the rows go to ``ImportStaging``'s table, with their record's location.
-    init(_ db: Database, initialStatus: String, ids: Database? = nil, staging: Bool = false) throws {
+    /// An inserter into the report table of `db`, or with `staging` into
+    /// ``ImportStaging``'s table (of the same columns, and the record's location).
+    init(_ db: Database, initialStatus: String, staging: Bool = false) throws {
         self.db = db
         self.initialStatus = initialStatus
-        lastID = try Int64.fetchOne(ids ?? db, sql: "SELECT max((SELECT last_id FROM report_sequence), ifnull(max(id), 0)) FROM report") ?? 0
         statement = try db.makeStatement(sql: staging
             ? "INSERT INTO \(ImportStaging.table) (\(Self.columns), location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             : "INSERT INTO report (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    }
+
+    /// The highest id stored or handed out in `db` (its report table and sequence).
+    static func lastID(in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT max((SELECT last_id FROM report_sequence), ifnull(max(id), 0)) FROM report") ?? 0
     }
 
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: String(ReportRow.phoneSeparator)) }
