@@ -4,6 +4,7 @@
 //
 // The targets read bottom-up, each a single job:
 //   Geometry      coordinates, bounding boxes (antimeridian aware), Web Mercator and tile math
+//   FlatFiles     arrays of plain values saved to a file of checked sections and read back (the indexes' snapshots)
 //   Offloading    work kept off Swift's cooperative pool (a task executor of blocking threads), and lanes that bound how much runs at once
 //   ReportModel   the domain, with no I/O: reports and their validation, history, changes, phones, photos' rows,
 //                 accounts and roles; phone-number normalization, reference data
@@ -89,12 +90,13 @@ let package = Package(
                 "Geometry", "ReportModel", "StorePorts", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .target(name: "Clustering", dependencies: ["Geometry"]),
-        .target(name: "Tally", dependencies: ["Clustering"]),
+        .target(name: "FlatFiles", dependencies: ["CZlib"]),
+        .target(name: "Clustering", dependencies: ["FlatFiles", "Geometry"]),
+        .target(name: "Tally", dependencies: ["Clustering", "FlatFiles"]),
         .target(
             name: "ReportService",
             dependencies: [
-                "Clustering", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "StorePorts", .product(name: "Crypto", package: "swift-crypto"),
+                "Clustering", "FlatFiles", "Geometry", "Offloading", "Tally", "Photos", "ReportModel", "StorePorts", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "Accounts",
@@ -157,11 +159,12 @@ let package = Package(
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "StorePorts", "Generator", "TestSupport"]),
         .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
+        .testTarget(name: "FlatFilesTests", dependencies: ["FlatFiles", "TestSupport"]),
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: ["Accounts", "Backup", "ChangeFeed", "Photos", "Generator", "Geometry", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
-        .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "Generator", "TestSupport"]),
+        .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "FlatFiles", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "Tally", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "SQLiteStore", "TestSupport"]),

@@ -104,6 +104,11 @@ public final class ClusterIndex: @unchecked Sendable {
         periods = PeriodTrees(table: table, list: all, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: leafCapacity * 2)
     }
 
+    /// An index of parts read back from a snapshot (`IndexSnapshot.swift`).
+    init(grid: ClusterGrid, statusCount: Int, table: SlotTable, tree: QuadTree, periods: PeriodTrees) {
+        (self.grid, self.statusCount, self.table, self.tree, self.periods) = (grid, statusCount, table, tree, periods)
+    }
+
     static func slot(_ e: ClusterEntry, statusCount: Int) throws(ValidationError) -> QuadTree.Slot {
         guard (0...Int64(UInt32.max)).contains(e.id) else {
             throw ValidationError(field: "id", "must be from 0 to \(UInt32.max), got \(e.id)")

@@ -42,6 +42,14 @@ final class PeriodTrees {
         }
     }
 
+    /// The trees of each length by period, for a snapshot (`IndexSnapshot.swift`).
+    var trees: [[Int64: QuadTree]] { levels }
+
+    /// Period trees read back from a snapshot, checked by the caller.
+    init(table: SlotTable, trees: [[Int64: QuadTree]], statusCount: Int, maxDepth: Int, leafCapacity: Int) {
+        (self.table, levels, self.statusCount, self.maxDepth, self.leafCapacity) = (table, trees, statusCount, maxDepth, leafCapacity)
+    }
+
     private func tree(_ list: [UInt32]) -> QuadTree {
         QuadTree(table: table, list: list, statusCount: statusCount, maxDepth: maxDepth, leafCapacity: leafCapacity)
     }

@@ -58,6 +58,32 @@ final class QuadTree {
         root = build(list[...], depth: 0)
     }
 
+    /// A tree's arrays as they are, for a snapshot (`IndexSnapshot.swift`).
+    struct Storage {
+        var count: Int
+        var children: [Ref]
+        var aggregates: [Aggregate]
+        var createdMin: [Int64]
+        var createdMax: [Int64]
+        var freeNodes: [Int32]
+        var leaves: [[UInt32]]
+        var freeLeaves: [Int32]
+        var root: Ref
+    }
+
+    var storage: Storage {
+        Storage(
+            count: count, children: children, aggregates: aggregates, createdMin: createdMin, createdMax: createdMax, freeNodes: freeNodes,
+            leaves: leaves, freeLeaves: freeLeaves, root: root)
+    }
+
+    /// A tree over `table` with arrays read back from a snapshot, checked by the caller.
+    init(table: SlotTable, storage s: Storage, statusCount: Int, maxDepth: Int, leafCapacity: Int) {
+        (self.table, self.statusCount, self.maxDepth, self.leafCapacity) = (table, statusCount, maxDepth, leafCapacity)
+        (count, children, aggregates, createdMin, createdMax) = (s.count, s.children, s.aggregates, s.createdMin, s.createdMax)
+        (freeNodes, leaves, freeLeaves, root) = (s.freeNodes, s.leaves, s.freeLeaves, s.root)
+    }
+
     /// The order every leaf keeps, and bulk building needs.
     @inline(__always)
     static func precedes(_ a: Slot, _ b: Slot) -> Bool {

@@ -11,7 +11,7 @@ final class SlotTable {
     private var dense: [UInt32] = []
     private var sparse: [UInt32: UInt32] = [:]
     private(set) var count = 0
-    private static let absent = UInt32.max
+    static let absent = UInt32.max
 
     /// A table of `slots` in the order given; a repeated id is returned as the error.
     init(_ slots: [QuadTree.Slot]) throws(QuadTree.DuplicateID) {
@@ -23,6 +23,22 @@ final class SlotTable {
         for (i, slot) in slots.enumerated() where !place(slot.id, UInt32(i)) {
             throw QuadTree.DuplicateID(id: Int64(slot.id))
         }
+    }
+
+    /// A table's arrays as they are, for a snapshot (`IndexSnapshot.swift`).
+    struct Storage {
+        var slots: [QuadTree.Slot]
+        var freeSlots: [UInt32]
+        var dense: [UInt32]
+        var sparse: [UInt32: UInt32]
+        var count: Int
+    }
+
+    var storage: Storage { Storage(slots: slots, freeSlots: freeSlots, dense: dense, sparse: sparse, count: count) }
+
+    /// A table with arrays read back from a snapshot, checked by the caller.
+    init(storage s: Storage) {
+        (slots, freeSlots, dense, sparse, count) = (s.slots, s.freeSlots, s.dense, s.sparse, s.count)
     }
 
     /// How far the array may reach for `count` reports.

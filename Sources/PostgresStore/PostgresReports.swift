@@ -386,6 +386,10 @@ public final class PostgresReports: ReportStorage {
         try await rows("SELECT last FROM change_counter")[0].decode(Int64.self)
     }
 
+    public func changeLogName() async throws -> String {
+        try await rows("SELECT name FROM change_log_name")[0].decode(String.self)
+    }
+
     /// Waits on the LISTEN connection's news of commits, looking at the last number again
     /// at least every ``CommitSignal/recheck`` (should that connection be lost).
     public func nextChange(after seq: Int64, timeout: Duration) async throws -> Int64 {

@@ -374,6 +374,11 @@ enum PostgresSchema {
         ]),
         AutodialSchema.migration,
         AssignmentSchema.migration,
+        // See ``ChangeLog/changeLogName()``: made once with the database.
+        ("v10: the change log's name", [
+            "CREATE TABLE change_log_name (name text NOT NULL)",
+            "INSERT INTO change_log_name (name) VALUES (replace(gen_random_uuid()::text, '-', ''))",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

@@ -32,6 +32,13 @@ extension ReportService {
     /// Brings the index up to the changes committed so far, by any process.
     @discardableResult
     public func catchUp() async throws -> CatchUp {
+        // A start building the index in the background follows once it is built.
+        guard indexReady else { return CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false) }
+        return try await followLog()
+    }
+
+    /// ``catchUp()``, also before the index is ready (the background build's own).
+    func followLog() async throws -> CatchUp {
         var result = CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false)
         while true {
             let last = try await lastChange(), from = followed.load(ordering: .acquiring)
@@ -88,10 +95,8 @@ extension ReportService {
 
     /// Builds an index from the rows beside the served one and swaps it in; the changes
     /// after the rows' read are followed from there.
-    private func rebuild() async throws {
-        let (markers, tallied, lastChange) = try await read { try await $0.snapshot(ClusterEntry.init) }
-        let fresh = try ClusterIndex(grid: index.grid, statusCount: index.statusCount, entries: markers)
-        let tally = Self.tally(tallied, reference)
+    func rebuild() async throws {
+        let (fresh, tally, lastChange) = try await Self.build(storage, grid: index.grid)
         try await commits.perform { _ in ((), IndexEffect(replacement: (fresh, tally))) }
         followed.store(lastChange, ordering: .releasing)
     }

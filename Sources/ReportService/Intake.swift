@@ -69,7 +69,8 @@ extension ReportService {
         // The nearest open reports from the index in memory (its per-status counts skip
         // dense spots of closed reports), the holders of each phone from `report_phone`.
         let open = ClusterFilter(statusNumbers: try statusNumbers(reference.statuses.filter(\.open).map(\.code)))
-        for member in index.nearest(to: c, within: radius, filter: open, limit: intake.maxHints) {
+        // None until the index is built (a start in the background): the phones still hint.
+        for member in indexReady ? index.nearest(to: c, within: radius, filter: open, limit: intake.maxHints) : [] {
             let position = Coordinate(longitude: WebMercator.longitude(x: member.x), latitude: WebMercator.latitude(y: member.y))
             if position.distance(to: c) <= radius { hints[member.id] = hint(member.id, at: position) }
         }

@@ -52,12 +52,17 @@ public final class ReportService: Sendable {
     let keysInFlight = Mutex<Set<String>>([])
     /// Where uploaded photos are decoded and encoded, at most this many at once.
     public let photoLanes: Lanes
+    /// Whether the index is built (see ``IndexStart``).
+    let ready: Atomic<Bool>
+    /// Why a saved index was not used, or a background build's trouble.
+    let startProblem = Mutex<String?>(nil)
 
-    /// Opens the service over `storage`, building the index from every stored report.
-    /// Photos are processed `photoWorkers` at a time (by default ``defaultPhotoWorkers``).
+    /// Opens the service over `storage`, with the index of every stored report built or
+    /// read as `start` says. Photos are processed `photoWorkers` at a time (by default
+    /// ``defaultPhotoWorkers``).
     public init(
         storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil,
-        searchCountCap: Int = ReportService.defaultSearchCountCap
+        searchCountCap: Int = ReportService.defaultSearchCountCap, start: IndexStart = .build
     ) async throws {
         self.storage = storage
         self.searchCountCap = searchCountCap
@@ -65,12 +70,23 @@ public final class ReportService: Sendable {
         self.reference = reference
         photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
         statusCodes = reference.statuses.map(\.code)
-        let (markers, tallied, lastChange) = try await Blocking.offPool { try await storage.snapshot(ClusterEntry.init) }
-        // The two from the same rows at once, on two threads: a start's wait is the longer.
-        let statusCount = statusCodes.count
-        async let builtIndex = Blocking.offPool { try ClusterIndex(grid: grid, statusCount: statusCount, entries: markers) }
-        async let builtTally = Blocking.offPool { Self.tally(tallied, reference) }
-        let (index, tally) = try await (builtIndex, builtTally)
+        let index: ClusterIndex, tally: ReportTally, lastChange: Int64
+        var building = false
+        switch start {
+        case .build:
+            (index, tally, lastChange) = try await Self.build(storage, grid: grid)
+        case .saved(let path):
+            do {
+                (index, tally, lastChange) = try await SavedIndex.load(path, storage: storage, grid: grid, reference: reference)
+            } catch {
+                // Empty until built in the background (below); a write meanwhile reaches the
+                // built index through the change log.
+                startProblem.withLock { $0 = "the saved index was not used: \(error)" }
+                building = true
+                (index, tally, lastChange) = (try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: []), Self.tally([], reference), 0)
+            }
+        }
+        ready = Atomic(!building)
         followed = Atomic(lastChange)
         let observers = self.observers
         self.index = index
@@ -90,6 +106,18 @@ public final class ReportService: Sendable {
             tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
         }
+        if !indexReady { Task.detached { [self] in await buildInBackground() } }
+    }
+
+    /// The index and tally of every stored report, from the rows, and the last change they include.
+    static func build(_ storage: any ReportStorage, grid: ClusterGrid) async throws -> (ClusterIndex, ReportTally, Int64) {
+        let reference = storage.reference
+        let (markers, tallied, lastChange) = try await Blocking.offPool { try await storage.snapshot(ClusterEntry.init) }
+        // The two from the same rows at once, on two threads: a start's wait is the longer.
+        let statusCount = reference.statuses.count
+        async let builtIndex = Blocking.offPool { try ClusterIndex(grid: grid, statusCount: statusCount, entries: markers) }
+        async let builtTally = Blocking.offPool { Self.tally(tallied, reference) }
+        return (try await builtIndex, try await builtTally, lastChange)
     }
 
     func entry(_ report: Report) -> ClusterEntry? {
@@ -219,6 +247,7 @@ public final class ReportService: Sendable {
     /// store.
     /// With `maxCells`, a box covering more cells than that at `zoom` is an error on `bbox`.
     public func clusters(in box: BoundingBox, zoom: Int, filter: ClusterFilter = .all, maxCells: Int = .max) async throws -> ClusterAnswer {
+        try requireIndex()
         try index.grid.checkZoom(zoom)
         let block = index.grid.cells(in: box, zoom: zoom)
         let cells = block.cellCount
@@ -231,7 +260,8 @@ public final class ReportService: Sendable {
     /// What a cluster becomes one zoom deeper, with the lone reports read from the store;
     /// at the deepest zoom, its first `limit` reports.
     public func children(of id: ClusterID, filter: ClusterFilter = .all, limit: Int = .max) async throws -> ClusterAnswer {
-        try await answer(index.children(of: id, filter: filter, limit: limit))
+        try requireIndex()
+        return try await answer(index.children(of: id, filter: filter, limit: limit))
     }
 
     /// How many reports match, counted by the index (cells wholly inside the box from
@@ -254,6 +284,7 @@ public final class ReportService: Sendable {
             }
         }
         let statuses = try self.filter(statuses: filter.statuses, created: filter.created)
+        try requireIndex()
         let (certain, nearEdge) = index.count(in: filter.box ?? .world, filter: statuses)
         return nearEdge.isEmpty ? certain : certain + (try await read { try await $0.count(matching: filter, ids: nearEdge) })
     }
@@ -262,6 +293,7 @@ public final class ReportService: Sendable {
     /// `listed` counts the index's members of the page (a report deleted meanwhile is
     /// listed but not returned), so the next page starts at `offset + listed`.
     public func leaves(of id: ClusterID, limit: Int, offset: Int, filter: ClusterFilter = .all) async throws -> (total: Int, listed: Int, reports: [Report]) {
+        try requireIndex()
         let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
         let ids = page.members.map(\.id)
         return (page.total, page.members.count, try await read { try await $0.reports(ids: ids) })
@@ -269,7 +301,8 @@ public final class ReportService: Sendable {
 
     /// One cluster, counted under the filter.
     public func cluster(_ id: ClusterID, filter: ClusterFilter = .all) throws -> Cluster {
-        try index.cluster(id, filter: filter)
+        try requireIndex()
+        return try index.cluster(id, filter: filter)
     }
 
     /// One report by its number, or nil.
@@ -287,10 +320,11 @@ public final class ReportService: Sendable {
     /// to try), the store answers, counting up to ``searchCountCap`` (nil past it: "more").
     public func search(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int?) {
         let digits = try Phone.searchFragment(text)
-        let kept = limit > 0 ? tally.newestMatches(digits, limit: limit + 1) ?? tally.newestLongMatches(digits, limit: limit + 1) : nil
+        // Until the index is built (a start in the background), the store answers alone.
+        let kept = limit > 0 && indexReady ? tally.newestMatches(digits, limit: limit + 1) ?? tally.newestLongMatches(digits, limit: limit + 1) : nil
         guard let (newest, matched) = kept else {
             return try await read { storage in
-                if let matched = tally.fragmentCount(digits) { return (try await storage.search(text, limit: limit), matched) }
+                if indexReady, let matched = tally.fragmentCount(digits) { return (try await storage.search(text, limit: limit), matched) }
                 let counted = try await storage.searchCount(text, cap: searchCountCap)
                 return (try await storage.search(text, limit: limit), counted > searchCountCap ? nil : counted)
             }
@@ -328,7 +362,7 @@ public final class ReportService: Sendable {
     /// eighth of all reports (read by ``exportPage(_:of:after:limit:)`` a slice at a
     /// time), nil for pages along the id index.
     public func exportIDs(_ filter: ReportFilter) async throws -> [Int64]? {
-        guard let box = filter.box else { return nil }
+        guard let box = filter.box, indexReady else { return nil }
         let cap = index.count / 8
         return try await read { try await $0.ids(in: box, cap: cap) }
     }
@@ -349,6 +383,7 @@ public final class ReportService: Sendable {
     /// when there are none. Reports on both sides of the antimeridian give a box from the
     /// westernmost to the easternmost.
     public func extent(filter: ClusterFilter = .all) -> BoundingBox? {
+        guard indexReady else { return nil }
         var boxes: [BoundingBox] = []
         for item in (try? index.clusters(in: .world, zoom: 0, filter: filter)) ?? [] {
             switch item {

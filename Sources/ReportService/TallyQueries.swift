@@ -24,6 +24,7 @@ extension ReportService {
             return i
         }
         let limit = min(max(limit, 0), Self.maxRanking)
+        try requireIndex()
         let ranked = box == nil && created == nil
             ? tally.ranking(limit: limit, statuses: filter.statuses, district: districtNumber)
             : tally.ranking(limit: limit, district: districtNumber) { visit in index.forEachReport(in: box ?? .world, filter: filter, visit) }
@@ -40,6 +41,7 @@ extension ReportService {
     /// The public reports in `box` created in `created`, counted by status, district,
     /// object type (every code of the reference data, in its order) and month.
     public func summary(box: BoundingBox?, created: ClosedRange<Int64>?) throws -> ReportSummary {
+        try requireIndex()
         let tallied = box == nil && created == nil
             ? tally.summary()
             : tally.summary { visit in index.forEachReport(in: box ?? .world, filter: ClusterFilter(created: created), visit) }

@@ -75,6 +75,10 @@ extension SQLiteReports {
         try pool.read { db in try Self.lastChange(db) }
     }
 
+    public func changeLogName() throws -> String {
+        try pool.read { db in try String.fetchOne(db, sql: "SELECT name FROM change_log_name") ?? "" }
+    }
+
     /// How often ``nextChange(after:timeout:)`` looks at the last number: SQLite tells no
     /// one of another process's commits.
     public static let changePoll = Duration.milliseconds(50)

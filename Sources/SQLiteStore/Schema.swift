@@ -21,7 +21,17 @@ enum Schema {
         migrator.registerMigration("v8: account events; an account's phone no longer unique", migrate: v8AccountEvents)
         migrator.registerMigration("v9: autodial campaigns and their calls", migrate: v9Autodial)
         migrator.registerMigration("v10: assignments, in the reports' history", migrate: v10Assignments)
+        migrator.registerMigration("v11: the change log's name", migrate: v11ChangeLogName)
         return migrator
+    }
+
+    /// Made once with the database (or with the first release that knows it), from
+    /// SQLite's random source: see ``ChangeLog/changeLogName()``.
+    static func v11ChangeLogName(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE change_log_name (name TEXT NOT NULL);
+            INSERT INTO change_log_name (name) VALUES (lower(hex(randomblob(16))));
+            """)
     }
 
     static func v1Reports(_ db: Database) throws {

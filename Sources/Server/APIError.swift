@@ -29,7 +29,7 @@ public struct APIError: HTTPResponseError, Sendable {
     public var field: String?
     /// Every field at fault with its rule (the one of `field` when there is only that).
     public var fields: [ValidationError] = []
-    /// Extra headers: `Allow` on a 405, `WWW-Authenticate` on a 401, `Retry-After` on a 429.
+    /// Extra headers: `Allow` on a 405, `WWW-Authenticate` on a 401, `Retry-After` on a 429 and on a 503 while the index is built.
     var headers: HTTPFields = [:]
 
     public init(_ status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
@@ -121,6 +121,10 @@ public struct APIError: HTTPResponseError, Sendable {
         case let e as IdempotencyKeyReused: return APIError(.unprocessableContent, code: "idempotency_key_reused", message: e.description, field: "Idempotency-Key")
         case let e as IdempotencyKeyInFlight: return APIError(.conflict, code: "idempotency_key_in_flight", message: e.description, field: "Idempotency-Key")
         case let e as ChangesUnavailable: return APIError(.gone, code: "changes_unavailable", message: e.description, field: "since")
+        case let e as IndexBuilding:
+            var error = APIError(.serviceUnavailable, code: "starting", message: e.description)
+            error.headers[.retryAfter] = "5"
+            return error
         case let e as RecordsRejected: return APIError(ValidationErrors(e.issues.map(\.error)))
         case let e as HTTPError:
             let code = switch e.status {

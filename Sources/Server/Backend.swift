@@ -17,9 +17,11 @@ public struct Backend: Sendable {
     }
 
     /// Opens the services over `stores`; the report service builds its index from them.
-    public static func open(_ stores: Stores, intake: IntakeSettings? = nil, photoWorkers: Int? = nil) async throws -> Backend {
+    public static func open(
+        _ stores: Stores, intake: IntakeSettings? = nil, photoWorkers: Int? = nil, start: ReportService.IndexStart = .build
+    ) async throws -> Backend {
         Backend(
-            service: try await ReportService(storage: stores.reports, intake: intake, photoWorkers: photoWorkers),
+            service: try await ReportService(storage: stores.reports, intake: intake, photoWorkers: photoWorkers, start: start),
             accounts: try await AccountService(storage: stores.accounts), webhooks: WebhookService(storage: stores.webhooks),
             feed: ChangeFeed(storage: stores.reports))
     }

@@ -21,6 +21,7 @@ struct TileRoutes {
         router.get(RouterPath(Endpoint.tile.path)) { request, context in
             let query = try QueryParameters(request, endpoint: .tile)
             let key = try key(context, query)
+            try service.requireIndex()
             if let tile = cache.cached(key) { return response(tile) }
             let tile = try await Blocking.run { try cache.tile(key) }
             return response(tile)

@@ -310,6 +310,10 @@ public protocol ChangeLog: Sendable {
     func changes(seqs: some Collection<Int64>) async throws -> [ChangeRow]
     /// The highest number handed out so far (0 before the first write).
     func lastChange() async throws -> Int64
+    /// The name this log was given when its database was made, never another's: a change
+    /// number means the same writes in this log and in every copy of it (a backup), and
+    /// nothing in another log. What a saved index is matched against, beside the number.
+    func changeLogName() async throws -> String
     /// Waits until a change numbered above `seq` is committed, by any process, or until
     /// `timeout` has passed, and returns the last number then. A store that is told of
     /// commits (PostgreSQL's LISTEN) returns at once; one that is not looks again at short

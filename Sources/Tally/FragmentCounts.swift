@@ -46,6 +46,24 @@ struct FragmentCounts {
     private var seen = [UInt32](repeating: 0, count: slots)
     private var generation: UInt32 = 0
 
+    /// The counts' arrays as they are, for a snapshot (`TallySnapshot.swift`).
+    struct Storage {
+        var counts: [UInt32]
+        var newest: [[Match]]
+        var slotStart: [UInt32]
+        var slotList: [UInt16]
+    }
+
+    var storage: Storage { Storage(counts: counts, newest: newest, slotStart: slotStart, slotList: slotList) }
+
+    /// Counts read back from a snapshot, checked by the caller.
+    init(storage s: Storage) {
+        (counts, newest, slotStart, slotList) = (s.counts, s.newest, s.slotStart, s.slotList)
+        for slot in 0..<Self.slots { noteEnds(slot) }
+    }
+
+    init() {}
+
     /// The count for `digits` (ASCII digits), or nil when it is not three or four long.
     func count(of digits: some StringProtocol) -> Int? {
         Self.slot(of: digits).map { Int(counts[$0]) }

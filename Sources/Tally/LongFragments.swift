@@ -10,7 +10,24 @@ struct LongFragments {
     /// Each number's reports (by the tally's number), in no order.
     private var reportsOfNumber: [[UInt32]] = []
     /// For each run of four digits (its value), the numbers holding it, each once.
-    private var numbersOfRun = [[UInt32]](repeating: [], count: 10_000)
+    private var numbersOfRun = [[UInt32]](repeating: [], count: runs)
+
+    /// The lists as they are, for a snapshot (`TallySnapshot.swift`).
+    struct Storage {
+        var reportsOfNumber: [[UInt32]]
+        var numbersOfRun: [[UInt32]]
+    }
+
+    var storage: Storage { Storage(reportsOfNumber: reportsOfNumber, numbersOfRun: numbersOfRun) }
+
+    /// Lists read back from a snapshot, checked by the caller.
+    init(storage s: Storage) {
+        (reportsOfNumber, numbersOfRun) = (s.reportsOfNumber, s.numbersOfRun)
+    }
+
+    init() {}
+
+    static let runs = 10_000
 
     /// The shortest fragment answered here; shorter ones are ``FragmentCounts``'.
     static let shortest = 5

@@ -131,6 +131,36 @@ public final class ReportTally: @unchecked Sendable {
         for (id, entry) in entries { set(id, entry) }
     }
 
+    /// The tally's arrays as they are, for a snapshot (`TallySnapshot.swift`).
+    struct Storage {
+        var numbers: [String]
+        var pageOffset: [Int32]
+        var storage: [Refs]
+        var totals: [UInt32]
+        var reportCount: Int
+        var fragments: FragmentCounts.Storage
+        var long: LongFragments.Storage
+    }
+
+    /// A consistent copy of the arrays (writes wait meanwhile).
+    var contents: Storage {
+        lock.read {
+            Storage(
+                numbers: numbers, pageOffset: pageOffset, storage: storage, totals: totals, reportCount: reportCount, fragments: fragments.storage,
+                long: long.storage)
+        }
+    }
+
+    /// A tally of arrays read back from a snapshot, checked by the caller.
+    init(statusCount: Int, districtCount: Int, objectTypeCount: Int, contents s: Storage) {
+        (self.statusCount, self.districtCount, self.objectTypeCount) = (statusCount, districtCount, objectTypeCount)
+        (numbers, pageOffset, storage, totals, reportCount) = (s.numbers, s.pageOffset, s.storage, s.totals, s.reportCount)
+        fragments = FragmentCounts(storage: s.fragments)
+        long = LongFragments(storage: s.long)
+        numberIDs.reserveCapacity(numbers.count)
+        for (i, number) in numbers.enumerated() { numberIDs[number] = UInt32(i) }
+    }
+
     /// How many reports it holds.
     public var count: Int { lock.read { reportCount } }
 

@@ -105,6 +105,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("On SIGTERM or SIGINT, how long requests in flight may take to finish before they are cut off.", valueName: "seconds"))
     var shutdownTimeout = 30
 
+    @Option(help: ArgumentHelp("Where the cluster index and tally are saved on a clean stop, and read at start when still current (default: beside a SQLite database, its name + .index; none for PostgreSQL). \"none\": build them from the rows at every start.", valueName: "path"))
+    var savedIndex: String?
+
     @OptionGroup var store: StoreOptions
 
     @OptionGroup(title: "Autodial") var autodial: AutodialOptions
@@ -140,6 +143,29 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
 
+    /// Where the index is saved, if anywhere.
+    var savedIndexPath: String? {
+        get throws {
+            if let savedIndex { return savedIndex == "none" ? nil : savedIndex }
+            if case .sqlite(let path) = try store.location { return path + ".index" }
+            return nil
+        }
+    }
+
+    /// Saves the index for the next start; a failure is said, and the stop goes on.
+    private func save(_ service: ReportService, to path: String) async {
+        let started = Date()
+        do {
+            if let change = try await service.saveIndex(to: path) {
+                Console.error("saved the index at change \(change) to \(path) in \(Format.seconds(Date().timeIntervalSince(started)))")
+            } else {
+                Console.error("the index was not saved: it was still being built, or other processes kept writing")
+            }
+        } catch {
+            Console.error("the index was not saved to \(path): \(error)")
+        }
+    }
+
     static func hostAndPort(_ text: String) -> (String, Int)? {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port), colon > text.startIndex else { return nil }
         return (String(text[..<colon]), port)
@@ -163,9 +189,15 @@ struct Serve: AsyncParsableCommand {
         if let area { intake.area = try BoundingBox(parsing: area) }
         intake.duplicateRadius = duplicateRadius
         if let photoWorkers, photoWorkers < 1 { throw ValidationError("--photo-workers must be at least 1") }
-        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers)
+        let savedIndexPath = try self.savedIndexPath
+        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers, start: savedIndexPath.map { .saved(path: $0) } ?? .build)
         let service = backend.service
-        Console.error("indexed \(Format.count(service.reportCount)) reports from \(store.name) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
+        if let note = service.indexStartNote {
+            Console.error("\(note); building the index from \(store.name) in the background, serving meanwhile: http://\(host):\(port)/")
+        } else {
+            Console.error(
+                "indexed \(Format.count(service.reportCount)) reports from \(savedIndexPath == nil ? store.name : "the saved index") in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
+        }
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20
         configuration.tileCacheControl = tileCacheControl
@@ -221,6 +253,7 @@ struct Serve: AsyncParsableCommand {
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: group).run()
+        if let savedIndexPath { await save(service, to: savedIndexPath) }
         if try await service.shutDown() {
             Console.error("stopped: every request answered, the database checkpointed")
         } else {

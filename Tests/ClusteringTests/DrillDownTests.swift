@@ -143,6 +143,7 @@ struct DrillDownTests {
         Scenario(name: "32-px cells", cellSize: 32, maxZoom: 18, minPoints: 3, statusCount: 3, leafCapacity: 8, n: 1200, clustered: true, seed: 34),
         Scenario(name: "256-px cells", cellSize: 256, maxZoom: 10, minPoints: 1, statusCount: 16, leafCapacity: 3, n: 1200, clustered: true, seed: 35),
         Scenario(name: "128-px cells, deepest", cellSize: 128, maxZoom: 25, minPoints: 2, statusCount: 2, leafCapacity: 4, n: 600, clustered: true, seed: 36),
+        Scenario(name: "clustered, leaves of 2", leafCapacity: 2, n: 1200, clustered: true, seed: 37, loaded: true),
     ]
 
     @Test("drill-down equals brute force at several zooms, with and without filters", arguments: scenarios)

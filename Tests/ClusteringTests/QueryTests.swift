@@ -16,8 +16,10 @@ struct Scenario: CustomStringConvertible, Sendable {
     var n = 2000
     var clustered = false
     var seed: UInt64 = 1
+    /// The index saved and read back before it is asked (a server's restart).
+    var loaded = false
 
-    var description: String { "\(name) C\(cellSize) z\(maxZoom) min\(minPoints) leaf\(leafCapacity) n\(n)" }
+    var description: String { "\(name) C\(cellSize) z\(maxZoom) min\(minPoints) leaf\(leafCapacity) n\(n)\(loaded ? ", saved and loaded" : "")" }
 
     var ref: RefGrid { RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: minPoints) }
 
@@ -26,8 +28,8 @@ struct Scenario: CustomStringConvertible, Sendable {
         let entries = clustered
             ? clusteredEntries(n, &rng, statusCount: statusCount, maxLevel: maxZoom + ref.shift)
             : uniformEntries(n, &rng, statusCount: statusCount)
-        let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: statusCount, entries: entries, leafCapacity: leafCapacity)
-        return (index, Model(grid: ref, statusCount: statusCount, entries: entries), rng)
+        let built = try ClusterIndex(grid: ref.clusterGrid, statusCount: statusCount, entries: entries, leafCapacity: leafCapacity)
+        return (loaded ? try savedAndLoaded(built) : built, Model(grid: ref, statusCount: statusCount, entries: entries), rng)
     }
 }
 
@@ -42,6 +44,9 @@ struct QueryTests {
         Scenario(name: "128-px cells, deepest", cellSize: 128, maxZoom: 25, minPoints: 2, statusCount: 2, leafCapacity: 3, n: 800, clustered: true, seed: 16),
         Scenario(name: "one zoom", cellSize: 64, maxZoom: 0, minPoints: 5, statusCount: 4, n: 300, seed: 17),
         Scenario(name: "one level", cellSize: 256, maxZoom: 0, minPoints: 2, statusCount: 2, leafCapacity: 2, n: 300, clustered: true, seed: 18),
+        Scenario(name: "uniform world", n: 2000, seed: 19, loaded: true),
+        Scenario(name: "clustered, small leaves", leafCapacity: 4, n: 1500, clustered: true, seed: 20, loaded: true),
+        Scenario(name: "128-px cells, deepest", cellSize: 128, maxZoom: 25, minPoints: 2, statusCount: 2, leafCapacity: 3, n: 800, clustered: true, seed: 21, loaded: true),
     ]
 
     @Test("every zoom, random boxes and filters", arguments: scenarios)
@@ -95,7 +100,7 @@ struct QueryTests {
         expectNoProblems(problems, "tile sums")
     }
 
-    @Test("filters: status subsets, inclusive creation ranges, both, none")
+    @Test("filters: status subsets, inclusive creation ranges, both, none; also on an index saved and read back")
     func filters() throws {
         var rng = SplitMix64(state: 21)
         let ref = RefGrid(cellSize: 64, maxZoom: 12, minPoints: 2)
@@ -107,8 +112,10 @@ struct QueryTests {
         // Whole days in the index's periods: 64 days from a period's start, and runs across its ends.
         let day: Int64 = 86_400_000, period = 64 * day
         let periodStart = (times[times.count / 3] / period + 1) * period
-        for (leafCapacity, path) in [(2, ClusterIndex.TimeFilterPath.periods), (64, .periods), (64, .wholeTree)] {
-            let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 6, entries: entries, leafCapacity: leafCapacity)
+        let runs: [(Int, ClusterIndex.TimeFilterPath, loaded: Bool)] = [(2, .periods, false), (64, .periods, false), (64, .wholeTree, false), (2, .periods, true)]
+        for (leafCapacity, path, loaded) in runs {
+            let built = try ClusterIndex(grid: ref.clusterGrid, statusCount: 6, entries: entries, leafCapacity: leafCapacity)
+            let index = loaded ? try savedAndLoaded(built) : built
             index.timeFilterPath = path
             let filters: [RefFilter] = [
                 RefFilter(statuses: [], created: nil),

@@ -1,4 +1,5 @@
 import Clustering
+import FlatFiles
 import Foundation
 import Generator
 import Geometry
@@ -539,4 +540,18 @@ func boxes(_ rng: inout SplitMix64, zoom: Int, model: Model, random: Int) -> [Bo
         }
     }
     return out
+}
+
+/// The index saved to a file and read back, as a server's restart reads it.
+func savedAndLoaded(_ index: ClusterIndex) throws -> ClusterIndex {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("index.flat")
+    let file = try FlatFileWriter(path: path)
+    try index.save(to: file)
+    try file.endSection("clusters")
+    try file.finish(properties: [:])
+    var section = try FlatFileReader(path: path).section("clusters")
+    let loaded = try ClusterIndex(grid: index.grid, statusCount: index.statusCount, loading: &section)
+    try section.finish()
+    return loaded
 }

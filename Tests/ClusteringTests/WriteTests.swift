@@ -9,7 +9,7 @@ import TestSupport
 struct WriteDriver {
     var rng: SplitMix64
     var model: Model
-    let index: ClusterIndex
+    var index: ClusterIndex
     var deleted: [Int64] = []
     var nextID: Int64 = 1_000_000
     var problems: [String] = []
@@ -118,7 +118,7 @@ struct WriteTests {
     /// last grid is one level deep, so its root leaf never splits.
     static let writeConfigs: [(Int, Int, Int)] = [(2, 64, 20), (3, 64, 20), (4, 32, 18), (8, 128, 25), (64, 64, 20), (2, 256, 0)]
 
-    @Test("random inserts, moves, status changes and deletes", arguments: writeConfigs)
+    @Test("random inserts, moves, status changes and deletes, the index saved and read back halfway", arguments: writeConfigs)
     func randomWrites(leafCapacity: Int, cellSize: Int, maxZoom: Int) throws {
         var rng = SplitMix64(state: 61 &+ UInt64(leafCapacity) &* 1000 &+ UInt64(cellSize))
         let ref = RefGrid(cellSize: cellSize, maxZoom: maxZoom, minPoints: 2)
@@ -126,6 +126,8 @@ struct WriteTests {
         let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 4, entries: initial, leafCapacity: leafCapacity)
         var d = WriteDriver(rng: rng, model: Model(grid: ref, statusCount: 4, entries: initial), index: index)
         for step in 1...450 {
+            // Halfway, a restart: the index saved and read back takes the rest of the writes.
+            if step == 225 { d.index = try savedAndLoaded(d.index) }
             try d.step()
             if step % 8 == 0 {
                 let zooms = [0, d.rng.int(0...maxZoom), d.rng.int(0...maxZoom), d.rng.int(maxZoom / 2...maxZoom), maxZoom]
@@ -138,8 +140,8 @@ struct WriteTests {
         // Everything, at every zoom, and the drill-down paths.
         d.check(zooms: Array(0...maxZoom), boxesPerZoom: 2)
         for z in Set([0, maxZoom / 3, 2 * maxZoom / 3, maxZoom]).sorted() {
-            d.problems += drillDownProblems(index, d.model, zoom: z, filter: .all, rng: &d.rng, maxChecked: 6)
-            d.problems += drillDownProblems(index, d.model, zoom: z, filter: .random(&d.rng, model: d.model), rng: &d.rng, maxChecked: 4)
+            d.problems += drillDownProblems(d.index, d.model, zoom: z, filter: .all, rng: &d.rng, maxChecked: 6)
+            d.problems += drillDownProblems(d.index, d.model, zoom: z, filter: .random(&d.rng, model: d.model), rng: &d.rng, maxChecked: 4)
         }
         expectNoProblems(d.problems, "final state")
     }

@@ -35,18 +35,27 @@ struct PhoneTests {
         Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit())
     }
 
-    @Test("after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records, rankings and summaries equal a scan of the rows", arguments: StoreUnderTest.all)
-    func bruteForce(_ store: StoreUnderTest) async throws {
+    @Test(
+        "after 3,000 random inserts, edits, moves, transitions, hides, unhides and deletes, phone records, rankings and summaries equal a scan of the rows; also when a restart reads the index saved halfway",
+        arguments: StoreUnderTest.all, [false, true])
+    func bruteForce(_ store: StoreUnderTest, restartHalfway: Bool) async throws {
         let (stores, keep) = try await store.open()
         defer { _ = keep }
         let storage = stores.reports
-        let service = try await ReportService(storage: storage)
+        var service = try await ReportService(storage: storage)
+        let folder = try TemporaryDirectory()
         let reference = storage.reference
         var rng = SplitMix64(state: 15)
         let pool = Self.phones(40, using: &rng)
         func somePhones() -> [String] { Array(Set((0...rng.below(3)).map { _ in pool[rng.below(pool.count)] })) }
         var ids: [Int64] = [], hidden: Set<Int64> = []
         for step in 0..<3_000 {
+            if restartHalfway && step == 1_500 {
+                let path = folder.path("index")
+                #expect(try await service.saveIndex(to: path) == (try await storage.lastChange()))
+                service = try await ReportService(storage: storage, start: .saved(path: path))
+                #expect(service.indexReady && service.indexStartNote == nil, "\(service.indexStartNote ?? "")")
+            }
             let kind = ids.count < 30 ? 0 : rng.below(10)
             let id = ids.isEmpty ? 0 : ids[rng.below(ids.count)]
             if step % 50 == 49 {

@@ -413,6 +413,18 @@ struct ReportStorageConformance {
         _ = keep
     }
 
+    @Test("the change log's name: made with the database, kept through writes, another database's differs", arguments: StoreUnderTest.all)
+    func changeLogName(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let (others, keepOthers) = try await store.open()
+        let name = try await stores.reports.changeLogName()
+        #expect(name.count == 32 && name.allSatisfy(\.isHexDigit), "128 random bits: \(name)")
+        _ = try Self.seed(stores.reports, count: 5, seed: 50)
+        #expect(try await stores.reports.changeLogName() == name)
+        #expect(try await others.reports.changeLogName() != name)
+        _ = (keep, keepOthers)
+    }
+
     @Test("phones: a number's record, its reports in pages, its holders and statuses agree with a brute force; a block moves the confirmed reports it stops and an unblock moves them back; the blocklist and its changes follow", arguments: StoreUnderTest.all)
     func phones(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()

@@ -1,0 +1,170 @@
+import Clustering
+import Crypto
+import FlatFiles
+import Foundation
+import Offloading
+import Photos
+import ReportModel
+import StorePorts
+import Tally
+
+/// The cluster index and the tally saved beside the database, so that a server on ten
+/// million reports answers within a second of its start instead of after the twenty it
+/// takes to read the rows and build them.
+///
+/// A saved index is used only when it is exactly the database's state: saved at the
+/// change log's last number, of this change log (its name, ``ChangeLog/changeLogName()``),
+/// for the same reference data and grid, and whole (each section's checksum, every
+/// reference within its arrays). Anything else (an older number, another database, a file
+/// cut short or damaged) is refused with its reason, and the index is built from the rows
+/// in the background while the server serves what needs no index
+/// (``ReportService/IndexStart``).
+///
+/// The server saves it on a clean stop (``ReportService/saveIndex(to:)``): through a
+/// temporary file renamed into place, so a crash midway leaves the last whole one (which
+/// the next start refuses if writes came since).
+public enum SavedIndex {
+    /// The format's name and version; another is refused.
+    static let format = "posterwatch index 1"
+
+    /// Why a saved index was not used.
+    public struct Refused: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// What a saved index is for: the reference data's codes and the grid.
+    static func fingerprint(_ reference: ReferenceData, _ grid: ClusterGrid) -> String {
+        let codes = [reference.statuses.map(\.code), reference.districts.map(\.code), reference.objectTypes.map(\.code)]
+            .map { $0.joined(separator: "\u{1F}") }.joined(separator: "\u{1E}")
+        let text = codes + "\u{1D}\(grid.cellSize)/\(grid.maxZoom)/\(grid.minPoints)"
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The index and tally saved at `path`, when they are the database's current state.
+    static func load(
+        _ path: String, storage: any ReportStorage, grid: ClusterGrid, reference: ReferenceData
+    ) async throws -> (index: ClusterIndex, tally: ReportTally, change: Int64) {
+        guard FileManager.default.fileExists(atPath: path) else { throw Refused(description: "there is none") }
+        let file: FlatFileReader
+        do { file = try FlatFileReader(path: path) } catch { throw Refused(description: "\(error)") }
+        let p = file.properties
+        guard p["format"] == format else { throw Refused(description: "it is of another format (\(p["format"] ?? "none"))") }
+        guard p["fingerprint"] == fingerprint(reference, grid) else { throw Refused(description: "it was saved for other reference data or another grid") }
+        let (last, name) = try await Blocking.offPool { (try await storage.lastChange(), try await storage.changeLogName()) }
+        guard p["change_log"] == name else { throw Refused(description: "it was saved from another database") }
+        guard let change = p["change"].flatMap(Int64.init), change == last else {
+            throw Refused(description: "it was saved at change \(p["change"] ?? "none"), the database is at change \(last)")
+        }
+        let statusCount = reference.statuses.count, districtCount = reference.districts.count, typeCount = reference.objectTypes.count
+        // The two sections on two threads: a start waits for the longer.
+        async let index = Blocking.offPool {
+            var section = try file.section("clusters")
+            let index = try ClusterIndex(grid: grid, statusCount: statusCount, loading: &section)
+            try section.finish()
+            return index
+        }
+        async let tally = Blocking.offPool {
+            var section = try file.section("tally")
+            let tally = try ReportTally(statusCount: statusCount, districtCount: districtCount, objectTypeCount: typeCount, loading: &section)
+            try section.finish()
+            return tally
+        }
+        do {
+            return (try await index, try await tally, change)
+        } catch {
+            throw Refused(description: "\(error)")
+        }
+    }
+
+    /// Writes `index` and `tally`, which hold exactly the changes through `change`, to `path`.
+    static func save(
+        _ index: ClusterIndex, _ tally: ReportTally, change: Int64, changeLog: String, fingerprint: String, to path: String
+    ) throws {
+        let target = URL(fileURLWithPath: path)
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(".partial-" + UUID().uuidString)
+        do {
+            let file = try FlatFileWriter(path: temporary.path)
+            try index.save(to: file)
+            try file.endSection("clusters")
+            try tally.save(to: file)
+            try file.endSection("tally")
+            try file.finish(properties: ["format": format, "fingerprint": fingerprint, "change_log": changeLog, "change": String(change)])
+            try Durable.rename(temporary, to: target)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+}
+
+extension ReportService {
+    /// How the service comes by its index at start.
+    public enum IndexStart: Sendable {
+        /// Built from the rows before the service is returned (a command, a test).
+        case build
+        /// Read from the index saved at `path` when it is current (``SavedIndex``);
+        /// otherwise built from the rows in the background: until then, what needs the
+        /// index throws ``IndexBuilding`` and the rest of the service works.
+        case saved(path: String)
+    }
+
+    /// Whether the index is built (false while a start builds it in the background).
+    public var indexReady: Bool { ready.load(ordering: .acquiring) }
+
+    /// Throws ``IndexBuilding`` until the index is built.
+    public func requireIndex() throws(IndexBuilding) {
+        guard indexReady else { throw IndexBuilding() }
+    }
+
+    /// Saves the index and the tally to `path` for the next start, at the change log's
+    /// last number: the other processes' writes are followed first, and the service's own
+    /// wait meanwhile. Returns the change number saved at; nil when the index is not built
+    /// yet, or writes of other processes keep coming (nothing is saved then).
+    @discardableResult
+    public func saveIndex(to path: String) async throws -> Int64? {
+        guard indexReady else { return nil }
+        let name = try await read { try await $0.changeLogName() }
+        let fingerprint = SavedIndex.fingerprint(reference, index.grid)
+        for _ in 0..<3 {
+            try await catchUp()
+            let through = followed.load(ordering: .acquiring)
+            // Inside a write of the group commit, no write of this process lands meanwhile:
+            // the index holds exactly the changes through `through` when none follows it.
+            let saved = try await commits.perform { [self] t in
+                guard try t.changes(after: through, limit: 1).isEmpty, try t.prunedThrough() <= through,
+                      followed.load(ordering: .acquiring) == through
+                else { return (Int64?.none, IndexEffect()) }
+                try SavedIndex.save(index, tally, change: through, changeLog: name, fingerprint: fingerprint, to: path)
+                return (through, IndexEffect())
+            }
+            if let saved { return saved }
+        }
+        return nil
+    }
+
+    /// Builds the index from the rows, trying again every few seconds should a read fail,
+    /// and follows the writes made meanwhile (those committed after the rows' read reached
+    /// the index it replaced) before it answers.
+    func buildInBackground() async {
+        while true {
+            do {
+                try await rebuild()
+                try await followLog()
+                ready.store(true, ordering: .releasing)
+                return
+            } catch {
+                startProblem.withLock { $0 = "building the index failed, trying again: \(error)" }
+                try? await Task.sleep(for: .seconds(5))
+            }
+        }
+    }
+
+    /// What happened to the saved index at start, or to a background build (nil: nothing to say).
+    public var indexStartNote: String? { startProblem.withLock { $0 } }
+}
+
+/// The index is still being built (a start that could not use a saved one): what needs it
+/// waits. The rest of the service works meanwhile.
+public struct IndexBuilding: Error, CustomStringConvertible, Sendable {
+    public var description: String { "the map's index is being built after a restart; try again in a few seconds" }
+}
