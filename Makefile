@@ -100,7 +100,7 @@ fuzz-api: build pip-deps
 	@$(MAKE) --no-print-directory install PACKAGES="curl"
 	scripts/api-fuzz.sh $(BIN) $(FUZZ_API_EXAMPLES)
 
-bench: deps
+bench: build
 	@$(MAKE) --no-print-directory install PACKAGES="$(BENCH_APT_PACKAGES)"
 	swift build -c release --product posterwatch-bench
 	@# PostgreSQL with PostGIS answers the phone rankings beside ours (skipped if it cannot start).

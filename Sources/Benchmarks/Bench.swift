@@ -64,6 +64,9 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure only the tile section, on the database a previous run imported.")
     var onlyTiles = false
 
+    @Flag(help: "Measure only serve's start, from the rows and from its saved index, on the database a previous run imported.")
+    var onlyStart = false
+
     @Flag(help: "Measure only the import and the box queries (no phone search, HTTP or clustering).")
     var onlyImportAndBoxes = false
 
@@ -136,6 +139,11 @@ struct Bench: AsyncParsableCommand {
             print(report.markdown(machine: machineDescription(), dataset: "the data file of the previous run in \(work), imported into each store"))
             return
         }
+        if onlyStart {
+            try await measureStart("\(work)/bench.sqlite", &report)
+            print(report.markdown(machine: machineDescription(), dataset: "the database of the previous run in \(work)"))
+            return
+        }
         if onlyClustering {
             let previous = "\(work)/bench.sqlite"
             let store = FileManager.default.fileExists(atPath: previous) ? try SQLiteReports(path: previous) : nil
@@ -193,6 +201,7 @@ struct Bench: AsyncParsableCommand {
         if !onlyImportAndBoxes {
             try await measureSearch(store, &report)
             try await measureServed(store, http: true, tiles: true, &report)
+            try await measureStart(dbPath, &report)
             try await measureWrites(store, &report)
             try await measurePhones(store, &report)
             try await measurePhotos(&report)

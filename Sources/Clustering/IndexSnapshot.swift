@@ -1,8 +1,10 @@
 import FlatFiles
 
-/// The index saved as its arrays (``ClusterIndex/save(to:)``) and read back
-/// (``ClusterIndex/init(grid:statusCount:loading:)``): what lets a server on ten million
-/// reports answer within a second of its start instead of building the index for seven.
+/// The index saved as its arrays (``ClusterIndex/save(to:sections:)``) and read back
+/// (``ClusterIndex/init(grid:statusCount:whole:periods:)``): what lets a server on ten
+/// million reports answer within a second of its start instead of building the index for
+/// seven. Two sections, so that a start reads them on two threads: the table of reports
+/// with the whole tree, and the period trees (``SavedPeriods``).
 ///
 /// What is read is checked before it is used: every count against the others, every
 /// reference (a child, a leaf, a slot, an id's slot) within its array, every status and
@@ -10,18 +12,16 @@ import FlatFiles
 /// these checks keep a file that passes it but was not written by this code (or by a
 /// bug) from ever becoming an index whose walks leave their arrays.
 extension ClusterIndex {
-    /// Writes the index to `file` (a consistent copy: writes wait meanwhile), as one
-    /// section of the caller's ending.
-    public func save(to file: FlatFileWriter) throws {
+    /// Writes the index to `file` as two sections named `sections` (a consistent copy:
+    /// writes wait meanwhile).
+    public func save(to file: FlatFileWriter, sections: (whole: String, periods: String)) throws {
         try lock.read { () throws in
-            try file.write(Int64(grid.cellSize))
-            try file.write(Int64(grid.maxZoom))
-            try file.write(Int64(grid.minPoints))
-            try file.write(Int64(statusCount))
-            try file.write(Int64(tree.leafCapacity))
-            try file.write(Int64(periods.leafCapacity))
+            for value in [grid.cellSize, grid.maxZoom, grid.minPoints, statusCount, tree.leafCapacity] { try file.write(Int64(value)) }
             try Self.save(table.storage, to: file)
             try Self.save(tree.storage, to: file)
+            try file.endSection(sections.whole)
+            try file.write(Int64(table.slots.count))
+            try file.write(Int64(periods.leafCapacity))
             let levels = periods.trees
             try file.write(Int64(levels.count))
             for trees in levels {
@@ -29,40 +29,82 @@ extension ClusterIndex {
                 try file.write(ordered.map(\.key))
                 for (_, tree) in ordered { try Self.save(tree.storage, to: file) }
             }
+            try file.endSection(sections.periods)
         }
     }
 
-    /// An index read back from what ``save(to:)`` wrote, for `grid` and `statusCount`; an
-    /// index written for another grid, other statuses or another leaf size is an error,
-    /// as is anything that does not hold together.
-    public convenience init(grid: ClusterGrid = .standard, statusCount: Int, loading section: inout FlatSectionReader) throws {
-        let saved = (
-            cellSize: try section.read(), maxZoom: try section.read(), minPoints: try section.read(), statusCount: try section.read()
-        )
-        guard saved == (Int64(grid.cellSize), Int64(grid.maxZoom), Int64(grid.minPoints), Int64(statusCount)) else {
+    /// An index of the two sections ``save(to:sections:)`` wrote, each read on a thread
+    /// of its own (``readWhole(_:grid:statusCount:)``, ``readPeriods(_:grid:statusCount:)``);
+    /// parts that do not belong together are an error.
+    public convenience init(grid: ClusterGrid = .standard, statusCount: Int, whole: SavedWhole, periods saved: SavedPeriods) throws {
+        for part in [(whole.statusCount, whole.maxDepth), (saved.statusCount, saved.maxDepth)] where part != (statusCount, grid.maxDepth) {
+            throw FlatFileError("the index was read for another grid or other statuses")
+        }
+        let table = SlotTable(storage: whole.table)
+        guard saved.slotCount == table.slots.count, saved.levels.allSatisfy({ $0.reduce(0) { $0 + $1.value.count } == table.count }) else {
+            throw FlatFileError("the period trees and the table disagree")
+        }
+        let tree = QuadTree(table: table, storage: whole.tree, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: whole.leafCapacity)
+        let levels = saved.levels.map { trees in
+            trees.mapValues { QuadTree(table: table, storage: $0, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: saved.leafCapacity) }
+        }
+        let periods = PeriodTrees(table: table, trees: levels, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: saved.leafCapacity)
+        self.init(grid: grid, statusCount: statusCount, table: table, tree: tree, periods: periods)
+    }
+
+    /// The table of reports and the whole tree of a saved index, read and checked.
+    public struct SavedWhole: @unchecked Sendable {
+        let table: SlotTable.Storage
+        let tree: QuadTree.Storage
+        let leafCapacity: Int
+        let statusCount: Int
+        let maxDepth: Int
+    }
+
+    /// Reads the section of the table and the whole tree ``save(to:sections:)`` wrote; one
+    /// saved for another grid or other statuses is an error.
+    public static func readWhole(_ section: inout FlatSectionReader, grid: ClusterGrid = .standard, statusCount: Int) throws -> SavedWhole {
+        var head: [Int64] = []
+        for _ in 0..<4 { head.append(try section.read()) }
+        guard head == [grid.cellSize, grid.maxZoom, grid.minPoints, statusCount].map(Int64.init) else {
             throw FlatFileError("the index was saved for another grid or other statuses")
         }
-        let leafCapacity = Int(try section.read(in: 2...4_096)), periodLeafCapacity = Int(try section.read(in: 2...8_192))
-        let table = SlotTable(storage: try Self.readTable(&section, statusCount: statusCount))
-        let reader = TreeReader(table: table, statusCount: statusCount, maxDepth: grid.maxDepth)
-        let tree = try reader.read(&section, leafCapacity: leafCapacity)
+        let leafCapacity = Int(try section.read(in: 2...4_096))
+        let (table, free) = try readTable(&section, statusCount: statusCount)
+        let reader = TreeReader(statusCount: statusCount, maxDepth: grid.maxDepth)
+        let tree = try reader.read(&section, slotCount: table.slots.count, placed: (table.slots, free))
         guard tree.count == table.count else { throw FlatFileError("the index's tree and table disagree") }
+        return SavedWhole(table: table, tree: tree, leafCapacity: leafCapacity, statusCount: statusCount, maxDepth: grid.maxDepth)
+    }
+
+    /// The period trees of a saved index, read and checked on a thread of their own while
+    /// the table is read; they become trees once the table is there.
+    public struct SavedPeriods: @unchecked Sendable {
+        let slotCount: Int
+        let leafCapacity: Int
+        let statusCount: Int
+        let maxDepth: Int
+        /// For each period length, the trees' arrays by period number.
+        let levels: [[Int64: QuadTree.Storage]]
+    }
+
+    /// Reads the period trees section ``save(to:sections:)`` wrote.
+    public static func readPeriods(_ section: inout FlatSectionReader, grid: ClusterGrid = .standard, statusCount: Int) throws -> SavedPeriods {
+        let slotCount = Int(try section.read(in: 0...Int64(UInt32.max)))
+        let leafCapacity = Int(try section.read(in: 2...8_192))
         guard try section.read() == Int64(PeriodTrees.lengths.count) else { throw FlatFileError("the index was saved with other periods") }
-        var levels: [[Int64: QuadTree]] = []
+        let reader = TreeReader(statusCount: statusCount, maxDepth: grid.maxDepth)
+        var levels: [[Int64: QuadTree.Storage]] = []
         for _ in PeriodTrees.lengths {
-            let periods: [Int64] = try section.read(limit: table.count)
-            var trees: [Int64: QuadTree] = [:]
-            var held = 0
+            let periods: [Int64] = try section.read(limit: slotCount)
+            var trees: [Int64: QuadTree.Storage] = [:]
             for period in periods {
-                let periodTree = try reader.read(&section, leafCapacity: periodLeafCapacity)
-                guard trees.updateValue(periodTree, forKey: period) == nil, periodTree.count > 0 else { throw FlatFileError("a period's tree is repeated or empty") }
-                held += periodTree.count
+                let tree = try reader.read(&section, slotCount: slotCount, placed: nil)
+                guard tree.count > 0, trees.updateValue(tree, forKey: period) == nil else { throw FlatFileError("a period's tree is repeated or empty") }
             }
-            guard held == table.count else { throw FlatFileError("the period trees and the table disagree") }
             levels.append(trees)
         }
-        let periods = PeriodTrees(table: table, trees: levels, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: periodLeafCapacity)
-        self.init(grid: grid, statusCount: statusCount, table: table, tree: tree, periods: periods)
+        return SavedPeriods(slotCount: slotCount, leafCapacity: leafCapacity, statusCount: statusCount, maxDepth: grid.maxDepth, levels: levels)
     }
 
     private static func save(_ t: SlotTable.Storage, to file: FlatFileWriter) throws {
@@ -75,7 +117,7 @@ extension ClusterIndex {
         try file.write(Int64(t.count))
     }
 
-    private static func readTable(_ section: inout FlatSectionReader, statusCount: Int) throws -> SlotTable.Storage {
+    private static func readTable(_ section: inout FlatSectionReader, statusCount: Int) throws -> (SlotTable.Storage, free: [Bool]) {
         let slots: [QuadTree.Slot] = try section.read(limit: Int(UInt32.max))
         let freeSlots: [UInt32] = try section.read(limit: slots.count)
         let dense: [UInt32] = try section.read(limit: Int(UInt32.max))
@@ -85,28 +127,31 @@ extension ClusterIndex {
         guard sparseIDs.count == sparseSlots.count, count + freeSlots.count == slots.count else {
             throw FlatFileError("the index's table does not add up")
         }
-        // Every held report's slot is named once, by its own id; the free slots are the rest.
-        var named = [Bool](repeating: false, count: slots.count)
-        func name(_ id: UInt32, _ si: UInt32) throws {
-            guard Int(si) < slots.count, !named[Int(si)], slots[Int(si)].id == id, Int(slots[Int(si)].status) < statusCount else {
-                throw FlatFileError("the index's table names a slot wrongly")
-            }
-            named[Int(si)] = true
+        var free = [Bool](repeating: false, count: slots.count)
+        for si in freeSlots {
+            guard Int(si) < slots.count, !free[Int(si)] else { throw FlatFileError("the index's table frees a slot twice") }
+            free[Int(si)] = true
         }
-        for (id, si) in dense.enumerated() where si != SlotTable.absent { try name(UInt32(id), si) }
         var sparse: [UInt32: UInt32] = [:]
         sparse.reserveCapacity(sparseIDs.count)
         for (id, si) in zip(sparseIDs, sparseSlots) {
             guard Int(id) >= dense.count || dense[Int(id)] == SlotTable.absent, sparse.updateValue(si, forKey: id) == nil else {
                 throw FlatFileError("the index's table holds an id twice")
             }
-            try name(id, si)
         }
-        for si in freeSlots {
-            guard Int(si) < slots.count, !named[Int(si)] else { throw FlatFileError("the index's table frees a held slot") }
-            named[Int(si)] = true
+        // Each held slot is found by its id, and the ids are as many as the held slots: they
+        // name exactly those (two slots of one id cannot both be found by it).
+        let entries = sparse.count + dense.reduce(0) { $0 + ($1 == SlotTable.absent ? 0 : 1) }
+        guard entries == count else { throw FlatFileError("the index's table names more slots than it holds") }
+        try slots.withUnsafeBufferPointer { slots in
+            try dense.withUnsafeBufferPointer { dense in
+                for (i, slot) in slots.enumerated() where !free[i] {
+                    let found = Int(slot.id) < dense.count && dense[Int(slot.id)] != SlotTable.absent ? dense[Int(slot.id)] : sparse[slot.id]
+                    guard found == UInt32(i), Int(slot.status) < statusCount else { throw FlatFileError("the index's table names a slot wrongly") }
+                }
+            }
         }
-        return SlotTable.Storage(slots: slots, freeSlots: freeSlots, dense: dense, sparse: sparse, count: count)
+        return (SlotTable.Storage(slots: slots, freeSlots: freeSlots, dense: dense, sparse: sparse, count: count), free)
     }
 
     private static func save(_ t: QuadTree.Storage, to file: FlatFileWriter) throws {
@@ -121,25 +166,15 @@ extension ClusterIndex {
         try file.write(t.freeLeaves)
     }
 
-    /// Reads trees over one table, checking each.
+    /// Reads a tree's arrays and checks them.
     private struct TreeReader {
-        let table: SlotTable
         let statusCount: Int
         let maxDepth: Int
-        /// Which slots hold no report.
-        let free: [Bool]
 
-        init(table: SlotTable, statusCount: Int, maxDepth: Int) {
-            (self.table, self.statusCount, self.maxDepth) = (table, statusCount, maxDepth)
-            let storage = table.storage
-            var free = [Bool](repeating: false, count: storage.slots.count)
-            for si in storage.freeSlots { free[Int(si)] = true }
-            self.free = free
-        }
-
-        func read(_ section: inout FlatSectionReader, leafCapacity: Int) throws -> QuadTree {
-            let slots = table.slots.count
-            let count = Int(try section.read(in: 0...Int64(slots)))
+        /// A tree over a table of `slotCount` slots; with `placed` (the table's records and
+        /// which slots are free), its reports' places are checked too.
+        func read(_ section: inout FlatSectionReader, slotCount: Int, placed: (slots: [QuadTree.Slot], free: [Bool])?) throws -> QuadTree.Storage {
+            let count = Int(try section.read(in: 0...Int64(slotCount)))
             let root = try section.read(in: Int64(Int32.min)...Int64(Int32.max))
             let children: [QuadTree.Ref] = try section.read(limit: Int(Int32.max))
             let nodes = children.count / 4
@@ -147,7 +182,7 @@ extension ClusterIndex {
             let createdMin: [Int64] = try section.read(limit: nodes)
             let createdMax: [Int64] = try section.read(limit: nodes)
             let freeNodes: [Int32] = try section.read(limit: nodes)
-            let leaves: [[UInt32]] = try section.read(nestedLimit: Int(Int32.max), elementLimit: slots)
+            let leaves: [[UInt32]] = try section.read(nestedLimit: Int(Int32.max), elementLimit: slotCount)
             let freeLeaves: [Int32] = try section.read(limit: leaves.count)
             guard children.count == nodes * 4, aggregates.count == nodes * statusCount, createdMin.count == nodes, createdMax.count == nodes else {
                 throw FlatFileError("a tree's node arrays disagree")
@@ -155,39 +190,49 @@ extension ClusterIndex {
             let storage = QuadTree.Storage(
                 count: count, children: children, aggregates: aggregates, createdMin: createdMin, createdMax: createdMax, freeNodes: freeNodes,
                 leaves: leaves, freeLeaves: freeLeaves, root: QuadTree.Ref(root))
-            try check(storage)
-            return QuadTree(table: table, storage: storage, statusCount: statusCount, maxDepth: maxDepth, leafCapacity: leafCapacity)
+            try check(storage, slotCount: slotCount, placed: placed)
+            return storage
         }
 
         /// Walks the tree from its root: every node and leaf reached once, within the
-        /// depth; every slot a held report's, in the leaf its key leads to; its count the
-        /// reports its leaves list.
-        private func check(_ t: QuadTree.Storage) throws {
-            let slots = table.slots
+        /// depth; every slot within the table; its count the reports its leaves list. With
+        /// `placed` (the whole tree) also every slot a held report's, in the leaf its key
+        /// leads to, in key order. The period trees' slots are not looked up (30 million
+        /// random reads at ten million reports, 0.7 s of a start): the checksum stands for them.
+        private func check(_ t: QuadTree.Storage, slotCount: Int, placed: (slots: [QuadTree.Slot], free: [Bool])?) throws {
             var seenNode = [Bool](repeating: false, count: t.createdMin.count), seenLeaf = [Bool](repeating: false, count: t.leaves.count)
             var reports = 0
             // Each node with its depth and its cell (the keys' first 2·depth bits).
             var stack: [(ref: QuadTree.Ref, depth: Int, cell: UInt64)] = [(t.root, 0, 0)]
-            while let (ref, depth, cell) = stack.popLast() {
-                guard depth <= maxDepth, depth <= 32 else { throw FlatFileError("a tree is deeper than its grid") }
-                if ref >= 0 {
-                    guard Int(ref) < seenNode.count, !seenNode[Int(ref)] else { throw FlatFileError("a tree's node is out of place") }
-                    seenNode[Int(ref)] = true
-                    for q in 0..<4 where t.children[Int(ref) * 4 + q] != QuadTree.none {
-                        stack.append((t.children[Int(ref) * 4 + q], depth + 1, cell << 2 | UInt64(q)))
+            try (placed?.slots ?? []).withUnsafeBufferPointer { slots in
+                try (placed?.free ?? []).withUnsafeBufferPointer { free in
+                    while let (ref, depth, cell) = stack.popLast() {
+                        guard depth <= maxDepth, depth <= 32 else { throw FlatFileError("a tree is deeper than its grid") }
+                        if ref >= 0 {
+                            guard Int(ref) < seenNode.count, !seenNode[Int(ref)] else { throw FlatFileError("a tree's node is out of place") }
+                            seenNode[Int(ref)] = true
+                            for q in 0..<4 where t.children[Int(ref) * 4 + q] != QuadTree.none {
+                                stack.append((t.children[Int(ref) * 4 + q], depth + 1, cell << 2 | UInt64(q)))
+                            }
+                            continue
+                        }
+                        guard ref != QuadTree.none, Int(~ref) < seenLeaf.count, !seenLeaf[Int(~ref)] else { throw FlatFileError("a tree's leaf is out of place") }
+                        seenLeaf[Int(~ref)] = true
+                        let shift = UInt64(64 - 2 * depth)
+                        try t.leaves[Int(~ref)].withUnsafeBufferPointer { leaf in
+                            reports += leaf.count
+                            guard leaf.allSatisfy({ Int($0) < slotCount }) else { throw FlatFileError("a leaf names a slot beyond the table") }
+                            guard placed != nil else { return }
+                            var previous: QuadTree.Slot?
+                            for si in leaf {
+                                guard !free[Int(si)] else { throw FlatFileError("a leaf names a free slot") }
+                                let slot = slots[Int(si)]
+                                guard depth == 0 || slot.key >> shift == cell else { throw FlatFileError("a report lies in another cell's leaf") }
+                                guard previous.map({ QuadTree.precedes($0, slot) }) ?? true else { throw FlatFileError("a leaf is out of order") }
+                                previous = slot
+                            }
+                        }
                     }
-                } else {
-                    guard ref != QuadTree.none, Int(~ref) < seenLeaf.count, !seenLeaf[Int(~ref)] else { throw FlatFileError("a tree's leaf is out of place") }
-                    seenLeaf[Int(~ref)] = true
-                    let leaf = t.leaves[Int(~ref)]
-                    for si in leaf {
-                        guard Int(si) < slots.count, !free[Int(si)] else { throw FlatFileError("a leaf names a free slot") }
-                        guard depth == 0 || slots[Int(si)].key >> UInt64(64 - 2 * depth) == cell else { throw FlatFileError("a report lies in another cell's leaf") }
-                    }
-                    for k in leaf.indices.dropFirst() where !QuadTree.precedes(slots[Int(leaf[k - 1])], slots[Int(leaf[k])]) {
-                        throw FlatFileError("a leaf is out of order")
-                    }
-                    reports += leaf.count
                 }
             }
             guard reports == t.count else { throw FlatFileError("a tree's count disagrees with its leaves") }

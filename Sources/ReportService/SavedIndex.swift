@@ -56,11 +56,16 @@ public enum SavedIndex {
             throw Refused(description: "it was saved at change \(p["change"] ?? "none"), the database is at change \(last)")
         }
         let statusCount = reference.statuses.count, districtCount = reference.districts.count, typeCount = reference.objectTypes.count
-        // The two sections on two threads: a start waits for the longer.
+        // The index and the tally on two threads, about as long as each other: a start
+        // waits for the longer. (The period trees on a third thread took longer: the threads
+        // spend a third of their time in page faults, which then contend.)
         async let index = Blocking.offPool {
-            var section = try file.section("clusters")
-            let index = try ClusterIndex(grid: grid, statusCount: statusCount, loading: &section)
-            try section.finish()
+            var periods = try file.section("periods"), whole = try file.section("clusters")
+            let index = try ClusterIndex(
+                grid: grid, statusCount: statusCount, whole: try ClusterIndex.readWhole(&whole, grid: grid, statusCount: statusCount),
+                periods: try ClusterIndex.readPeriods(&periods, grid: grid, statusCount: statusCount))
+            try whole.finish()
+            try periods.finish()
             return index
         }
         async let tally = Blocking.offPool {
@@ -70,7 +75,9 @@ public enum SavedIndex {
             return tally
         }
         do {
-            return (try await index, try await tally, change)
+            let loaded = (try await index, try await tally, change)
+            Task.detached { loaded.1.prepareForWrites() }
+            return loaded
         } catch {
             throw Refused(description: "\(error)")
         }
@@ -84,8 +91,7 @@ public enum SavedIndex {
         let temporary = target.deletingLastPathComponent().appendingPathComponent(".partial-" + UUID().uuidString)
         do {
             let file = try FlatFileWriter(path: temporary.path)
-            try index.save(to: file)
-            try file.endSection("clusters")
+            try index.save(to: file, sections: ("clusters", "periods"))
             try tally.save(to: file)
             try file.endSection("tally")
             try file.finish(properties: ["format": format, "fingerprint": fingerprint, "change_log": changeLog, "change": String(change)])

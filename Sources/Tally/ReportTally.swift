@@ -112,7 +112,9 @@ public final class ReportTally: @unchecked Sendable {
     public let objectTypeCount: Int
     private let lock = ReadWriteLock()
     private var numbers: [String] = []
-    private var numberIDs: [String: UInt32] = [:]
+    /// Each number's position in `numbers`; nil after a load until the first write or
+    /// ``prepareForWrites()`` makes it (hashing millions of numbers is a start's slowest step).
+    private var numberIDs: [String: UInt32]? = [:]
     /// Where each page of ids starts in `storage` (-1: no page yet).
     private var pageOffset: [Int32] = []
     private var storage: [Refs] = []
@@ -157,8 +159,25 @@ public final class ReportTally: @unchecked Sendable {
         (numbers, pageOffset, storage, totals, reportCount) = (s.numbers, s.pageOffset, s.storage, s.totals, s.reportCount)
         fragments = FragmentCounts(storage: s.fragments)
         long = LongFragments(storage: s.long)
-        numberIDs.reserveCapacity(numbers.count)
-        for (i, number) in numbers.enumerated() { numberIDs[number] = UInt32(i) }
+        numberIDs = nil
+    }
+
+    /// Makes what writes need that a load leaves out, without holding up readers meanwhile
+    /// (a write that comes first makes it itself).
+    public func prepareForWrites() {
+        guard let numbers = lock.read({ numberIDs == nil ? numbers : nil }) else { return }
+        let positions = Self.positions(numbers)
+        lock.write {
+            // Numbers interned meanwhile made the dictionary already.
+            if numberIDs == nil, self.numbers.count == numbers.count { numberIDs = positions }
+        }
+    }
+
+    private static func positions(_ numbers: [String]) -> [String: UInt32] {
+        var positions: [String: UInt32] = [:]
+        positions.reserveCapacity(numbers.count)
+        for (i, number) in numbers.enumerated() { positions[number] = UInt32(i) }
+        return positions
     }
 
     /// How many reports it holds.
@@ -468,12 +487,13 @@ public final class ReportTally: @unchecked Sendable {
     }
 
     private func intern(_ number: String) -> UInt32 {
-        if let id = numberIDs[number] { return id }
+        if numberIDs == nil { numberIDs = Self.positions(numbers) }
+        if let id = numberIDs?[number] { return id }
         let id = UInt32(numbers.count)
         numbers.append(number)
         fragments.intern(number)
         long.intern(number, as: id)
-        numberIDs[number] = id
+        numberIDs?[number] = id
         totals += [UInt32](repeating: 0, count: statusCount)
         return id
     }
