@@ -12,7 +12,7 @@ import Webhooks
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the HTTP API (clusters, tiles, reports, search, reference data) and the map page over the database.",
-        discussion: "The cluster index is built from the database at start-up, then follows the changes table: writes by other processes on the database (posterwatch import, the CLI, a second server) show within a second, without a restart.")
+        discussion: "The cluster index is read at start-up from the copy a clean stop saved (--saved-index) when it is still the database's state, else built from the rows in the background while the rest of the API answers; then it follows the changes table: writes by other processes on the database (posterwatch import, the CLI, a second server) show within a second, without a restart.")
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
