@@ -5,7 +5,7 @@ import Testing
 
 @Suite("count(in:) against a brute-force filter of exact positions")
 struct CountTests {
-    @Test("exact for random, antimeridian, degenerate and edge-hugging boxes, with filters; only edge reports are handed over")
+    @Test("exact for random, antimeridian, degenerate and edge-hugging boxes, with filters; only edge reports are handed over; also on an index saved and read back")
     func exactCounts() throws {
         var rng = SplitMix64(state: 77)
         var entries = clusteredEntries(1_500, &rng, statusCount: 8, maxLevel: 22)
@@ -17,8 +17,9 @@ struct CountTests {
         }
         let byID = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
         let model = Model(grid: RefGrid(cellSize: 64, maxZoom: 20, minPoints: 2), statusCount: 8, entries: entries)
-        for leaf in [3, 64] {
-            let index = try ClusterIndex(statusCount: 8, entries: entries, leafCapacity: leaf)
+        for (leaf, loaded) in [(3, false), (64, false), (3, true)] {
+            let built = try ClusterIndex(statusCount: 8, entries: entries, leafCapacity: leaf)
+            let index = loaded ? try savedAndLoaded(built) : built
             var boxes: [BoundingBox] = [.world,
                 try BoundingBox(west: 30.5, south: 50.45, east: 30.6, north: 50.5),   // edges through reports
                 try BoundingBox(west: 170, south: -90, east: -170, north: 90),        // across the antimeridian

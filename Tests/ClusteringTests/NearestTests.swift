@@ -23,7 +23,7 @@ struct NearestTests {
         return ranked.sorted { $0 < $1 }.prefix(limit).map(\.1)
     }
 
-    @Test("the k nearest matching reports within a radius, on uniform and clustered data, with and without a status filter, after writes")
+    @Test("the k nearest matching reports within a radius, on uniform and clustered data, with and without a status filter, after writes and a save and read back")
     func againstBruteForce() throws {
         var rng = SplitMix64(state: 404)
         var entries = clusteredEntries(6_000, &rng, statusCount: 8, maxLevel: 18) + uniformEntries(2_000, &rng, statusCount: 8, firstID: 10_000)
@@ -33,9 +33,11 @@ struct NearestTests {
                 id: 20_000 + Int64(i), coordinate: Coordinate(longitude: 30.52 + rng.uniform(-3e-5, 3e-5), latitude: 50.45 + rng.uniform(-2e-5, 2e-5)),
                 status: i % 25 == 0 ? 1 : 5, createdAt: 0)
         }
-        let index = try ClusterIndex(statusCount: 8, entries: entries)
+        // Saved and read back after the writes, as a restart would.
+        let built = try ClusterIndex(statusCount: 8, entries: entries)
         let removed = Set(entries.map(\.id).shuffled(using: &rng).prefix(300))
-        try index.apply(removed.map { .remove(id: $0) })
+        try built.apply(removed.map { .remove(id: $0) })
+        let loaded = try savedAndLoaded(built)
         entries.removeAll { removed.contains($0.id) }
         var queries = (0..<300).map { _ in entries[rng.below(entries.count)].coordinate }
         queries += (0..<50).map { _ in Coordinate(longitude: 30.52 + rng.uniform(-1e-4, 1e-4), latitude: 50.45 + rng.uniform(-1e-4, 1e-4)) }
@@ -44,9 +46,12 @@ struct NearestTests {
             let statuses: Set<Int>? = n % 3 == 0 ? nil : [0, 1, 2]
             let limit = [1, 5, 20][n % 3]
             let filter = statuses.map { ClusterFilter(statusNumbers: Array($0)) } ?? .all
-            let found = index.nearest(to: c, within: metres, filter: filter, limit: limit).map(\.id)
-            #expect(found == Self.bruteForce(entries, to: c, metres: metres, statuses: statuses, limit: limit), "query \(n) at \(c), \(metres) m")
+            let expected = Self.bruteForce(entries, to: c, metres: metres, statuses: statuses, limit: limit)
+            for (name, index) in [("built", built), ("saved and read back", loaded)] {
+                let found = index.nearest(to: c, within: metres, filter: filter, limit: limit).map(\.id)
+                #expect(found == expected, "\(name): query \(n) at \(c), \(metres) m")
+            }
         }
-        #expect(index.nearest(to: Coordinate(longitude: 30.52, latitude: 50.45), within: 50, limit: 0).isEmpty)
+        #expect(loaded.nearest(to: Coordinate(longitude: 30.52, latitude: 50.45), within: 50, limit: 0).isEmpty)
     }
 }
