@@ -60,9 +60,18 @@ public final class ReportService: Sendable {
     /// Opens the service over `storage`, with the index of every stored report built or
     /// read as `start` says. Photos are processed `photoWorkers` at a time (by default
     /// ``defaultPhotoWorkers``).
-    public init(
+    public convenience init(
         storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil,
         searchCountCap: Int = ReportService.defaultSearchCountCap, start: IndexStart = .build
+    ) async throws {
+        try await self.init(storage: storage, grid: grid, intake: intake, photoWorkers: photoWorkers, searchCountCap: searchCountCap, start: start, buildWaits: nil)
+    }
+
+    /// The same; a background build first awaits `buildWaits` (the tests hold it there to
+    /// see the service while it builds).
+    package init(
+        storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil,
+        searchCountCap: Int = ReportService.defaultSearchCountCap, start: IndexStart, buildWaits: (@Sendable () async -> Void)?
     ) async throws {
         self.storage = storage
         self.searchCountCap = searchCountCap
@@ -106,7 +115,12 @@ public final class ReportService: Sendable {
             tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
         }
-        if !indexReady { Task.detached { [self] in await buildInBackground() } }
+        if !indexReady {
+            Task.detached { [self] in
+                await buildWaits?()
+                await buildInBackground()
+            }
+        }
     }
 
     /// The index and tally of every stored report, from the rows, and the last change they include.

@@ -146,9 +146,10 @@ struct SavedIndexTests {
 
     @Test("while the index is built in the background: what needs it answers IndexBuilding, never a wrong answer; search and writes work; the writes meanwhile are in the built index")
     func buildingMeanwhile() async throws {
-        let temporary = try await Self.seeded(60_000, seed: 86)
-        let service = try await ReportService(storage: temporary.store, start: .saved(path: temporary.directory.path("none.index")))
-        // Asked at once: a read of 60,000 rows is still under way.
+        let temporary = try await Self.seeded(5_000, seed: 86)
+        let gate = Gate()
+        let service = try await ReportService(storage: temporary.store, start: .saved(path: temporary.directory.path("none.index")), buildWaits: gate.wait)
+        // The build held at its start.
         await #expect(throws: IndexBuilding.self) { _ = try await service.clusters(in: Self.kyiv, zoom: 10) }
         #expect(throws: IndexBuilding.self) { _ = try service.summary(box: nil, created: nil) }
         #expect(service.extent() == nil)
@@ -157,11 +158,13 @@ struct SavedIndexTests {
         let stored = try await StoredReports(storage: temporary.store).search("067", limit: 5)
         #expect(searched.reports.map(\.id) == stored.reports.map(\.id))
         #expect(searched.matched == stored.matched || (searched.matched == nil && stored.matched > service.searchCountCap), "past the cap, \"more\"")
-        // Writes go on, and every answer given is right or refused.
+        // Writes go on, and every answer given is right or refused: some while the build is
+        // held, the rest while it runs.
         var rng = SplitMix64(state: 87)
         var filed: [Int64] = []
         var refusals = 0
         while filed.count < 30 || !service.indexReady {
+            if filed.count == 20 { gate.open() }
             filed.append(try await service.file(Drafts.make(Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng), by: WorkflowTests.filer).report.id)
             do {
                 let count = try await service.count(ReportFilter(box: .world))
