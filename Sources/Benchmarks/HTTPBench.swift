@@ -240,15 +240,22 @@ extension Bench {
 
 /// Fetches a URL with curl into /dev/null; curl's exit status and the bytes received.
 func curl(_ url: String) throws -> (status: Int32, bytes: Int) {
+    let fetched = try curl(url, writeOut: "%{size_download}")
+    return (fetched.status, Int(fetched.text) ?? 0)
+}
+
+/// Fetches a URL with curl into /dev/null; curl's exit status and what its `--write-out`
+/// format printed (`%{http_code}`: the answer's status, 0 when nothing answered).
+func curl(_ url: String, writeOut: String) throws -> (status: Int32, text: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "-o", "/dev/null", "-w", "%{size_download}", url]
+    process.arguments = ["-s", "-o", "/dev/null", "-w", writeOut, url]
     let out = Pipe()
     process.standardOutput = out
     try process.run()
     let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    return (process.terminationStatus, Int(text) ?? 0)
+    return (process.terminationStatus, text)
 }
 
 /// The bytes malloc has handed out and not had back, in every arena: unlike the resident

@@ -57,14 +57,7 @@ extension Bench {
 
     /// The HTTP status curl got, nil when nothing answered.
     private static func status(of url: String) throws -> Int? {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", url]
-        let out = Pipe()
-        curl.standardOutput = out
-        try curl.run()
-        let code = Int(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
-        curl.waitUntilExit()
+        let code = Int(try curl(url, writeOut: "%{http_code}").text) ?? 0
         return code == 0 ? nil : code
     }
 

@@ -40,10 +40,26 @@ public enum SavedIndex {
         return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// The name a save writes under before it renames the file into place.
+    static func partialPrefix(_ target: URL) -> String { "." + target.lastPathComponent + ".partial-" }
+
+    /// Deletes what saves killed midway left beside `path` (an hour old at least: not a
+    /// save another process is making now).
+    static func removeLeftovers(beside path: String) {
+        let target = URL(fileURLWithPath: path), folder = target.deletingLastPathComponent()
+        let prefix = partialPrefix(target), anHourAgo = Date().addingTimeInterval(-3_600)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasPrefix(prefix) {
+            let file = folder.appendingPathComponent(name)
+            let modified = (try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date) ?? .distantFuture
+            if modified < anHourAgo { try? FileManager.default.removeItem(at: file) }
+        }
+    }
+
     /// The index and tally saved at `path`, when they are the database's current state.
     static func load(
         _ path: String, storage: any ReportStorage, grid: ClusterGrid, reference: ReferenceData
     ) async throws -> (index: ClusterIndex, tally: ReportTally, change: Int64) {
+        removeLeftovers(beside: path)
         guard FileManager.default.fileExists(atPath: path) else { throw Refused(description: "there is none") }
         let file: FlatFileReader
         do { file = try FlatFileReader(path: path) } catch { throw Refused(description: "\(error)") }
@@ -88,7 +104,7 @@ public enum SavedIndex {
         _ index: ClusterIndex, _ tally: ReportTally, change: Int64, changeLog: String, fingerprint: String, to path: String
     ) throws {
         let target = URL(fileURLWithPath: path)
-        let temporary = target.deletingLastPathComponent().appendingPathComponent(".partial-" + UUID().uuidString)
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(partialPrefix(target) + UUID().uuidString)
         do {
             let file = try FlatFileWriter(path: temporary.path)
             try index.save(to: file, sections: ("clusters", "periods"))

@@ -69,15 +69,20 @@ struct SavedIndexTests {
         }
     }
 
-    @Test("saved at the last change and read back: the same answers as an index built from the rows, before and after more writes")
+    @Test("saved at the last change and read back: the same answers as an index built from the rows, before and after more writes; old leftovers of saves removed")
     func current() async throws {
         let temporary = try await Self.seeded(3_000, seed: 81)
         let path = temporary.directory.path("test.sqlite.index")
         let first = try await ReportService(storage: temporary.store)
         let savedAt = try await first.saveIndex(to: path)
         #expect(savedAt == (try temporary.store.lastChange()))
+        // What saves killed midway left: the old one goes, a recent one (a save under way) stays.
+        let old = temporary.directory.path(".test.sqlite.index.partial-old"), recent = temporary.directory.path(".test.sqlite.index.partial-recent")
+        for leftover in [old, recent] { FileManager.default.createFile(atPath: leftover, contents: Data([1, 2, 3])) }
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7_200)], ofItemAtPath: old)
         let loaded = try await ReportService(storage: temporary.store, start: .saved(path: path))
         #expect(loaded.indexReady && loaded.indexStartNote == nil)
+        #expect(!FileManager.default.fileExists(atPath: old) && FileManager.default.fileExists(atPath: recent))
         let built = try await ReportService(storage: temporary.store)
         #expect(try await Self.answers(loaded) == (try await Self.answers(built)))
         // Writes through the loaded index, then a fresh build from the rows.
