@@ -79,7 +79,8 @@ public enum Backup {
         if files.fileExists(atPath: path) {
             guard replacing else { throw BackupError("\(path) exists: stop the server and restore with --replace, which moves it aside") }
             let aside = path + ".before-restore-" + ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-            for suffix in ["", "-wal", "-shm"] where files.fileExists(atPath: path + suffix) {
+            // The saved index is the replaced database's, and its change log goes on in the backup's.
+            for suffix in ["", "-wal", "-shm", ".index"] where files.fileExists(atPath: path + suffix) {
                 try files.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }
             movedAside = aside
@@ -90,6 +91,8 @@ public enum Backup {
         }
         let target = URL(fileURLWithPath: path)
         try files.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // A saved index beside no database (or left by hand) is no index of the restored one.
+        try? files.removeItem(atPath: path + ".index")
         let partial = URL(fileURLWithPath: path + ".partial")
         try? files.removeItem(at: partial)
         try files.copyItem(at: folder.appendingPathComponent(databaseName), to: partial)

@@ -4,7 +4,9 @@ import Foundation
 /// (``section(_:)``); sections may be read on several threads at once. Anything that does
 /// not match what was written (a file cut short, a flipped byte, another machine's
 /// layout, an array of another element size or beyond a caller's limit) is a
-/// ``FlatFileError``, never a crash.
+/// ``FlatFileError``, never a crash. What the values mean is the caller's to check: a
+/// CRC-32 finds damage, not a file forged to pass it (the file is trusted as the
+/// database beside it is).
 public final class FlatFileReader: Sendable {
     private let fd: Int32
     let path: String
@@ -28,7 +30,7 @@ public final class FlatFileReader: Sendable {
             let trailer = try Self.bytes(fd, path, at: size - magic - 8, count: magic + 8)
             guard head == FlatFile.magic, Array(trailer[8...]) == FlatFile.magic else { throw FlatFileError("\(path) is not a whole flat file") }
             let length = trailer[0..<8].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-            guard length > 0, length <= size - 2 * magic - 8 else { throw FlatFileError("\(path) has a damaged header") }
+            guard length > 0, length <= min(size - 2 * magic - 8, FlatFile.maxHeader) else { throw FlatFileError("\(path) has a damaged header") }
             let header: FlatFile.Header
             do {
                 header = try JSONDecoder().decode(FlatFile.Header.self, from: Data(try Self.bytes(fd, path, at: size - magic - 8 - length, count: length)))
@@ -55,6 +57,10 @@ public final class FlatFileReader: Sendable {
     }
 
     fileprivate func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws {
+        try Self.read(fd, path, into: buffer, at: offset)
+    }
+
+    private static func read(_ fd: Int32, _ path: String, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws {
         var done = 0
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
@@ -66,8 +72,7 @@ public final class FlatFileReader: Sendable {
 
     private static func bytes(_ fd: Int32, _ path: String, at offset: Int, count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, off_t(offset)) }
-        guard n == count else { throw FlatFileError("cannot read \(path)") }
+        try bytes.withUnsafeMutableBytes { try read(fd, path, into: $0, at: offset) }
         return bytes
     }
 }
@@ -115,7 +120,13 @@ public struct FlatSectionReader {
     public mutating func read<T: BitwiseCopyable>(nestedLimit limit: Int, elementLimit: Int) throws -> [[T]] {
         let counts: [UInt32] = try read(limit: limit)
         let flat: [T] = try read(limit: elementLimit)
-        guard counts.reduce(0, { $0 + Int($1) }) == flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
+        // Each list within the run, checked as it goes (a sum could overflow).
+        var total = 0
+        for n in counts {
+            total += Int(n)
+            guard total <= flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
+        }
+        guard total == flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
         var lists: [[T]] = []
         lists.reserveCapacity(counts.count)
         // Each list copied straight from the run (no slice in between: a start reads millions).
@@ -134,16 +145,12 @@ public struct FlatSectionReader {
 
     /// Strings written by ``FlatFileWriter/write(strings:)``; bytes that are not UTF-8 are an error.
     public mutating func readStrings(limit: Int, byteLimit: Int) throws -> [String] {
-        let counts: [UInt32] = try read(limit: limit)
-        let bytes: [UInt8] = try read(limit: byteLimit)
-        guard counts.reduce(0, { $0 + Int($1) }) == bytes.count else { throw damaged("strings and bytes disagree") }
+        let utf8: [[UInt8]] = try read(nestedLimit: limit, elementLimit: byteLimit)
         var strings: [String] = []
-        strings.reserveCapacity(counts.count)
-        var start = 0
-        for n in counts {
-            guard let s = String(validating: bytes[start..<(start + Int(n))], as: UTF8.self) else { throw damaged("a string is not UTF-8") }
+        strings.reserveCapacity(utf8.count)
+        for bytes in utf8 {
+            guard let s = String(validating: bytes, as: UTF8.self) else { throw damaged("a string is not UTF-8") }
             strings.append(s)
-            start += Int(n)
         }
         return strings
     }
@@ -157,10 +164,10 @@ public struct FlatSectionReader {
     private mutating func head<T>(_: T.Type, limit: Int) throws -> Int {
         var head = (UInt64(0), UInt64(0))
         try withUnsafeMutableBytes(of: &head) { bytes in try take(bytes) }
-        let (stride, count) = (Int(UInt64(littleEndian: head.0)), UInt64(littleEndian: head.1))
-        guard stride == MemoryLayout<T>.stride else { throw damaged("an array of \(stride)-byte values where \(MemoryLayout<T>.stride) were expected") }
+        let (stride, count) = (UInt64(littleEndian: head.0), UInt64(littleEndian: head.1))
+        guard stride == UInt64(MemoryLayout<T>.stride) else { throw damaged("an array of \(stride)-byte values where \(MemoryLayout<T>.stride) were expected") }
         guard count <= UInt64(max(0, limit)) else { throw damaged("an array of \(count) values, more than \(limit)") }
-        guard Int(count) * stride <= section.offset + section.length - position else { throw damaged("an array runs past its end") }
+        guard Int(count) * Int(stride) <= section.offset + section.length - position else { throw damaged("an array runs past its end") }
         return Int(count)
     }
 

@@ -72,7 +72,7 @@ public final class FlatFileWriter {
     /// Writes the header with `properties` and the trailer, and flushes the file to the
     /// disk. The caller renames it into place: a reader never sees it half written.
     public func finish(properties: [String: String]) throws {
-        precondition(sectionStart == offset, "a section is not ended")
+        precondition(sectionStart == offset && buffer.isEmpty, "a section is not ended")
         let header = FlatFile.Header(layout: FlatFile.layout, properties: properties, sections: sections)
         let json: Data
         do { json = try JSONEncoder().encode(header) } catch { throw FlatFileError("cannot encode the header: \(error)") }
@@ -130,6 +130,8 @@ public struct FlatFileError: Error, CustomStringConvertible, Sendable {
 /// The format's constants, shared by the writer and the reader.
 enum FlatFile {
     static let magic = Array("PWFLAT01".utf8)
+    /// The longest header a reader takes (a section's entry is some 80 bytes).
+    static let maxHeader = 1 << 20
     static let emptyCRC: UInt = 0
 
     struct Section: Codable {

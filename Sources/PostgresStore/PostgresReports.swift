@@ -387,7 +387,10 @@ public final class PostgresReports: ReportStorage {
     }
 
     public func changeLogName() async throws -> String {
-        try await rows("SELECT name FROM change_log_name")[0].decode(String.self)
+        guard let row = try await rows("SELECT name FROM change_log_name").first, let name = try? row.decode(String.self), !name.isEmpty else {
+            throw ChangeLogUnnamed()
+        }
+        return name
     }
 
     /// Waits on the LISTEN connection's news of commits, looking at the last number again

@@ -54,8 +54,12 @@ public final class ReportService: Sendable {
     public let photoLanes: Lanes
     /// Whether the index is built (see ``IndexStart``).
     let ready: Atomic<Bool>
-    /// Why a saved index was not used, or a background build's trouble.
+    /// Why a saved index was not used, and a background build's trouble.
     let startProblem = Mutex<String?>(nil)
+    /// Raised when the index refused a committed write: it is not saved then.
+    let diverged = Flag()
+    /// A start's background build, cancelled by ``shutDown()``.
+    let backgroundBuild = Mutex<Task<Void, Never>?>(nil)
 
     /// Opens the service over `storage`, with the index of every stored report built or
     /// read as `start` says. Photos are processed `photoWorkers` at a time (by default
@@ -97,7 +101,7 @@ public final class ReportService: Sendable {
         }
         ready = Atomic(!building)
         followed = Atomic(lastChange)
-        let observers = self.observers
+        let observers = self.observers, diverged = self.diverged
         self.index = index
         self.tally = tally
         self.intake = intake ?? IntakeSettings(reference: reference)
@@ -108,17 +112,20 @@ public final class ReportService: Sendable {
                 observers.notifyReplaced()
             }
             for effect in effects where !effect.changes.isEmpty {
-                // The rows are committed: an entry the index refuses is a bug of ours, and
-                // the next restart rebuilds the index from the rows anyway.
-                try? index.apply(effect.changes)
+                // The rows are committed: an entry the index refuses is a bug of ours. The
+                // index is then no longer the rows' and is not saved (``saveIndex(to:)``):
+                // the next start builds it from the rows.
+                do { try index.apply(effect.changes) } catch { diverged.raise() }
             }
             tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
         }
         if !indexReady {
-            Task.detached { [self] in
-                await buildWaits?()
-                await buildInBackground()
+            backgroundBuild.withLock {
+                $0 = Task.detached { [self] in
+                    await buildWaits?()
+                    await buildInBackground()
+                }
             }
         }
     }
@@ -396,8 +403,8 @@ public final class ReportService: Sendable {
     /// The smallest box around every report (from the index, so current and cheap), nil
     /// when there are none. Reports on both sides of the antimeridian give a box from the
     /// westernmost to the easternmost.
-    public func extent(filter: ClusterFilter = .all) -> BoundingBox? {
-        guard indexReady else { return nil }
+    public func extent(filter: ClusterFilter = .all) throws(IndexBuilding) -> BoundingBox? {
+        try requireIndex()
         var boxes: [BoundingBox] = []
         for item in (try? index.clusters(in: .world, zoom: 0, filter: filter)) ?? [] {
             switch item {
@@ -420,6 +427,13 @@ public final class ReportService: Sendable {
         let reports = ids.isEmpty ? [] : try await read { try await $0.reports(ids: ids) }
         return ClusterAnswer(items: items, reports: Dictionary(reports.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
     }
+}
+
+/// A flag raised once and never lowered.
+final class Flag: Sendable {
+    private let raised = Atomic(false)
+    func raise() { raised.store(true, ordering: .releasing) }
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
 }
 
 /// Who hears of committed writes.

@@ -14,8 +14,8 @@ import Tally
 ///
 /// A saved index is used only when it is exactly the database's state: saved at the
 /// change log's last number, of this change log (its name, ``ChangeLog/changeLogName()``),
-/// for the same reference data and grid, and whole (each section's checksum, every
-/// reference within its arrays). Anything else (an older number, another database, a file
+/// for the same reference data, grid and record layout, and whole (each section's
+/// checksum; the references a walk follows within their arrays). Anything else (an older number, another database, a file
 /// cut short or damaged) is refused with its reason, and the index is built from the rows
 /// in the background while the server serves what needs no index
 /// (``ReportService/IndexStart``).
@@ -24,7 +24,8 @@ import Tally
 /// temporary file renamed into place, so a crash midway leaves the last whole one (which
 /// the next start refuses if writes came since).
 public enum SavedIndex {
-    /// The format's name and version; another is refused.
+    /// The format's name and version; another is refused. A change to what is saved or to
+    /// how the index derives it from the rows is a new version.
     static let format = "posterwatch index 1"
 
     /// Why a saved index was not used.
@@ -32,11 +33,12 @@ public enum SavedIndex {
         public var description: String
     }
 
-    /// What a saved index is for: the reference data's codes and the grid.
+    /// What a saved index is for: the reference data's codes, the grid, and the layout of
+    /// the records saved byte for byte.
     static func fingerprint(_ reference: ReferenceData, _ grid: ClusterGrid) -> String {
         let codes = [reference.statuses.map(\.code), reference.districts.map(\.code), reference.objectTypes.map(\.code)]
             .map { $0.joined(separator: "\u{1F}") }.joined(separator: "\u{1E}")
-        let text = codes + "\u{1D}\(grid.cellSize)/\(grid.maxZoom)/\(grid.minPoints)"
+        let text = codes + "\u{1D}\(grid.cellSize)/\(grid.maxZoom)/\(grid.minPoints)\u{1D}\(ClusterIndex.savedLayout)\u{1D}\(ReportTally.savedLayout)"
         return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
@@ -141,10 +143,10 @@ extension ReportService {
     /// Saves the index and the tally to `path` for the next start, at the change log's
     /// last number: the other processes' writes are followed first, and the service's own
     /// wait meanwhile. Returns the change number saved at; nil when the index is not built
-    /// yet, or writes of other processes keep coming (nothing is saved then).
+    /// yet, refused a write, or writes of other processes keep coming (nothing is saved then).
     @discardableResult
     public func saveIndex(to path: String) async throws -> Int64? {
-        guard indexReady else { return nil }
+        guard indexReady, !diverged.isRaised else { return nil }
         let name = try await read { try await $0.changeLogName() }
         let fingerprint = SavedIndex.fingerprint(reference, index.grid)
         for _ in 0..<3 {
@@ -168,14 +170,14 @@ extension ReportService {
     /// and follows the writes made meanwhile (those committed after the rows' read reached
     /// the index it replaced) before it answers.
     func buildInBackground() async {
-        while true {
+        while !Task.isCancelled {
             do {
                 try await rebuild()
                 try await followLog()
                 ready.store(true, ordering: .releasing)
                 return
             } catch {
-                startProblem.withLock { $0 = "building the index failed, trying again: \(error)" }
+                startProblem.withLock { $0 = ($0.map { $0 + "; " } ?? "") + "building the index failed, trying again: \(error)" }
                 try? await Task.sleep(for: .seconds(5))
             }
         }

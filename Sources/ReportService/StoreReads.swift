@@ -38,7 +38,10 @@ extension ReportService {
 
     /// Finishes what the store left for later before the process stops (SQLite folds its
     /// write-ahead log into the file); false when some of it waits for the next start.
-    public func shutDown() async throws -> Bool { try await read { try await $0.shutDown() } }
+    public func shutDown() async throws -> Bool {
+        backgroundBuild.withLock { $0?.cancel() }
+        return try await read { try await $0.shutDown() }
+    }
 
     /// Figures the store gives of itself for `GET /metrics`, by metric name.
     public var storeGauges: [String: Int] { storage.gauges }

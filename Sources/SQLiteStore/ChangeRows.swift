@@ -3,6 +3,7 @@ import Geometry
 import GRDB
 import GRDBSQLite
 import ReportModel
+import StorePorts
 
 extension SQLiteReports {
     /// Up to `limit` change rows after `seq`, oldest first, with the last sequence number
@@ -76,7 +77,8 @@ extension SQLiteReports {
     }
 
     public func changeLogName() throws -> String {
-        try pool.read { db in try String.fetchOne(db, sql: "SELECT name FROM change_log_name") ?? "" }
+        guard let name = try pool.read({ db in try String.fetchOne(db, sql: "SELECT name FROM change_log_name") }), !name.isEmpty else { throw ChangeLogUnnamed() }
+        return name
     }
 
     /// How often ``nextChange(after:timeout:)`` looks at the last number: SQLite tells no

@@ -74,7 +74,7 @@ struct OGCRoutes {
     private func collection(_ base: String) async throws -> OGC.Collection {
         // The extent from the cluster index's aggregates, the times from the created_at
         // index: both current and cheap, so never cached.
-        let box = service.extent() ?? .world
+        let box = try service.extent() ?? .world
         let created = try await service.createdRange()
         return OGC.Collection(
             id: Self.collectionID, title: "Poster reports",

@@ -31,7 +31,7 @@ struct TileRoutes {
             let filter = try query.clusterFilter(service)
             let kept = query.carried(["status", "datetime"])
             let base = OGCRoutes.base(request, publicURL: publicURL)
-            let box = service.extent(filter: filter) ?? Self.mercatorWorld
+            let box = try service.extent(filter: filter) ?? Self.mercatorWorld
             let zooms = cache.renderer.zooms
             let document: JSONValue = [
                 "tilejson": "3.0.0",

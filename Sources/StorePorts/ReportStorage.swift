@@ -312,11 +312,20 @@ public protocol ChangeLog: Sendable {
     func lastChange() async throws -> Int64
     /// The name this log was given when its database was made, never another's: a change
     /// number means the same writes in this log and in every copy of it (a backup), and
-    /// nothing in another log. What a saved index is matched against, beside the number.
+    /// nothing in another log. What a saved index is matched against, beside the number
+    /// (a restore moves the saved index aside: the restored log's numbers go on from the
+    /// backup's). A database without one is ``ChangeLogUnnamed``.
     func changeLogName() async throws -> String
     /// Waits until a change numbered above `seq` is committed, by any process, or until
     /// `timeout` has passed, and returns the last number then. A store that is told of
     /// commits (PostgreSQL's LISTEN) returns at once; one that is not looks again at short
     /// intervals (the SQLite store: every 50 ms).
     func nextChange(after seq: Int64, timeout: Duration) async throws -> Int64
+}
+
+/// The database's change log has no name (``ChangeLog/changeLogName()``): its row was
+/// removed by hand. Nothing saved from it can be matched to it.
+public struct ChangeLogUnnamed: Error, Sendable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the database's change log has no name (the row of change_log_name is missing)" }
 }

@@ -6,14 +6,29 @@ import FlatFiles
 /// ten million reports fourteen seconds.
 ///
 /// What is read is checked before it is used: every number, status, district, object
-/// type, page and fragment slot within its array; the counts kept against the reports.
+/// type, page and fragment slot within its array; the report count against the reports.
+/// The counts per number and per fragment are not recounted: the checksum finds damage
+/// (see `IndexSnapshot.swift` on what it does not).
 extension ReportTally {
+    /// The layout of the records saved byte for byte (sizes and field offsets): a file
+    /// saved by a build that laid them out otherwise is refused.
+    public static var savedLayout: String {
+        let refs = [\Refs.p0, \Refs.p1, \Refs.p2, \Refs.p3, \Refs.p4, \Refs.second].map { MemoryLayout<Refs>.offset(of: $0) ?? -1 }
+            + [MemoryLayout<Refs>.offset(of: \Refs.count), MemoryLayout<Refs>.offset(of: \Refs.status)].map { $0 ?? -1 }
+            + [\Refs.district, \Refs.objectType, \Refs.month].map { MemoryLayout<Refs>.offset(of: $0) ?? -1 }
+        let match = [\FragmentCounts.Match.second, \FragmentCounts.Match.id].map { MemoryLayout<FragmentCounts.Match>.offset(of: $0) ?? -1 }
+        return "refs \(MemoryLayout<Refs>.stride) \(refs), match \(MemoryLayout<FragmentCounts.Match>.stride) \(match)"
+    }
+
+    /// The counts a saved tally was made for and with, in the order saved.
+    private static func savedCounts(_ statusCount: Int, _ districtCount: Int, _ objectTypeCount: Int) -> [Int] {
+        [statusCount, districtCount, objectTypeCount, pageBits, maxPhones, FragmentCounts.slots, FragmentCounts.kept]
+    }
+
     /// Writes the tally to `file` (a consistent copy: writes wait meanwhile).
     public func save(to file: FlatFileWriter) throws {
         let s = contents
-        for value in [statusCount, districtCount, objectTypeCount, Self.pageBits, Self.maxPhones, FragmentCounts.slots, FragmentCounts.kept, s.reportCount] {
-            try file.write(Int64(value))
-        }
+        for value in Self.savedCounts(statusCount, districtCount, objectTypeCount) + [s.reportCount] { try file.write(Int64(value)) }
         try file.write(strings: s.numbers)
         try file.write(s.pageOffset)
         try file.write(s.storage)
@@ -30,9 +45,10 @@ extension ReportTally {
     /// districts and object types; one saved for others, or that does not hold together,
     /// is an error.
     public convenience init(statusCount: Int, districtCount: Int, objectTypeCount: Int, loading section: inout FlatSectionReader) throws {
+        let expected = Self.savedCounts(statusCount, districtCount, objectTypeCount).map(Int64.init)
         var saved: [Int64] = []
-        for _ in 0..<7 { saved.append(try section.read()) }
-        guard saved == [statusCount, districtCount, objectTypeCount, Self.pageBits, Self.maxPhones, FragmentCounts.slots, FragmentCounts.kept].map(Int64.init) else {
+        for _ in expected { saved.append(try section.read()) }
+        guard saved == expected else {
             throw FlatFileError("the tally was saved for other statuses, districts or object types")
         }
         let reportCount = Int(try section.read(in: 0...Int64(UInt32.max)))

@@ -120,10 +120,16 @@ struct BackupTests {
         let inTheWay = try cli.run("restore", "b1", "--db", "other.sqlite")
         #expect(inTheWay.status != 0 && inTheWay.stderr.contains("--replace"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: cli.path("other.sqlite"))) == before)
+        // Its saved index (a server's, on its stop) goes aside with it: it is not the restored database's.
+        FileManager.default.createFile(atPath: cli.path("other.sqlite.index"), contents: Data("saved".utf8))
         let replaced = try cli.run("restore", "b1", "--db", "other.sqlite", "--replace")
         #expect(replaced.status == 0, "\(replaced.stderr)")
-        let aside = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter { $0.hasPrefix("other.sqlite.before-restore-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter {
+            $0.hasPrefix("other.sqlite.before-restore-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") && !$0.hasSuffix(".index")
+        }
         #expect(aside.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: cli.path("other.sqlite.index")))
+        #expect(FileManager.default.fileExists(atPath: cli.path(aside[0] + ".index")))
 
         // Not a backup, an unfinished one, a damaged one.
         let notBackup = try cli.run("restore", "r.geojsonl", "--db", "x.sqlite")
