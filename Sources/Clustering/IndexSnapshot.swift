@@ -28,6 +28,21 @@ extension ClusterIndex {
         return "slot \(MemoryLayout<QuadTree.Slot>.stride) \(slotOffsets), aggregate \(MemoryLayout<Aggregate>.stride) \(aggregate)"
     }
 
+    /// A copy of the index as it is now, which later writes to this one leave alone: its
+    /// arrays are shared until either is written (copied on write), so the copy itself is
+    /// cheap. What a save writes from outside the writers' lock.
+    public func frozenCopy() -> ClusterIndex {
+        lock.read {
+            let copy = SlotTable(storage: table.storage)
+            func tree(_ t: QuadTree) -> QuadTree {
+                QuadTree(table: copy, storage: t.storage, statusCount: statusCount, maxDepth: t.maxDepth, leafCapacity: t.leafCapacity)
+            }
+            let levels = periods.trees.map { $0.mapValues(tree) }
+            let periodCopy = PeriodTrees(table: copy, trees: levels, statusCount: statusCount, maxDepth: periods.maxDepth, leafCapacity: periods.leafCapacity)
+            return ClusterIndex(grid: grid, statusCount: statusCount, table: copy, tree: tree(self.tree), periods: periodCopy)
+        }
+    }
+
     /// Writes the index to `file` as two sections named `sections` (a consistent copy:
     /// writes wait meanwhile).
     public func save(to file: FlatFileWriter, sections: (whole: String, periods: String)) throws {

@@ -154,14 +154,20 @@ extension ReportService {
             let through = followed.load(ordering: .acquiring)
             // Inside a write of the group commit, no write of this process lands meanwhile:
             // the index holds exactly the changes through `through` when none follows it.
-            let saved = try await commits.perform { [self] t in
+            // Copied there (cheaply: the arrays are shared until written), and written to
+            // the file after, so the database's writers do not wait for the disk.
+            let copies = try await commits.perform { [self] t in
                 guard try t.changes(after: through, limit: 1).isEmpty, try t.prunedThrough() <= through,
                       followed.load(ordering: .acquiring) == through
-                else { return (Int64?.none, IndexEffect()) }
-                try SavedIndex.save(index, tally, change: through, changeLog: name, fingerprint: fingerprint, to: path)
-                return (through, IndexEffect())
+                else { return ((ClusterIndex, ReportTally)?.none, IndexEffect()) }
+                return ((index.frozenCopy(), tally.frozenCopy()), IndexEffect())
             }
-            if let saved { return saved }
+            if let (index, tally) = copies {
+                try await Blocking.offPool {
+                    try SavedIndex.save(index, tally, change: through, changeLog: name, fingerprint: fingerprint, to: path)
+                }
+                return through
+            }
         }
         return nil
     }

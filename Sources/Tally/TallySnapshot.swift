@@ -25,6 +25,12 @@ extension ReportTally {
         [statusCount, districtCount, objectTypeCount, pageBits, maxPhones, FragmentCounts.slots, FragmentCounts.kept]
     }
 
+    /// A copy of the tally as it is now, which later writes to this one leave alone (its
+    /// arrays shared until either is written, so the copy itself is cheap).
+    public func frozenCopy() -> ReportTally {
+        ReportTally(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount, contents: contents)
+    }
+
     /// Writes the tally to `file` (a consistent copy: writes wait meanwhile).
     public func save(to file: FlatFileWriter) throws {
         let s = contents

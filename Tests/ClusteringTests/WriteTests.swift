@@ -321,3 +321,28 @@ struct ConcurrencyTests {
         #expect(reportCount(try index.clusters(in: .world, zoom: 0)) == total)
     }
 }
+
+@Suite("frozen copies")
+struct FrozenCopyTests {
+    @Test("a frozen copy answers as the index did when it was taken, while the index takes writes; saved, it reads back the same")
+    func copyKeepsItsState() throws {
+        var rng = SplitMix64(state: 95)
+        let ref = RefGrid(cellSize: 64, maxZoom: 20, minPoints: 2)
+        let entries = clusteredEntries(800, &rng, statusCount: 4, maxLevel: 22)
+        let index = try ClusterIndex(grid: ref.clusterGrid, statusCount: 4, entries: entries, leafCapacity: 4)
+        let copy = index.frozenCopy()
+        // The index moves on: half its reports removed, as many new ones added.
+        try index.apply(entries.prefix(400).map { .remove(id: $0.id) })
+        try index.apply(clusteredEntries(400, &rng, statusCount: 4, maxLevel: 22, firstID: 50_000).map { .upsert($0) })
+        let model = Model(grid: ref, statusCount: 4, entries: entries)
+        var problems: [String] = []
+        for candidate in [copy, try savedAndLoaded(copy)] {
+            for z in [0, 5, 10, 15, 20] {
+                problems += checkQuery(candidate, model, box: .world, zoom: z, filter: .all)
+                problems += checkQuery(candidate, model, box: .world, zoom: z, filter: .random(&rng, model: model))
+            }
+        }
+        expectNoProblems(problems, "the copy")
+        #expect(copy.count == 800 && index.count == 800)
+    }
+}
