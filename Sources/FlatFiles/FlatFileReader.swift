@@ -118,15 +118,7 @@ public struct FlatSectionReader {
     /// type's metadata (a fifth of the start's time).
     @inlinable
     public mutating func read<T: BitwiseCopyable>(nestedLimit limit: Int, elementLimit: Int) throws -> [[T]] {
-        let counts: [UInt32] = try read(limit: limit)
-        let flat: [T] = try read(limit: elementLimit)
-        // Each list within the run, checked as it goes (a sum could overflow).
-        var total = 0
-        for n in counts {
-            total += Int(n)
-            guard total <= flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
-        }
-        guard total == flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
+        let (counts, flat): ([UInt32], [T]) = try readRuns(limit: limit, elementLimit: elementLimit)
         var lists: [[T]] = []
         lists.reserveCapacity(counts.count)
         // Each list copied straight from the run (no slice in between: a start reads millions).
@@ -145,14 +137,33 @@ public struct FlatSectionReader {
 
     /// Strings written by ``FlatFileWriter/write(strings:)``; bytes that are not UTF-8 are an error.
     public mutating func readStrings(limit: Int, byteLimit: Int) throws -> [String] {
-        let utf8: [[UInt8]] = try read(nestedLimit: limit, elementLimit: byteLimit)
+        let (counts, bytes): ([UInt32], [UInt8]) = try readRuns(limit: limit, elementLimit: byteLimit)
         var strings: [String] = []
-        strings.reserveCapacity(utf8.count)
-        for bytes in utf8 {
-            guard let s = String(validating: bytes, as: UTF8.self) else { throw damaged("a string is not UTF-8") }
-            strings.append(s)
+        strings.reserveCapacity(counts.count)
+        try bytes.withUnsafeBufferPointer { bytes in
+            var start = 0
+            for n in counts.lazy.map(Int.init) {
+                guard let s = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<(start + n)]), as: UTF8.self) else { throw damaged("a string is not UTF-8") }
+                strings.append(s)
+                start += n
+            }
         }
         return strings
+    }
+
+    /// The counts of lists and the run of all their elements, checked to agree.
+    @inlinable
+    public mutating func readRuns<T: BitwiseCopyable>(limit: Int, elementLimit: Int) throws -> (counts: [UInt32], flat: [T]) {
+        let counts: [UInt32] = try read(limit: limit)
+        let flat: [T] = try read(limit: elementLimit)
+        // Added up with a bound at each step (a sum could overflow).
+        var total = 0
+        for n in counts {
+            total += Int(n)
+            guard total <= flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
+        }
+        guard total == flat.count else { throw FlatFileError("\(description): lists and elements disagree") }
+        return (counts, flat)
     }
 
     /// Checks that the section was read to its end and its bytes are those written.
