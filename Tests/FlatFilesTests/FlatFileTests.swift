@@ -73,6 +73,12 @@ struct FlatFileTests {
         var second = try FlatFileReader(path: path).section("second")
         let _: [UInt32] = try second.read(limit: 600_000)
         #expect(throws: FlatFileError.self) { try second.finish() }
+        // The top bit of the first array's element size flipped: an error as it is read.
+        var sized = whole
+        sized[8 + 7] ^= 0x80
+        try sized.write(to: URL(fileURLWithPath: path))
+        var first = try FlatFileReader(path: path).section("first")
+        #expect(throws: FlatFileError.self) { _ = try first.read() }
         // A missing file.
         #expect(throws: FlatFileError.self) { _ = try FlatFileReader(path: folder.url.appendingPathComponent("none").path) }
     }
