@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "Accounts", "Server", "ReportService", "Interchange", "Generator", "StorePorts", "Tiles", "TestSupport", "Webhooks",
+                "Accounts", "Server", "ReportService", "Interchange", "Generator", "Tiles", "TestSupport", "Webhooks",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto"),
             ]),

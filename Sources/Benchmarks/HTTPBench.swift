@@ -264,9 +264,9 @@ func heapInUse() -> Int {
     Int(mallinfo2().uordblks)
 }
 
-/// This process's resident memory (VmRSS) in MB.
-func residentMB() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+/// A process's resident memory (VmRSS) in MB: this one's, or `pid`'s.
+func residentMB(of pid: Int32? = nil) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
           let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
     return kB / 1024

@@ -15,14 +15,14 @@ extension Bench {
         report.section(
             "A server's start (#33): `posterwatch serve` on the \(fmt(count)) reports, from the command to its first `/v1/clusters` answer",
             header: ["start", "first answer (s)", "first 200 (s)", "resident then (MB)", "its stop's save (s)"])
-        report.row(["no saved index: built from the rows in the background (503 meanwhile)", f2(fromRows.first), f2(fromRows.ready), fmt(fromRows.residentKB / 1024), fromRows.save ?? "–"])
-        report.row(["from the index saved on the stop before", f2(fromSaved.first), f2(fromSaved.ready), fmt(fromSaved.residentKB / 1024), fromSaved.save ?? "–"])
+        report.row(["no saved index: built from the rows in the background (503 meanwhile)", f2(fromRows.first), f2(fromRows.ready), fmt(Int(fromRows.residentMB)), fromRows.save ?? "–"])
+        report.row(["from the index saved on the stop before", f2(fromSaved.first), f2(fromSaved.ready), fmt(Int(fromSaved.residentMB)), fromSaved.save ?? "–"])
         report.note("The saved index: \(fmt(size)) bytes (\(f2(Double(size) / Double(count))) a report), the page cache warm (read just before).")
         report.goal("serve's first answer (#33): ≤ 1 s at \(fmt(count))", "\(f2(fromSaved.ready)) s", fromSaved.ready <= 1)
     }
 
     /// Starts `serve` on `db`, waits for its first answer and its first 200, and stops it.
-    private func startServe(_ db: String) async throws -> (first: Double, ready: Double, residentKB: Int, save: String?) {
+    private func startServe(_ db: String) async throws -> (first: Double, ready: Double, residentMB: Double, save: String?) {
         let tool = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("posterwatch").path
         let port = 18_000 + Int.random(in: 0..<2_000)
         let log = "\(work)/serve-start.log"
@@ -41,7 +41,7 @@ extension Bench {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             if status != nil, first == nil { first = seconds }
             if status == 200 {
-                let resident = Self.residentKB(process.processIdentifier)
+                let resident = residentMB(of: process.processIdentifier)
                 process.terminate()
                 process.waitUntilExit()
                 let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
@@ -59,11 +59,5 @@ extension Bench {
     private static func status(of url: String) throws -> Int? {
         let code = Int(try curl(url, writeOut: "%{http_code}").text) ?? 0
         return code == 0 ? nil : code
-    }
-
-    private static func residentKB(_ pid: Int32) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-        return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
     }
 }

@@ -32,15 +32,26 @@ extension ClusterIndex {
     /// arrays are shared until either is written (copied on write), so the copy itself is
     /// cheap. What a save writes from outside the writers' lock.
     public func frozenCopy() -> ClusterIndex {
-        lock.read {
-            let copy = SlotTable(storage: table.storage)
-            func tree(_ t: QuadTree) -> QuadTree {
-                QuadTree(table: copy, storage: t.storage, statusCount: statusCount, maxDepth: t.maxDepth, leafCapacity: t.leafCapacity)
-            }
-            let levels = periods.trees.map { $0.mapValues(tree) }
-            let periodCopy = PeriodTrees(table: copy, trees: levels, statusCount: statusCount, maxDepth: periods.maxDepth, leafCapacity: periods.leafCapacity)
-            return ClusterIndex(grid: grid, statusCount: statusCount, table: copy, tree: tree(self.tree), periods: periodCopy)
+        let parts = lock.read {
+            Self.assemble(
+                grid: grid, statusCount: statusCount, table: table.storage, tree: tree.storage, leafCapacity: tree.leafCapacity,
+                periods: periods.trees.map { $0.mapValues(\.storage) }, periodLeafCapacity: periods.leafCapacity)
         }
+        return ClusterIndex(grid: grid, statusCount: statusCount, table: parts.table, tree: parts.tree, periods: parts.periods)
+    }
+
+    /// The objects of an index over arrays: a table, its whole tree and its period trees.
+    private static func assemble(
+        grid: ClusterGrid, statusCount: Int, table storage: SlotTable.Storage, tree: QuadTree.Storage, leafCapacity: Int,
+        periods: [[Int64: QuadTree.Storage]], periodLeafCapacity: Int
+    ) -> (table: SlotTable, tree: QuadTree, periods: PeriodTrees) {
+        let table = SlotTable(storage: storage)
+        func make(_ s: QuadTree.Storage, _ leafCapacity: Int) -> QuadTree {
+            QuadTree(table: table, storage: s, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: leafCapacity)
+        }
+        let levels = periods.map { $0.mapValues { make($0, periodLeafCapacity) } }
+        let periodTrees = PeriodTrees(table: table, trees: levels, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: periodLeafCapacity)
+        return (table, make(tree, leafCapacity), periodTrees)
     }
 
     /// Writes the index to `file` as two sections named `sections` (a consistent copy:
@@ -71,16 +82,13 @@ extension ClusterIndex {
         for part in [(whole.statusCount, whole.maxDepth), (saved.statusCount, saved.maxDepth)] where part != (statusCount, grid.maxDepth) {
             throw FlatFileError("the index was read for another grid or other statuses")
         }
-        let table = SlotTable(storage: whole.table)
-        guard saved.slotCount == table.slots.count, saved.levels.allSatisfy({ $0.reduce(0) { $0 + $1.value.count } == table.count }) else {
+        guard saved.slotCount == whole.table.slots.count, saved.levels.allSatisfy({ $0.reduce(0) { $0 + $1.value.count } == whole.table.count }) else {
             throw FlatFileError("the period trees and the table disagree")
         }
-        let tree = QuadTree(table: table, storage: whole.tree, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: whole.leafCapacity)
-        let levels = saved.levels.map { trees in
-            trees.mapValues { QuadTree(table: table, storage: $0, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: saved.leafCapacity) }
-        }
-        let periods = PeriodTrees(table: table, trees: levels, statusCount: statusCount, maxDepth: grid.maxDepth, leafCapacity: saved.leafCapacity)
-        self.init(grid: grid, statusCount: statusCount, table: table, tree: tree, periods: periods)
+        let parts = Self.assemble(
+            grid: grid, statusCount: statusCount, table: whole.table, tree: whole.tree, leafCapacity: whole.leafCapacity, periods: saved.levels,
+            periodLeafCapacity: saved.leafCapacity)
+        self.init(grid: grid, statusCount: statusCount, table: parts.table, tree: parts.tree, periods: parts.periods)
     }
 
     /// The table of reports and the whole tree of a saved index, read and checked.

@@ -13,8 +13,6 @@ public final class FlatFileReader: Sendable {
     /// What the writer put in the header.
     public let properties: [String: String]
     private let sections: [String: FlatFile.Section]
-    /// The file's size in bytes.
-    public let size: Int
 
     public init(path: String) throws {
         fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -23,7 +21,7 @@ public final class FlatFileReader: Sendable {
         do {
             var status = stat()
             guard fstat(fd, &status) == 0 else { throw FlatFileError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            size = Int(status.st_size)
+            let size = Int(status.st_size)
             let magic = FlatFile.magic.count
             guard size >= 2 * magic + 8 else { throw FlatFileError("\(path) is cut short (\(size) bytes)") }
             let head = try Self.bytes(fd, path, at: 0, count: magic)

@@ -17,13 +17,11 @@ import TestSupport
 struct SavedIndexTests {
     static let kyiv = try! BoundingBox(west: 30.2, south: 50.2, east: 30.9, north: 50.7)
 
-    /// A store of `count` reports in Kyiv (imported), and a few filed through a service.
+    /// A store of `count` reports in Kyiv, and a few filed through a service.
     static func seeded(_ count: Int, seed: UInt64) async throws -> TemporaryStore {
-        let temporary = try TemporaryStore()
         var rng = SplitMix64(state: seed)
-        let drafts = (0..<count).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }
-        var batches = [Drafts.records(drafts)]
-        _ = try temporary.store.importRecords(options: ImportOptions(), next: { batches.popLast() })
+        let temporary = try TemporaryStore(
+            inserting: (0..<count).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) })
         let service = try await ReportService(storage: temporary.store)
         try await ChangeFeedTests.randomWrites(service, ids: Array(1...Int64(min(count, 50))), steps: 40, workers: 1, seed: seed)
         return temporary

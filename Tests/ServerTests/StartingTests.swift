@@ -8,7 +8,6 @@ import HummingbirdTesting
 import ReportModel
 import ReportService
 import SQLiteStore
-import StorePorts
 import Generator
 @testable import Server
 import Testing
@@ -21,11 +20,9 @@ import Webhooks
 struct StartingTests {
     @Test("while the index is built: clusters, tiles and counts 503 with Retry-After, /health 503 starting; a report, search and the districts answer; then 200s")
     func servesMeanwhile() async throws {
-        let temporary = try TemporaryStore()
         var rng = SplitMix64(state: 91)
-        let drafts = (0..<3_000).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }
-        var batches = [Drafts.records(drafts)]
-        _ = try temporary.store.importRecords(options: ImportOptions(), next: { batches.popLast() })
+        let temporary = try TemporaryStore(
+            inserting: (0..<3_000).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) })
         let store = temporary.store
         // No saved index there: built in the background, held until the test opens the gate.
         let gate = Gate()
