@@ -35,9 +35,10 @@ struct LongFragments {
     /// Learns a newly interned number (numbered in order from 0).
     mutating func intern(_ number: String, as id: UInt32) {
         reportsOfNumber.append([])
-        var runs = Set<Int>()
-        FragmentCounts.forEachSlot(of: number.utf8) { slot in if slot >= 1_000 { runs.insert(Int(slot) - 1_000) } }
-        for run in runs { numbersOfRun[run].append(id) }
+        var runs: [Int] = []
+        FragmentCounts.forEachSlot(of: number.utf8) { slot in if slot >= 1_000 { runs.append(Int(slot) - 1_000) } }
+        runs.sort()
+        for (i, run) in runs.enumerated() where i == 0 || runs[i - 1] != run { numbersOfRun[run].append(id) }
     }
 
     mutating func add(_ report: UInt32, number: UInt32) {
