@@ -12,6 +12,15 @@ public struct StatusUpdate: Sendable, Hashable {
     public var toStatus: String
 }
 
+/// A page of status updates, and where to read on.
+public struct StatusUpdates: Sendable, Hashable {
+    public var updates: [StatusUpdate]
+    /// The change to read on after (`after`) when the page stopped before the window's end:
+    /// at its limit, or at the most changes one page reads; nil when the window was read to
+    /// its end (or to the log's).
+    public var next: Int64?
+}
+
 extension ReportService {
     /// The status changes of public reports made from `start` to `end` (both included),
     /// oldest first, at most `limit`; with `after`, only those after that change (a
@@ -19,24 +28,37 @@ extension ReportService {
     ///
     /// They are read from the change log, which is kept in the order of commits: the first
     /// change at or after `start` is found by bisection over its numbers (a few reads
-    /// however long the log), then the log is read forward in pages until `end`. A change
-    /// log pruned by retention no longer holds what it forgot.
-    public func statusUpdates(from start: Date, to end: Date, after: Int64? = nil, limit: Int) async throws -> [StatusUpdate] {
-        guard limit > 0, start <= end else { return [] }
+    /// however long the log), then the log is read forward in pages until `end`, at most
+    /// `scan` changes (a window of a busy city's filings holds millions, few of them
+    /// steps): past it the page ends early, with where to read on. A change log pruned by
+    /// retention no longer holds what it forgot.
+    public func statusUpdates(
+        from start: Date, to end: Date, after: Int64? = nil, limit: Int, scan: Int = statusUpdateScan
+    ) async throws -> StatusUpdates {
+        guard limit > 0, start <= end else { return StatusUpdates(updates: [], next: nil) }
         var cursor = try await max(after ?? 0, changeCursor(before: start))
-        var updates: [StatusUpdate] = []
-        while updates.count < limit {
-            let page = try await read { try await $0.changes(after: cursor, limit: Self.statusUpdatePage) }.rows
+        var updates: [StatusUpdate] = [], read = 0
+        while true {
+            let want = min(Self.statusUpdatePage, scan - read)
+            guard want > 0 else { return StatusUpdates(updates: updates, next: cursor) }
+            let page = try await self.read { try await $0.changes(after: cursor, limit: want) }.rows
+            read += page.count
             let inWindow = page.prefix { $0.at <= end }
-            updates += try await publicUpdates(inWindow.filter { $0.action == .transition && $0.at >= start }).prefix(limit - updates.count)
-            guard let last = page.last, page.count == Self.statusUpdatePage, inWindow.count == page.count else { break }
+            let found = try await publicUpdates(inWindow.filter { $0.action == .transition && $0.at >= start })
+            updates += found.prefix(limit - updates.count)
+            // A full page: more may follow (the next page may be empty).
+            guard updates.count < limit else { return StatusUpdates(updates: updates, next: updates.last?.seq) }
+            guard let last = page.last, page.count == want, inWindow.count == page.count else { break }
             cursor = last.seq
         }
-        return updates
+        return StatusUpdates(updates: updates, next: nil)
     }
 
     /// The change log is read this many rows at a time.
     static let statusUpdatePage = 1_000
+
+    /// The most changes one page of status updates reads (some milliseconds of reads).
+    public static let statusUpdateScan = 50_000
 
     /// A change number such that every change up to it was made before `time` and the
     /// first after it, if any, at or after `time` (0 when even the oldest kept was).

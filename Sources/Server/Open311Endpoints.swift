@@ -1,3 +1,5 @@
+import ReportService
+
 /// The endpoints of Open311 GeoReport v2 (`Open311Routes.swift`), in the table of
 /// `Endpoints.swift`: each in JSON and in XML, chosen by the path's extension as the
 /// standard has it.
@@ -89,7 +91,7 @@ extension Endpoint {
                 answer: "`[request]`; a report that is not public, or none, is a 404.", schema: "Open311Requests"),
             open311(
                 "servicerequestupdates", format: format, parameters: open311Dates("update") + [open311After("updates (by `update_id`)")],
-                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer; read on with `after`, the last `update_id`). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
+                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer, and \(ReportService.statusUpdateScan) changes of the log read for one: an answer that stops before the window's end carries `Link: <…>; rel=\"next\"`; by hand, read on with `after`, the last `update_id`). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
                 answer: "`[request_update]` (XML: `<service_request_updates><request_update>`); a bad date is a 400 naming it.", schema: "Open311Updates"),
         ]
     }

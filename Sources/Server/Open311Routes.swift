@@ -42,12 +42,12 @@ struct Open311Routes {
                 guard id <= ReportLimits.maxID, let report = try await service.report(id: id) else { throw HTTPError(.notFound, message: "no public report \(id)") }
                 return [serviceRequest(report, photo: try await service.photos(of: report).first, base: OGCRoutes.base(request, publicURL: publicURL))]
             }
-            on(router, "servicerequestupdates", format, root: "service_request_updates") { request, query, _ in
+            onPage(router, "servicerequestupdates", format, root: "service_request_updates") { request, query, _ in
                 // The same reading as requests': every bad parameter named at once.
                 let asked = try Open311Query(query, reference: reference)
-                let updates = try await service.statusUpdates(
+                let page = try await service.statusUpdates(
                     from: asked.window.lowerBound, to: asked.window.upperBound, after: asked.after, limit: Open311Query.maxAnswers)
-                return .array(updates.map { Open311Documents.update($0, reference) })
+                return (.array(page.updates.map { Open311Documents.update($0, reference) }), page.next)
             }
         }
     }
@@ -120,6 +120,16 @@ struct Open311Routes {
         method: HTTPRequest.Method = .get, success: HTTPResponse.Status = .ok,
         _ answer: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> JSONValue
     ) {
+        onPage(router, path, format, root: root, method: method, success: success) { (try await answer($0, $1, $2), nil) }
+    }
+
+    /// ``on(_:_:_:root:method:success:_:)`` for an answer that may be a page of more: with
+    /// the `after` to read on from, it carries a `Link` to the next page (RFC 8288).
+    private func onPage(
+        _ router: Router<AppRequestContext>, _ path: String, _ format: Open311Format, root: String,
+        method: HTTPRequest.Method = .get, success: HTTPResponse.Status = .ok,
+        _ answer: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> (JSONValue, next: Int64?)
+    ) {
         let endpoint = Endpoint.open311Endpoints.first { $0.path == "/open311/v2/\(path).\(format.rawValue)" && $0.method == method }!
         router.on(RouterPath(endpoint.path), method: method) { request, context in
             do {
@@ -127,9 +137,10 @@ struct Open311Routes {
                 let query = try QueryParameters(request, endpoint: endpoint)
                 _ = try query.text("jurisdiction_id", maxLength: 100)
                 // The store may read in place (SQLite): off the threads that move the bytes.
-                let value = try await Blocking.offPool { try await answer(request, query, context) }
+                let (value, next) = try await Blocking.offPool { try await answer(request, query, context) }
                 var response = try Self.response(value, root: root, format: format)
                 response.status = success
+                if let next { response.headers[.link] = "<\(Self.page(after: next, of: request, base: OGCRoutes.base(request, publicURL: publicURL)))>; rel=\"next\"" }
                 return response
             } catch {
                 guard let known = APIError.from(error) else { throw error }
@@ -141,6 +152,12 @@ struct Open311Routes {
                 return response
             }
         }
+    }
+
+    /// The address of `request` with `after` set to `next` (its other parameters as sent).
+    static func page(after next: Int64, of request: Request, base: String) -> String {
+        let kept = (request.uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("after=") && !$0.isEmpty }
+        return base + request.uri.path + "?" + (kept + ["after=\(next)"]).joined(separator: "&")
     }
 
     /// An error's texts: one for each field at fault, naming it and its rule.
@@ -160,4 +177,9 @@ struct Open311Routes {
         case .xml: Responses.body(Array(Open311XML.document(value, root: root).utf8), type: "text/xml; charset=utf-8")
         }
     }
+}
+
+extension HTTPField.Name {
+    /// The next page of a paged answer (RFC 8288).
+    static let link = Self("Link")!
 }

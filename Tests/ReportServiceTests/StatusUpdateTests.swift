@@ -48,20 +48,30 @@ struct StatusUpdateTests {
             let stop = round == 0 ? end.addingTimeInterval(100) : start.addingTimeInterval(Double(rng.below(1_200)) * 37)
             let limit = [1, 7, 50, 1_000][round % 4]
             let expected = Array(visible.filter { $0.at >= start && $0.at <= stop }.prefix(limit))
-            let found = try await service.statusUpdates(from: start, to: stop, limit: limit).map { Step(id: $0.reportID, at: $0.at, from: $0.fromStatus, to: $0.toStatus) }
+            let found = try await service.statusUpdates(from: start, to: stop, limit: limit).updates.map { Step(id: $0.reportID, at: $0.at, from: $0.fromStatus, to: $0.toStatus) }
             #expect(found == expected, "\(start)…\(stop), limit \(limit)")
         }
-        // Read on by pages of 7 after the last one got: every update of the window once, in order.
-        var paged: [StatusUpdate] = [], after: Int64?
-        while true {
-            let page = try await service.statusUpdates(from: base - 1, to: end, after: after, limit: 7)
-            paged += page
-            guard page.count == 7 else { break }
-            after = page.last?.seq
+        // Read on by pages of 7 from each page's `next`: every update of the window once, in
+        // order; also when a page may read only 9 changes of the log (filings and edits
+        // among the steps), so that pages end early, some of them empty, with where to go on.
+        for scan in [ReportService.statusUpdateScan, 9] {
+            var paged: [StatusUpdate] = [], after: Int64?, pages = 0, short = 0
+            while true {
+                let page = try await service.statusUpdates(from: base - 1, to: end, after: after, limit: 7, scan: scan)
+                paged += page.updates
+                pages += 1
+                if page.updates.count < 7, page.next != nil { short += 1 }
+                guard let next = page.next else { break }
+                #expect(next > after ?? 0, "a page moves on")
+                after = next
+            }
+            #expect(paged.map { Step(id: $0.reportID, at: $0.at, from: $0.fromStatus, to: $0.toStatus) } == visible.filter { $0.at <= end }, "scan \(scan)")
+            #expect(paged.map(\.seq) == paged.map(\.seq).sorted() && Set(paged.map(\.seq)).count == paged.count)
+            #expect(scan == 9 ? short > 10 : short == 0, "\(short) of \(pages) pages ended at the scan's limit")
         }
-        #expect(paged.map { Step(id: $0.reportID, at: $0.at, from: $0.fromStatus, to: $0.toStatus) } == visible.filter { $0.at <= end })
-        #expect(paged.map(\.seq) == paged.map(\.seq).sorted() && Set(paged.map(\.seq)).count == paged.count)
-        #expect(try await service.statusUpdates(from: end.addingTimeInterval(1), to: end.addingTimeInterval(99), limit: 10) == [], "after the last")
-        #expect(try await service.statusUpdates(from: end, to: base, limit: 10) == [], "an empty window")
+        let last = try await service.statusUpdates(from: base - 1, to: end.addingTimeInterval(1_000_000), limit: 1_000)
+        #expect(last.updates.count < 1_000 && last.next == nil, "the whole window read: nowhere to go on")
+        #expect(try await service.statusUpdates(from: end.addingTimeInterval(1), to: end.addingTimeInterval(99), limit: 10) == StatusUpdates(updates: [], next: nil), "after the last")
+        #expect(try await service.statusUpdates(from: end, to: base, limit: 10) == StatusUpdates(updates: [], next: nil), "an empty window")
     }
 }

@@ -285,6 +285,15 @@ struct Open311Tests {
         }
     }
 
+    @Test("a page's Link to the next: the request's address and parameters as sent, after replaced")
+    func nextPage() {
+        let request = Request(
+            head: HTTPRequest(method: .get, scheme: "http", authority: "city.example", path: "/open311/v2/servicerequestupdates.xml?start_date=2026-01-01T00%3A00%3A00Z&after=17&jurisdiction_id=kyiv"),
+            body: RequestBody(buffer: ByteBuffer()))
+        #expect(Open311Routes.page(after: 4_096, of: request, base: "https://posters.example")
+            == "https://posters.example/open311/v2/servicerequestupdates.xml?start_date=2026-01-01T00%3A00%3A00Z&jurisdiction_id=kyiv&after=4096")
+    }
+
     @Test("servicerequestupdates: the status changes of public reports in the window, oldest first, as mySociety's states with our status as external_status_code; never the author or the note; a hidden report's left out")
     func updates() async throws {
         let fixture = try await Fixture()
@@ -304,6 +313,7 @@ struct Open311Tests {
             expected.removeAll { $0.0 == hidden.id }
             let window = "start_date=\(URLText.encode(RFC3339.string(from: start.addingTimeInterval(-1))))"
             let answer = try await client.get("/open311/v2/servicerequestupdates.json?" + window)
+            #expect(answer.headers[.link] == nil, "the window read to its end: no next page")
             let items = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]], "\(answer.bodyText)")
             #expect(items.map { Int64($0["service_request_id"] as? String ?? "") } == expected.map(\.0))
             #expect(items.map { $0["external_status_code"] as? String } == expected.map(\.1))
