@@ -356,13 +356,11 @@ public final class ReportService: Sendable {
                 return (try await storage.search(text, limit: limit), counted > searchCountCap ? nil : counted)
             }
         }
+        // The report whose id the fragment is comes first, when there is one: read with the
+        // newest in one read (a round trip fewer for PostgreSQL), the page cut after.
         let exact = Phone.exactID(digits)
-        return try await read { storage in
-            var first: Report?
-            if let exact { first = try await storage.report(id: exact) }
-            let rest = newest.filter { $0 != exact }.prefix(limit - (first == nil ? 0 : 1))
-            return ((first.map { [$0] } ?? []) + (try await storage.reports(ids: Array(rest))), matched)
-        }
+        let found = try await read { try await $0.reports(ids: (exact.map { [$0] } ?? []) + newest.filter { $0 != exact }.prefix(limit)) }
+        return (Array(found.prefix(limit)), matched)
     }
 
     /// How far a search of five digits or more counts its matches (a search's answer
