@@ -137,7 +137,9 @@ public final class PostgresReports: ReportStorage {
 
     public func reports(ids: some Collection<Int64>) async throws -> [Report] {
         guard !ids.isEmpty else { return [] }
-        return try await Rows.reports(rows("SELECT \(unescaped: Rows.reportColumns) FROM report WHERE id = ANY(\(Array(ids)))"), orderedAs: ids)
+        var found: [Int64: Report] = [:]
+        for try await report in try await database.client.execute(ReportsByIDStatement(ids: Array(ids)), logger: logger) { found[report.id] = report }
+        return ids.compactMap { found[$0] }
     }
 
     public func count(in box: BoundingBox) async throws -> Int {

@@ -26,3 +26,20 @@ struct HoldersStatement: PostgresPreparedStatement {
         return PhoneHolder(reportID: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: status)
     }
 }
+
+/// Reports by id (a search's page from the tally, a filing's hints, Open311's lists).
+struct ReportsByIDStatement: PostgresPreparedStatement {
+    static let name = "posterwatch_reports_by_id"
+    static let sql = "SELECT \(Rows.reportColumns) FROM report WHERE id = ANY($1)"
+    typealias Row = Report
+
+    var ids: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(ids)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Report { try Rows.report(row) }
+}

@@ -78,12 +78,6 @@ enum Rows {
 
     static func reports(_ rows: [PostgresRow]) throws -> [Report] { try rows.map(report) }
 
-    /// Reports in the order of `ids` (those found).
-    static func reports(_ rows: [PostgresRow], orderedAs ids: some Collection<Int64>) throws -> [Report] {
-        let found = Dictionary(try rows.map(report).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        return ids.compactMap { found[$0] }
-    }
-
     /// Phones as the table keeps them: one `;`-separated text.
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: ";") }
 
