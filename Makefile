@@ -17,7 +17,7 @@
 #                its errors, memory and z14 cluster latency (scripts/soak.sh; not part of the tests)
 
 # The map page's Leaflet comes from Debian's libjs-leaflet, served by our server.
-APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g-dev pkg-config libjs-leaflet
+APT_PACKAGES := libsqlite3-dev libpng-dev libjpeg62-turbo-dev libproj-dev zlib1g-dev libisal-dev pkg-config libjs-leaflet
 # The end-to-end test reads the server's exports back with GDAL, and exiftool reads stored
 # photos back; the benchmark loads the server with wrk and fetches exports with curl;
 # make e2e drives Chromium.

@@ -30,7 +30,7 @@
 //   posterwatch   the command-line tool: parses, calls the libraries above, formats
 //   Benchmarks    `make bench`: measures the store and writes BENCHMARKS.md
 //   TestSupport   what the test targets share: temporary directories and stores, seeded drafts, the random draws
-//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CJPEG: libjpeg-turbo (photos); CZlib: gzip for the server;
+//   CPNG, CProj   module maps for libpng and PROJ (tiles and reprojection); CJPEG: libjpeg-turbo (photos); CZlib: gzip for the server; CISAL: ISA-L's CRC-32 for FlatFiles;
 //                 CSQLiteConfig: SQLite's process-wide settings, which GRDB does not reach; CMalloc: glibc's allocator settings
 import PackageDescription
 
@@ -70,6 +70,7 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CProj", pkgConfig: "proj", providers: [.apt(["libproj-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CSQLiteConfig", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CMalloc"),
@@ -90,7 +91,7 @@ let package = Package(
                 "Geometry", "ReportModel", "StorePorts", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .target(name: "FlatFiles", dependencies: ["CZlib"]),
+        .target(name: "FlatFiles", dependencies: ["CISAL"]),
         .target(name: "Clustering", dependencies: ["FlatFiles", "Geometry"]),
         .target(name: "Tally", dependencies: ["Clustering", "FlatFiles"]),
         .target(

@@ -1,4 +1,4 @@
-import CZlib
+import CISAL
 import Foundation
 
 /// Writes a file of named sections, each a run of plain values and arrays of them copied
@@ -151,14 +151,11 @@ enum FlatFile {
         "\(1.littleEndian == 1 ? "little" : "big")-endian, \(MemoryLayout<Int>.size * 8)-bit"
     }
 
-    /// `crc` continued over `bytes` (zlib's CRC-32, about 7 GB/s here).
+    /// `crc` continued over `bytes`: the CRC-32 of gzip and zlib, by ISA-L (36 GB/s here
+    /// with carry-less multiplies, against zlib's 7.5: an eighth of a start on ten million
+    /// reports went to checksums).
     static func crc(_ crc: UInt, _ bytes: UnsafeRawBufferPointer) -> UInt {
-        var crc = crc, done = 0
-        while done < bytes.count {
-            let n = min(bytes.count - done, 1 << 30)
-            crc = crc32(crc, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + done, UInt32(n))
-            done += n
-        }
-        return crc
+        guard let start = bytes.baseAddress else { return crc }
+        return UInt(crc32_gzip_refl(UInt32(truncatingIfNeeded: crc), start.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count)))
     }
 }

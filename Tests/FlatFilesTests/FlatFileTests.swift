@@ -42,6 +42,26 @@ struct FlatFileTests {
         try second.finish()
     }
 
+    /// The checksums are the CRC-32 of gzip and zlib (ISA-L's), as Python's zlib computes
+    /// it over each section's bytes.
+    @Test func checksumsAreZlibsCRC32() throws {
+        let folder = try TemporaryDirectory()
+        let path = try Self.write(in: folder)
+        let script = """
+            import json, sys, zlib
+            data = open(sys.argv[1], "rb").read()
+            length = int.from_bytes(data[-16:-8], "little")
+            header = json.loads(data[-16 - length:-16])
+            for name, s in sorted(header["sections"].items()):
+                ok = zlib.crc32(data[s["offset"]:s["offset"] + s["length"]]) == s["crc"]
+                print(name, s["length"], "ok" if ok else "differs")
+            """
+        let run = try ToolRun.run("python3", ["-c", script, path])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.text.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" } == ["ok", "ok"], "\(run.text)")
+        #expect(run.text.contains("second 2400016"), "the large section checked whole: \(run.text)")
+    }
+
     @Test func refusesWhatWasNotWritten() throws {
         let folder = try TemporaryDirectory()
         let path = try Self.write(in: folder)
