@@ -241,7 +241,7 @@ public final class ReportTally: @unchecked Sendable {
             withLookup { lookup in
                 for id in candidates where lookup(UInt32(id)) != nil { found.insert(UInt32(id)) }
             }
-            var newest = TopMatches(limit: limit)
+            var newest = BestKept(limit: limit, order: NewestMatches())
             withLookup { lookup in
                 for id in found { newest.offer(FragmentCounts.Match(second: Int64(lookup(id)?.second ?? 0), id: Int64(id))) }
             }
@@ -354,11 +354,11 @@ public final class ReportTally: @unchecked Sendable {
     /// From the city-wide counts.
     private func rankCityWide(limit: Int, statuses: UInt64) -> [Ranked] {
         let s = statusCount
-        var heap = TopHeap(limit: limit, numbers: numbers)
+        var heap = BestKept(limit: limit, order: MostReports(numbers: numbers))
         for phone in 0..<numbers.count {
             var n: UInt32 = 0
             for status in 0..<s where statuses & (1 << UInt64(status)) != 0 { n += totals[phone * s + status] }
-            if n > 0 { heap.offer(UInt32(phone), n) }
+            if n > 0 { heap.offer((UInt32(phone), n)) }
         }
         return heap.sorted().map { phone, n in
             Ranked(
@@ -398,8 +398,8 @@ public final class ReportTally: @unchecked Sendable {
     }
 
     private func ranked(_ counter: Counter, limit: Int) -> [Ranked] {
-        var heap = TopHeap(limit: limit, numbers: numbers)
-        for (phone, n) in counter.counts.enumerated() where n > 0 { heap.offer(UInt32(phone), n) }
+        var heap = BestKept(limit: limit, order: MostReports(numbers: numbers))
+        for (phone, n) in counter.counts.enumerated() where n > 0 { heap.offer((UInt32(phone), n)) }
         let ranked = heap.sorted()
         var slot = [Int32](repeating: -1, count: counter.counts.count)
         for (i, element) in ranked.enumerated() { slot[Int(element.phone)] = Int32(i) }
@@ -499,48 +499,47 @@ public final class ReportTally: @unchecked Sendable {
     }
 }
 
-/// The best `limit` (number, count) pairs seen: more reports first, then the lower number.
-struct TopHeap {
-    let limit: Int
-    let numbers: [String]
-    /// A min-heap by rank: the root is the worst kept.
-    private var heap: [(phone: UInt32, count: UInt32)] = []
+/// How a ``BestKept`` ranks what it is offered.
+protocol KeptOrder {
+    associatedtype Element
+    /// Whether `a` ranks below `b`.
+    func below(_ a: Element, _ b: Element) -> Bool
+}
 
-    init(limit: Int, numbers: [String]) {
+/// The best `limit` elements offered, by an order: a min-heap whose root is the worst kept,
+/// so that most offers lose to it in one comparison.
+struct BestKept<Order: KeptOrder> {
+    let limit: Int
+    let order: Order
+    private var heap: [Order.Element] = []
+
+    init(limit: Int, order: Order) {
         self.limit = max(0, limit)
-        self.numbers = numbers
+        self.order = order
         heap.reserveCapacity(self.limit)
     }
 
-    /// Whether `a` ranks below `b`.
-    @inline(__always)
-    private func below(_ a: (phone: UInt32, count: UInt32), _ b: (phone: UInt32, count: UInt32)) -> Bool {
-        a.count != b.count ? a.count < b.count : numbers[Int(a.phone)] > numbers[Int(b.phone)]
-    }
-
-    mutating func offer(_ phone: UInt32, _ count: UInt32) {
+    mutating func offer(_ item: Order.Element) {
         guard limit > 0 else { return }
-        let item = (phone: phone, count: count)
         if heap.count < limit {
             heap.append(item)
             var i = heap.count - 1
             while i > 0 {
                 let parent = (i - 1) / 2
-                guard below(heap[i], heap[parent]) else { break }
+                guard order.below(heap[i], heap[parent]) else { break }
                 heap.swapAt(i, parent)
                 i = parent
             }
             return
         }
-        // Most offers lose to the worst kept on the count alone.
-        guard count >= heap[0].count, below(heap[0], item) else { return }
+        guard order.below(heap[0], item) else { return }
         heap[0] = item
         var i = 0
         while true {
             let l = 2 * i + 1, r = l + 1
             var least = i
-            if l < heap.count, below(heap[l], heap[least]) { least = l }
-            if r < heap.count, below(heap[r], heap[least]) { least = r }
+            if l < heap.count, order.below(heap[l], heap[least]) { least = l }
+            if r < heap.count, order.below(heap[r], heap[least]) { least = r }
             guard least != i else { break }
             heap.swapAt(i, least)
             i = least
@@ -548,44 +547,24 @@ struct TopHeap {
     }
 
     /// What is kept, best first.
-    func sorted() -> [(phone: UInt32, count: UInt32)] {
-        heap.sorted { below($1, $0) }
+    func sorted() -> [Order.Element] {
+        heap.sorted { order.below($1, $0) }
     }
 }
 
-/// The newest `limit` matches offered, by creation second then id: a min-heap whose root
-/// is the oldest kept.
-struct TopMatches {
-    let limit: Int
-    private var heap: [FragmentCounts.Match] = []
+/// (number, count) pairs: more reports first, then the lower number (its text).
+struct MostReports: KeptOrder {
+    let numbers: [String]
 
-    init(limit: Int) { self.limit = max(0, limit) }
-
-    mutating func offer(_ match: FragmentCounts.Match) {
-        guard limit > 0 else { return }
-        if heap.count < limit {
-            heap.append(match)
-            var i = heap.count - 1
-            while i > 0, heap[i] < heap[(i - 1) / 2] {
-                heap.swapAt(i, (i - 1) / 2)
-                i = (i - 1) / 2
-            }
-            return
-        }
-        guard heap[0] < match else { return }
-        heap[0] = match
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var least = i
-            if l < heap.count, heap[l] < heap[least] { least = l }
-            if r < heap.count, heap[r] < heap[least] { least = r }
-            guard least != i else { break }
-            heap.swapAt(i, least)
-            i = least
-        }
+    @inline(__always)
+    func below(_ a: (phone: UInt32, count: UInt32), _ b: (phone: UInt32, count: UInt32)) -> Bool {
+        // Most offers lose to the worst kept on the count alone.
+        a.count != b.count ? a.count < b.count : numbers[Int(a.phone)] > numbers[Int(b.phone)]
     }
+}
 
-    /// What is kept, newest first.
-    func sorted() -> [FragmentCounts.Match] { heap.sorted(by: >) }
+/// Matches: the newest first, by creation second then id.
+struct NewestMatches: KeptOrder {
+    @inline(__always)
+    func below(_ a: FragmentCounts.Match, _ b: FragmentCounts.Match) -> Bool { a < b }
 }
