@@ -35,6 +35,7 @@ extension ReportService {
     public func statusUpdates(
         from start: Date, to end: Date, after: Int64? = nil, limit: Int, scan: Int = statusUpdateScan
     ) async throws -> StatusUpdates {
+        precondition(scan > 0, "a page reads at least one change")
         guard limit > 0, start <= end else { return StatusUpdates(updates: [], next: nil) }
         var cursor = try await max(after ?? 0, changeCursor(before: start))
         var updates: [StatusUpdate] = [], read = 0

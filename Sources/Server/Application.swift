@@ -60,8 +60,10 @@ public func makeRouter(_ backend: Backend, configuration: ServerConfiguration = 
     AssignmentRoutes(service: service, accounts: accounts, views: views).register(on: router)
     StatsRoutes(service: service).register(on: router)
     AboutRoutes(service: service, text: configuration.about).register(on: router)
-    Open311Routes(service: service, accounts: accounts, publicURL: configuration.publicURL, contact: configuration.about?.en.contacts.first.map(Open311Routes.contact))
-        .register(on: router)
+    Open311Routes(
+        service: service, accounts: accounts, publicURL: configuration.publicURL, contact: configuration.about?.en.contacts.first.map(Open311Routes.contact),
+        updateScan: configuration.open311UpdateScan
+    ).register(on: router)
     if let metrics = configuration.metrics {
         ServerMetricsSources(service: service, tiles: tiles, hub: hub, limiter: limiter, webhooks: webhooks).attach(to: metrics)
         if configuration.metricsOnMainPort { router.get("/metrics") { _, _ in await MetricsRoute.response(metrics) } }

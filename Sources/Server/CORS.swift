@@ -14,7 +14,7 @@ import Hummingbird
 struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     let writeOrigins: Set<String>
 
-    static var exposed: String { "ETag, X-Request-Id, X-Last-Seq, Content-Crs, Location, Retry-After, WWW-Authenticate" }
+    static var exposed: String { "ETag, X-Request-Id, X-Last-Seq, Content-Crs, Link, Location, Retry-After, WWW-Authenticate" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .options { return try await preflight(request, context: context, next: next) }

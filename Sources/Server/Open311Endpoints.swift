@@ -43,7 +43,7 @@ extension Endpoint {
     /// `after`, this server's extension: read on past a full answer.
     static func open311After(_ of: String) -> Parameter {
         Parameter(
-            name: "after", description: "An extension: only \(of) after this id (the last of an answer of \(Open311Query.maxAnswers), to read on).",
+            name: "after", description: "An extension: only \(of) after this id (the last of an answer of \(Open311Query.maxAnswers), or the one a `Link` to the next page gives, to read on).",
             schema: ["type": "string", "pattern": "^[1-9][0-9]{0,17}$"])
     }
 
@@ -91,7 +91,7 @@ extension Endpoint {
                 answer: "`[request]`; a report that is not public, or none, is a 404.", schema: "Open311Requests"),
             open311(
                 "servicerequestupdates", format: format, parameters: open311Dates("update") + [open311After("updates (by `update_id`)")],
-                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer, and \(ReportService.statusUpdateScan) changes of the log read for one: an answer that stops before the window's end carries `Link: <…>; rel=\"next\"`; by hand, read on with `after`, the last `update_id`). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
+                summary: "mySociety's service request updates: the status changes of public reports in the window, oldest first (at most \(Open311Query.maxAnswers) an answer, and \(ReportService.statusUpdateScan) changes of the log read for one: an answer that stops before the window's end, with fewer updates or none, carries `Link: <…>; rel=\"next\"`, the next page's address; only an answer without it is the window's end). `status` is the state of FixMyStreet's extension, `external_status_code` our status; never who made the change or the note. Read from the change log: what retention forgot is not listed.",
                 answer: "`[request_update]` (XML: `<service_request_updates><request_update>`); a bad date is a 400 naming it.", schema: "Open311Updates"),
         ]
     }

@@ -13,7 +13,7 @@ struct Open311Query {
     var filter = ReportFilter()
     /// The `start_date`/`end_date` window.
     var window: ClosedRange<Date>
-    /// `after`, an extension: only what comes after this id (a report's, or an update's).
+    /// `after`, an extension: only what comes after this id (a report's, or a change's).
     var after: Int64?
 
     /// GeoReport's longest window, and the default when a client gives no dates.

@@ -3,6 +3,7 @@ import Accounts
 import Geometry
 import HTTPTypes
 import Hummingbird
+import Interchange
 import Offloading
 import ReportModel
 import ReportService
@@ -17,6 +18,8 @@ struct Open311Routes {
     let publicURL: String?
     /// Who answers for the service (from the about file), for discovery.
     let contact: String?
+    /// The most changes of the log one answer of `servicerequestupdates` reads.
+    var updateScan = ReportService.statusUpdateScan
 
     func register(on router: Router<AppRequestContext>) {
         for format in Open311Format.allCases {
@@ -46,8 +49,14 @@ struct Open311Routes {
                 // The same reading as requests': every bad parameter named at once.
                 let asked = try Open311Query(query, reference: reference)
                 let page = try await service.statusUpdates(
-                    from: asked.window.lowerBound, to: asked.window.upperBound, after: asked.after, limit: Open311Query.maxAnswers)
-                return (.array(page.updates.map { Open311Documents.update($0, reference) }), page.next)
+                    from: asked.window.lowerBound, to: asked.window.upperBound, after: asked.after, limit: Open311Query.maxAnswers, scan: updateScan)
+                // The next page's window as this one resolved it (a window left to its default
+                // would slide with the clock between pages).
+                let next = page.next.map { after in
+                    [("start_date", RFC3339.string(from: asked.window.lowerBound)), ("end_date", RFC3339.string(from: asked.window.upperBound))]
+                        + (query["jurisdiction_id"].map { [("jurisdiction_id", $0)] } ?? []) + [("after", String(after))]
+                }
+                return (.array(page.updates.map { Open311Documents.update($0, reference) }), next)
             }
         }
     }
@@ -124,11 +133,11 @@ struct Open311Routes {
     }
 
     /// ``on(_:_:_:root:method:success:_:)`` for an answer that may be a page of more: with
-    /// the `after` to read on from, it carries a `Link` to the next page (RFC 8288).
+    /// the next page's parameters, it carries a `Link` to it (RFC 8288).
     private func onPage(
         _ router: Router<AppRequestContext>, _ path: String, _ format: Open311Format, root: String,
         method: HTTPRequest.Method = .get, success: HTTPResponse.Status = .ok,
-        _ answer: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> (JSONValue, next: Int64?)
+        _ answer: @escaping @Sendable (Request, QueryParameters, AppRequestContext) async throws -> (JSONValue, next: [(String, String)]?)
     ) {
         let endpoint = Endpoint.open311Endpoints.first { $0.path == "/open311/v2/\(path).\(format.rawValue)" && $0.method == method }!
         router.on(RouterPath(endpoint.path), method: method) { request, context in
@@ -140,7 +149,7 @@ struct Open311Routes {
                 let (value, next) = try await Blocking.offPool { try await answer(request, query, context) }
                 var response = try Self.response(value, root: root, format: format)
                 response.status = success
-                if let next { response.headers[.link] = "<\(Self.page(after: next, of: request, base: OGCRoutes.base(request, publicURL: publicURL)))>; rel=\"next\"" }
+                if let next { response.headers[.link] = "<\(OGCRoutes.base(request, publicURL: publicURL) + endpoint.path)?\(Self.query(next))>; rel=\"next\"" }
                 return response
             } catch {
                 guard let known = APIError.from(error) else { throw error }
@@ -154,10 +163,9 @@ struct Open311Routes {
         }
     }
 
-    /// The address of `request` with `after` set to `next` (its other parameters as sent).
-    static func page(after next: Int64, of request: Request, base: String) -> String {
-        let kept = (request.uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("after=") && !$0.isEmpty }
-        return base + request.uri.path + "?" + (kept + ["after=\(next)"]).joined(separator: "&")
+    /// A query of these parameters, each value percent-encoded.
+    static func query(_ items: [(String, String)]) -> String {
+        items.map { "\($0)=\(URLText.encode($1))" }.joined(separator: "&")
     }
 
     /// An error's texts: one for each field at fault, naming it and its rule.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ReportService
 import StorePorts
 import Webhooks
 
@@ -53,6 +54,9 @@ public struct ServerConfiguration: Sendable {
     public var accountFollowInterval: Duration = .milliseconds(250)
     /// How webhooks are sent; nil: this process sends none (another on the database may).
     public var webhooks: WebhookSettings? = WebhookSettings()
+    /// The most changes of the log one answer of Open311's `servicerequestupdates` reads
+    /// (its page then ends early, with a `Link` to the next).
+    public var open311UpdateScan = ReportService.statusUpdateScan
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, cacheControl: String = "public, max-age=0, must-revalidate",

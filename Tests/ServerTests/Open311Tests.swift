@@ -5,6 +5,7 @@ import Interchange
 import Hummingbird
 import HummingbirdTesting
 import ReportModel
+import ReportService
 @testable import Server
 import Testing
 import TestSupport
@@ -285,13 +286,57 @@ struct Open311Tests {
         }
     }
 
-    @Test("a page's Link to the next: the request's address and parameters as sent, after replaced")
-    func nextPage() {
-        let request = Request(
-            head: HTTPRequest(method: .get, scheme: "http", authority: "city.example", path: "/open311/v2/servicerequestupdates.xml?start_date=2026-01-01T00%3A00%3A00Z&after=17&jurisdiction_id=kyiv"),
-            body: RequestBody(buffer: ByteBuffer()))
-        #expect(Open311Routes.page(after: 4_096, of: request, base: "https://posters.example")
-            == "https://posters.example/open311/v2/servicerequestupdates.xml?start_date=2026-01-01T00%3A00%3A00Z&jurisdiction_id=kyiv&after=4096")
+    @Test("servicerequestupdates that reads 2 changes of the log an answer: each page that stops early links the next, in the window it resolved, and following the links gives every update once, in order, in JSON and XML; the last page has no Link")
+    func updatesInPages() async throws {
+        let fixture = try await Fixture()
+        var configuration = ServerConfiguration()
+        configuration.open311UpdateScan = 2
+        configuration.publicURL = "https://posters.example"
+        try await fixture.test(configuration: configuration) { client in
+            let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 4)
+            let start = Date()
+            var expected: [String] = [], rng = SplitMix64(state: 33)
+            for report in fixture.reports.filter({ $0.status == "new" }).prefix(4) {
+                // A filing's change between the steps: pages of 2 changes hold 0, 1 or 2 steps.
+                _ = try await fixture.service.file(Drafts.make(report.coordinate, using: &rng), by: Caller(accountID: nil, role: .inspector))
+                for to in ["verifying", "confirmed"] {
+                    let moved = try await client.send(.post, "/v1/reports/\(report.id)/transitions", json: ["to": to, "note": "крок"], token: supervisor.token)
+                    #expect(moved.status == .ok, "\(moved.bodyText)")
+                    expected.append("\(report.id) \(to)")
+                }
+            }
+            for format in ["json", "xml"] {
+                var url: String? = "/open311/v2/servicerequestupdates.\(format)?start_date=\(URLText.encode(RFC3339.string(from: start.addingTimeInterval(-1))))&jurisdiction_id=kyiv"
+                var found: [String] = [], pages = 0, short = 0
+                while let next = url, pages < 100 {
+                    let answer = try await client.get(next)
+                    #expect(answer.status == .ok, "\(answer.bodyText)")
+                    let items = try Self.updateItems(answer, format: format)
+                    found += items
+                    pages += 1
+                    url = try answer.headers[.link].map { link in
+                        let target = try #require(link.firstMatch(of: /^<https:\/\/posters\.example(\/open311\/v2\/servicerequestupdates\.\w+\?[^>]+)>; rel="next"$/)?.1, "\(link)")
+                        #expect(target.contains("end_date=") && target.contains("jurisdiction_id=kyiv") && target.contains("after="), "\(target)")
+                        return String(target)
+                    }
+                    if url != nil, items.count < 2 { short += 1 }
+                }
+                #expect(found == expected, "\(format): every update once, in order, over \(pages) pages")
+                #expect(short > 0, "some pages stopped at the scan's limit with fewer updates")
+            }
+        }
+    }
+
+    /// "id status" of each update of an answer, from its JSON or its XML.
+    static func updateItems(_ answer: Answer, format: String) throws -> [String] {
+        if format == "json" {
+            let items = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]], "\(answer.bodyText)")
+            return items.map { "\($0["service_request_id"] as? String ?? "") \($0["external_status_code"] as? String ?? "")" }
+        }
+        let ids = answer.bodyText.matches(of: /<service_request_id>(\d+)<\/service_request_id>/).map { String($0.1) }
+        let codes = answer.bodyText.matches(of: /<external_status_code>(\w+)<\/external_status_code>/).map { String($0.1) }
+        #expect(ids.count == codes.count)
+        return zip(ids, codes).map { "\($0) \($1)" }
     }
 
     @Test("servicerequestupdates: the status changes of public reports in the window, oldest first, as mySociety's states with our status as external_status_code; never the author or the note; a hidden report's left out")
