@@ -3,8 +3,9 @@ import FlatFiles
 /// The index saved as its arrays (``ClusterIndex/save(to:sections:)``) and read back
 /// (``ClusterIndex/init(grid:statusCount:whole:periods:)``): what lets a server on ten
 /// million reports answer within a second of its start instead of building the index for
-/// seven. Two sections, so that a start reads them on two threads: the table of reports
-/// with the whole tree, and the period trees (``SavedPeriods``).
+/// seven. A section for the table of reports with the whole tree, and one for each length
+/// of period's trees (``SavedLevel``), so that a start reads them on two threads, a level
+/// of periods beside the tally where that evens the threads' work.
 ///
 /// What is read is checked before it is used: the arrays' counts against each other;
 /// every child, leaf and slot a walk follows within its array, each node and leaf reached
@@ -54,40 +55,44 @@ extension ClusterIndex {
         return (table, make(tree, leafCapacity), periodTrees)
     }
 
-    /// Writes the index to `file` as two sections named `sections` (a consistent copy:
-    /// writes wait meanwhile).
-    public func save(to file: FlatFileWriter, sections: (whole: String, periods: String)) throws {
+    /// The lengths of period whose trees a saved index holds, each in a section of its own.
+    public static var periodLevels: Int { PeriodTrees.lengths.count }
+
+    /// Writes the index to `file`: the table and the whole tree as section `sections.whole`,
+    /// each level of period trees as the section of its position in `sections.periods`
+    /// (``periodLevels`` names). A consistent copy: writes wait meanwhile.
+    public func save(to file: FlatFileWriter, sections: (whole: String, periods: [String])) throws {
+        precondition(sections.periods.count == Self.periodLevels, "a section for each level of periods")
         try lock.read { () throws in
             for value in [grid.cellSize, grid.maxZoom, grid.minPoints, statusCount, tree.leafCapacity] { try file.write(Int64(value)) }
             try Self.save(table.storage, to: file)
             try Self.save(tree.storage, to: file)
             try file.endSection(sections.whole)
-            try file.write(Int64(table.slots.count))
-            try file.write(Int64(periods.leafCapacity))
-            let levels = periods.trees
-            try file.write(Int64(levels.count))
-            for trees in levels {
+            for (level, trees) in periods.trees.enumerated() {
+                for value in [table.slots.count, periods.leafCapacity, level, Int(PeriodTrees.lengths[level])] { try file.write(Int64(value)) }
                 let ordered = trees.sorted { $0.key < $1.key }
                 try file.write(ordered.map(\.key))
                 for (_, tree) in ordered { try Self.save(tree.storage, to: file) }
+                try file.endSection(sections.periods[level])
             }
-            try file.endSection(sections.periods)
         }
     }
 
-    /// An index of the two sections ``save(to:sections:)`` wrote, each read on a thread
-    /// of its own (``readWhole(_:grid:statusCount:)``, ``readPeriods(_:grid:statusCount:)``);
-    /// parts that do not belong together are an error.
-    public convenience init(grid: ClusterGrid = .standard, statusCount: Int, whole: SavedWhole, periods saved: SavedPeriods) throws {
-        for part in [(whole.statusCount, whole.maxDepth), (saved.statusCount, saved.maxDepth)] where part != (statusCount, grid.maxDepth) {
+    /// An index of the sections ``save(to:sections:)`` wrote, read on threads of their own
+    /// (``readWhole(_:grid:statusCount:)``, ``readPeriodLevel(_:level:grid:statusCount:)``
+    /// for each level, in order); parts that do not belong together are an error.
+    public convenience init(grid: ClusterGrid = .standard, statusCount: Int, whole: SavedWhole, periods saved: [SavedLevel]) throws {
+        for part in [(whole.statusCount, whole.maxDepth)] + saved.map({ ($0.statusCount, $0.maxDepth) }) where part != (statusCount, grid.maxDepth) {
             throw FlatFileError("the index was read for another grid or other statuses")
         }
-        guard saved.slotCount == whole.table.slots.count, saved.levels.allSatisfy({ $0.reduce(0) { $0 + $1.value.count } == whole.table.count }) else {
+        guard saved.map(\.level) == Array(0..<Self.periodLevels), Set(saved.map(\.leafCapacity)).count == 1,
+              saved.allSatisfy({ $0.slotCount == whole.table.slots.count && $0.trees.reduce(0) { $0 + $1.value.count } == whole.table.count })
+        else {
             throw FlatFileError("the period trees and the table disagree")
         }
         let parts = Self.assemble(
-            grid: grid, statusCount: statusCount, table: whole.table, tree: whole.tree, leafCapacity: whole.leafCapacity, periods: saved.levels,
-            periodLeafCapacity: saved.leafCapacity)
+            grid: grid, statusCount: statusCount, table: whole.table, tree: whole.tree, leafCapacity: whole.leafCapacity, periods: saved.map(\.trees),
+            periodLeafCapacity: saved[0].leafCapacity)
         self.init(grid: grid, statusCount: statusCount, table: parts.table, tree: parts.tree, periods: parts.periods)
     }
 
@@ -116,34 +121,34 @@ extension ClusterIndex {
         return SavedWhole(table: table, tree: tree, leafCapacity: leafCapacity, statusCount: statusCount, maxDepth: grid.maxDepth)
     }
 
-    /// The period trees of a saved index, read and checked on a thread of their own while
-    /// the table is read; they become trees once the table is there.
-    public struct SavedPeriods: @unchecked Sendable {
+    /// One length of period's trees of a saved index, read and checked on a thread of its
+    /// own while the table is read; they become trees once the table is there.
+    public struct SavedLevel: @unchecked Sendable {
+        /// Its position in ``PeriodTrees/lengths``.
+        public let level: Int
         let slotCount: Int
         let leafCapacity: Int
         let statusCount: Int
         let maxDepth: Int
-        /// For each period length, the trees' arrays by period number.
-        let levels: [[Int64: QuadTree.Storage]]
+        /// The trees' arrays by period number.
+        let trees: [Int64: QuadTree.Storage]
     }
 
-    /// Reads the period trees section ``save(to:sections:)`` wrote.
-    public static func readPeriods(_ section: inout FlatSectionReader, grid: ClusterGrid = .standard, statusCount: Int) throws -> SavedPeriods {
+    /// Reads the section of the period trees of `level` that ``save(to:sections:)`` wrote.
+    public static func readPeriodLevel(_ section: inout FlatSectionReader, level: Int, grid: ClusterGrid = .standard, statusCount: Int) throws -> SavedLevel {
         let slotCount = Int(try section.read(in: 0...Int64(UInt32.max)))
         let leafCapacity = Int(try section.read(in: 2...8_192))
-        guard try section.read() == Int64(PeriodTrees.lengths.count) else { throw FlatFileError("the index was saved with other periods") }
-        let reader = TreeReader(statusCount: statusCount, maxDepth: grid.maxDepth)
-        var levels: [[Int64: QuadTree.Storage]] = []
-        for _ in PeriodTrees.lengths {
-            let periods: [Int64] = try section.read(limit: slotCount)
-            var trees: [Int64: QuadTree.Storage] = [:]
-            for period in periods {
-                let tree = try reader.read(&section, slotCount: slotCount, placed: nil)
-                guard tree.count > 0, trees.updateValue(tree, forKey: period) == nil else { throw FlatFileError("a period's tree is repeated or empty") }
-            }
-            levels.append(trees)
+        guard level < Self.periodLevels, try section.read() == Int64(level), try section.read() == PeriodTrees.lengths[level] else {
+            throw FlatFileError("the index was saved with other periods")
         }
-        return SavedPeriods(slotCount: slotCount, leafCapacity: leafCapacity, statusCount: statusCount, maxDepth: grid.maxDepth, levels: levels)
+        let reader = TreeReader(statusCount: statusCount, maxDepth: grid.maxDepth)
+        let periods: [Int64] = try section.read(limit: slotCount)
+        var trees: [Int64: QuadTree.Storage] = [:]
+        for period in periods {
+            let tree = try reader.read(&section, slotCount: slotCount, placed: nil)
+            guard tree.count > 0, trees.updateValue(tree, forKey: period) == nil else { throw FlatFileError("a period's tree is repeated or empty") }
+        }
+        return SavedLevel(level: level, slotCount: slotCount, leafCapacity: leafCapacity, statusCount: statusCount, maxDepth: grid.maxDepth, trees: trees)
     }
 
     private static func save(_ t: SlotTable.Storage, to file: FlatFileWriter) throws {

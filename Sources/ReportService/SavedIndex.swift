@@ -26,7 +26,13 @@ import Tally
 public enum SavedIndex {
     /// The format's name and version; another is refused. A change to what is saved or to
     /// how the index derives it from the rows is a new version.
-    static let format = "posterwatch index 1"
+    static let format = "posterwatch index 2"
+
+    /// The sections of the period trees, a level of periods each.
+    static let periodSections = (0..<ClusterIndex.periodLevels).map { "periods \($0)" }
+    /// The levels of periods read on the tally's thread (the one-day trees: the tally is
+    /// the lighter of the two at ten million reports).
+    static let levelsBesideTally: Set<Int> = [ClusterIndex.periodLevels - 1]
 
     /// Why a saved index was not used.
     public struct Refused: Error, CustomStringConvertible, Sendable {
@@ -74,26 +80,32 @@ public enum SavedIndex {
             throw Refused(description: "it was saved at change \(p["change"] ?? "none"), the database is at change \(last)")
         }
         let statusCount = reference.statuses.count, districtCount = reference.districts.count, typeCount = reference.objectTypes.count
-        // The index and the tally on two threads, about as long as each other: a start
-        // waits for the longer. (The period trees on a third thread took longer: the threads
-        // spend a third of their time in page faults, which then contend.)
-        async let index = Blocking.offPool {
-            var periods = try file.section("periods"), whole = try file.section("clusters")
-            let index = try ClusterIndex(
-                grid: grid, statusCount: statusCount, whole: try ClusterIndex.readWhole(&whole, grid: grid, statusCount: statusCount),
-                periods: try ClusterIndex.readPeriods(&periods, grid: grid, statusCount: statusCount))
-            try whole.finish()
-            try periods.finish()
-            return index
+        // The index and the tally on two threads, a level of period trees moved beside the
+        // tally so that the two take about as long: a start waits for the longer. (The
+        // period trees on a third thread took longer: the threads spend a third of their
+        // time in page faults, which then contend.)
+        func level(_ level: Int) throws -> ClusterIndex.SavedLevel {
+            var section = try file.section(Self.periodSections[level])
+            let read = try ClusterIndex.readPeriodLevel(&section, level: level, grid: grid, statusCount: statusCount)
+            try section.finish()
+            return read
+        }
+        async let whole = Blocking.offPool {
+            var section = try file.section("clusters")
+            let whole = try ClusterIndex.readWhole(&section, grid: grid, statusCount: statusCount)
+            try section.finish()
+            return (whole, try (0..<ClusterIndex.periodLevels).filter { !Self.levelsBesideTally.contains($0) }.map(level))
         }
         async let tally = Blocking.offPool {
             var section = try file.section("tally")
             let tally = try ReportTally(statusCount: statusCount, districtCount: districtCount, objectTypeCount: typeCount, loading: &section)
             try section.finish()
-            return tally
+            return (tally, try Self.levelsBesideTally.sorted().map(level))
         }
         do {
-            let loaded = (try await index, try await tally, change)
+            let ((read, levels), (tally, moreLevels)) = (try await whole, try await tally)
+            let index = try ClusterIndex(grid: grid, statusCount: statusCount, whole: read, periods: (levels + moreLevels).sorted { $0.level < $1.level })
+            let loaded = (index, tally, change)
             Task.detached { loaded.1.prepareForWrites() }
             return loaded
         } catch {
@@ -109,7 +121,7 @@ public enum SavedIndex {
         let temporary = target.deletingLastPathComponent().appendingPathComponent(partialPrefix(target) + UUID().uuidString)
         do {
             let file = try FlatFileWriter(path: temporary.path)
-            try index.save(to: file, sections: ("clusters", "periods"))
+            try index.save(to: file, sections: ("clusters", periodSections))
             try tally.save(to: file)
             try file.endSection("tally")
             try file.finish(properties: ["format": format, "fingerprint": fingerprint, "change_log": changeLog, "change": String(change)])

@@ -5,10 +5,11 @@ import Clustering
 /// many reports there are by status, district, object type and month (a dashboard).
 ///
 /// ## Design
-/// Each number seen is interned as a small integer; each report's numbers (at most five),
-/// district, object type, month and status are kept by report id in pages of 4,096 ids,
-/// one flat array and a page table (two array reads per report, and memory for the ids in
-/// use only). The city-wide counts per number and status are kept too, write by write, so
+/// Each number seen is interned as a small integer; each report's first number, district,
+/// object type, month and status are kept by report id in pages of 4,096 ids, one flat
+/// array of 20-byte records and a page table (two array reads per report, and memory for
+/// the ids in use only); a report's other numbers (at most four more, in one report of five
+/// or so) in blocks beside them. The city-wide counts per number and status are kept too, write by write, so
 /// the unfiltered ranking reads one count per number. A ranking over an area or a period walks the reports of the
 /// cluster index (which filters them by area, status and creation time), counts their
 /// numbers in an array, and keeps the best `limit` with a bounded heap; the status counts
@@ -64,43 +65,64 @@ public final class ReportTally: @unchecked Sendable {
         public var statusCounts: [Int]
     }
 
-    /// What is kept of a report; `count` 0: no report.
+    /// What is kept of a report (20 bytes); `count` 0: no report. Most reports carry one
+    /// number: the others of a report that carries more are in ``MoreNumbers``.
     struct Refs {
-        var p0: UInt32 = 0, p1: UInt32 = 0, p2: UInt32 = 0, p3: UInt32 = 0, p4: UInt32 = 0
-        var count: UInt8 = 0
-        var status: UInt8 = 0
+        /// The first number, and where the others are in ``MoreNumbers`` (`count` > 1).
+        var first: UInt32 = 0, more: UInt32 = 0
+        /// The creation second, held to 1970…2106 (four bytes a report).
+        var second: UInt32 = 0
         var district: UInt16 = 0
         var objectType: UInt16 = 0
         var month: UInt16 = 0
-        /// The creation second, held to 1970…2106 (four bytes a report).
-        var second: UInt32 = 0
-
-        subscript(i: Int) -> UInt32 {
-            get { [p0, p1, p2, p3, p4][i] }
-        }
+        var count: UInt8 = 0
+        var status: UInt8 = 0
 
         init() {}
 
-        init(_ phones: [UInt32], _ entry: Entry) {
+        init(_ phones: [UInt32], more: UInt32, _ entry: Entry) {
             count = UInt8(phones.count)
             (district, status, objectType) = (UInt16(entry.district), UInt8(entry.status), UInt16(entry.objectType))
             month = UInt16(clamping: entry.month)
             second = UInt32(clamping: entry.second)
-            if phones.count > 0 { p0 = phones[0] }
-            if phones.count > 1 { p1 = phones[1] }
-            if phones.count > 2 { p2 = phones[2] }
-            if phones.count > 3 { p3 = phones[3] }
-            if phones.count > 4 { p4 = phones[4] }
+            first = phones.first ?? 0
+            self.more = more
         }
 
+        /// Calls `body` with each of the report's numbers, the first first; `more` is
+        /// ``MoreNumbers/list``.
         @inline(__always)
-        func forEach(_ body: (UInt32) -> Void) {
-            if count > 0 { body(p0) }
-            if count > 1 { body(p1) }
-            if count > 2 { body(p2) }
-            if count > 3 { body(p3) }
-            if count > 4 { body(p4) }
+        func forEach(_ more: UnsafeBufferPointer<UInt32>, _ body: (UInt32) -> Void) {
+            guard count > 0 else { return }
+            body(first)
+            var k = Int(self.more)
+            for _ in 1..<Int(count) {
+                body(more[k])
+                k += 1
+            }
         }
+    }
+
+    /// The numbers after the first of the reports that carry more than one (some one in
+    /// five), in blocks of ``ReportTally/maxPhones`` − 1, a freed block used again.
+    struct MoreNumbers {
+        static let block = ReportTally.maxPhones - 1
+        var list: [UInt32] = []
+        /// The blocks no report holds, by their start.
+        var free: [UInt32] = []
+
+        /// Keeps `numbers` (at most a block) and returns where.
+        mutating func add(_ numbers: ArraySlice<UInt32>) -> UInt32 {
+            let start: Int
+            if let reused = free.popLast() { start = Int(reused) } else {
+                start = list.count
+                list += repeatElement(0, count: Self.block)
+            }
+            for (k, number) in numbers.enumerated() { list[start + k] = number }
+            return UInt32(start)
+        }
+
+        mutating func remove(at start: UInt32) { free.append(start) }
     }
 
     static let pageBits = 12
@@ -118,6 +140,7 @@ public final class ReportTally: @unchecked Sendable {
     /// Where each page of ids starts in `storage` (-1: no page yet).
     private var pageOffset: [Int32] = []
     private var storage: [Refs] = []
+    private var more = MoreNumbers()
     /// City-wide reports per number and status: `totals[number * statusCount + status]`.
     private var totals: [UInt32] = []
     private var reportCount = 0
@@ -138,6 +161,7 @@ public final class ReportTally: @unchecked Sendable {
         var numbers: [String]
         var pageOffset: [Int32]
         var storage: [Refs]
+        var more: MoreNumbers
         var totals: [UInt32]
         var reportCount: Int
         var fragments: FragmentCounts.Storage
@@ -148,15 +172,15 @@ public final class ReportTally: @unchecked Sendable {
     var contents: Storage {
         lock.read {
             Storage(
-                numbers: numbers, pageOffset: pageOffset, storage: storage, totals: totals, reportCount: reportCount, fragments: fragments.storage,
-                long: long.storage)
+                numbers: numbers, pageOffset: pageOffset, storage: storage, more: more, totals: totals, reportCount: reportCount,
+                fragments: fragments.storage, long: long.storage)
         }
     }
 
     /// A tally of arrays read back from a snapshot, checked by the caller.
     init(statusCount: Int, districtCount: Int, objectTypeCount: Int, contents s: Storage) {
         (self.statusCount, self.districtCount, self.objectTypeCount) = (statusCount, districtCount, objectTypeCount)
-        (numbers, pageOffset, storage, totals, reportCount) = (s.numbers, s.pageOffset, s.storage, s.totals, s.reportCount)
+        (numbers, pageOffset, storage, more, totals, reportCount) = (s.numbers, s.pageOffset, s.storage, s.more, s.totals, s.reportCount)
         fragments = FragmentCounts(storage: s.fragments)
         long = LongFragments(storage: s.long)
         numberIDs = nil
@@ -198,16 +222,17 @@ public final class ReportTally: @unchecked Sendable {
 
     /// Replaces the whole tally by another's (a rebuild from the rows).
     public func replaceContents(with other: ReportTally) {
-        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.totals, other.reportCount, other.fragments, other.long) }
-        lock.write { (numbers, numberIDs, pageOffset, storage, totals, reportCount, fragments, long) = copy }
+        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.more, other.totals, other.reportCount, other.fragments, other.long) }
+        lock.write { (numbers, numberIDs, pageOffset, storage, more, totals, reportCount, fragments, long) = copy }
     }
 
     /// The entry held for a report, if any.
     public func entry(id: Int64) -> Entry? {
         lock.read {
-            guard (0...Int64(UInt32.max)).contains(id), let refs = withLookup({ $0(UInt32(id)) }) else { return nil }
+            guard (0...Int64(UInt32.max)).contains(id), let (refs, phones) = withLookup({ lookup in lookup(UInt32(id)).map { ($0, lookup.numbers(of: $0)) } })
+            else { return nil }
             return Entry(
-                phones: (0..<Int(refs.count)).map { numbers[Int(refs[$0])] }, district: Int(refs.district), objectType: Int(refs.objectType),
+                phones: phones.map { numbers[Int($0)] }, district: Int(refs.district), objectType: Int(refs.objectType),
                 month: Int(refs.month), status: Int(refs.status), second: Int64(refs.second))
         }
     }
@@ -259,7 +284,9 @@ public final class ReportTally: @unchecked Sendable {
             guard district != nil else { return rankCityWide(limit: limit, statuses: statuses) }
             var counter = Counter(numbers: numbers.count, district: district)
             defer { counter.release() }
-            for refs in storage where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, status: Int(refs.status)) }
+            more.list.withUnsafeBufferPointer { more in
+                for refs in storage where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, more, status: Int(refs.status)) }
+            }
             return ranked(counter, limit: limit)
         }
     }
@@ -269,7 +296,7 @@ public final class ReportTally: @unchecked Sendable {
     public func ranking(limit: Int, district: Int? = nil, members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> [Ranked] {
         var counter = Counter(numbers: lock.read { numbers.count }, district: district)
         defer { counter.release() }
-        lookUp(Self.collect(members)) { refs, status in counter.add(refs, status: status) }
+        lookUp(Self.collect(members)) { refs, more, status in counter.add(refs, more, status: status) }
         return lock.read { ranked(counter, limit: limit) }
     }
 
@@ -282,13 +309,13 @@ public final class ReportTally: @unchecked Sendable {
 
     /// Calls `body` with the refs of each report of `met` that the tally holds, a slice at
     /// a time under the read lock, so that a write waits at most for one slice.
-    private func lookUp(_ met: [UInt64], _ body: (Refs, Int) -> Void) {
+    private func lookUp(_ met: [UInt64], _ body: (Refs, _ more: UnsafeBufferPointer<UInt32>, Int) -> Void) {
         let slice = 32_768
         for start in stride(from: 0, to: met.count, by: slice) {
             lock.read {
                 withLookup { lookup in
                     for pair in met[start..<min(start + slice, met.count)] {
-                        if let refs = lookup(UInt32(truncatingIfNeeded: pair >> 8)) { body(refs, Int(pair & 0xFF)) }
+                        if let refs = lookup(UInt32(truncatingIfNeeded: pair >> 8)) { body(refs, lookup.more, Int(pair & 0xFF)) }
                     }
                 }
             }
@@ -311,7 +338,7 @@ public final class ReportTally: @unchecked Sendable {
     public func summary(members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> Summary {
         var counter = SummaryCounter(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
         defer { counter.release() }
-        lookUp(Self.collect(members)) { refs, status in counter.add(refs, status: status) }
+        lookUp(Self.collect(members)) { refs, _, status in counter.add(refs, status: status) }
         return counter.summary()
     }
 
@@ -385,9 +412,9 @@ public final class ReportTally: @unchecked Sendable {
         }
 
         @inline(__always)
-        mutating func add(_ refs: Refs, status: Int) {
+        mutating func add(_ refs: Refs, _ more: UnsafeBufferPointer<UInt32>, status: Int) {
             if district >= 0, Int(refs.district) != district { return }
-            refs.forEach { phone in
+            refs.forEach(more) { phone in
                 guard Int(phone) < counts.count else { return }
                 counts[Int(phone)] &+= 1
                 met.append(UInt64(phone) << 6 | UInt64(status))
@@ -423,6 +450,14 @@ public final class ReportTally: @unchecked Sendable {
     struct Lookup {
         let pageOffset: UnsafeBufferPointer<Int32>
         let storage: UnsafeBufferPointer<Refs>
+        let more: UnsafeBufferPointer<UInt32>
+
+        /// A report's numbers, the first first.
+        func numbers(of refs: Refs) -> [UInt32] {
+            var numbers: [UInt32] = []
+            refs.forEach(more) { numbers.append($0) }
+            return numbers
+        }
 
         @inline(__always)
         func callAsFunction(_ id: UInt32) -> Refs? {
@@ -435,7 +470,9 @@ public final class ReportTally: @unchecked Sendable {
 
     private func withLookup<T>(_ body: (Lookup) -> T) -> T {
         pageOffset.withUnsafeBufferPointer { offsets in
-            storage.withUnsafeBufferPointer { body(Lookup(pageOffset: offsets, storage: $0)) }
+            storage.withUnsafeBufferPointer { storage in
+                more.list.withUnsafeBufferPointer { body(Lookup(pageOffset: offsets, storage: storage, more: $0)) }
+            }
         }
     }
 
@@ -461,28 +498,33 @@ public final class ReportTally: @unchecked Sendable {
         guard !entry.phones.isEmpty, (0..<statusCount).contains(entry.status), (0..<districtCount).contains(entry.district),
               (0..<objectTypeCount).contains(entry.objectType), (0...Int(UInt16.max)).contains(entry.month), let i = index(id, making: true)
         else { return }
-        let refs = Refs(entry.phones.prefix(Self.maxPhones).map(intern), entry)
+        let phones = entry.phones.prefix(Self.maxPhones).map(intern)
+        let refs = Refs(phones, more: phones.count > 1 ? more.add(phones.dropFirst()) : 0, entry)
         storage[i] = refs
-        refs.forEach { long.add(UInt32(id), number: $0) }
-        refs.forEach { totals[Int($0) * statusCount + entry.status] += 1 }
-        countFragments(refs, id: id, second: Int64(refs.second), by: 1)
+        for phone in phones {
+            long.add(UInt32(id), number: phone)
+            totals[Int(phone) * statusCount + entry.status] += 1
+        }
+        countFragments(phones, id: id, second: Int64(refs.second), by: 1)
         reportCount += 1
     }
 
     private func remove(_ id: Int64) {
         guard let i = index(id, making: false), storage[i].count > 0 else { return }
         let old = storage[i]
-        old.forEach { totals[Int($0) * statusCount + Int(old.status)] -= 1 }
-        countFragments(old, id: id, second: Int64(old.second), by: -1)
-        old.forEach { long.remove(UInt32(id), number: $0) }
+        let phones = withLookup { $0.numbers(of: old) }
+        for phone in phones { totals[Int(phone) * statusCount + Int(old.status)] -= 1 }
+        countFragments(phones, id: id, second: Int64(old.second), by: -1)
+        for phone in phones { long.remove(UInt32(id), number: phone) }
+        if old.count > 1 { more.remove(at: old.more) }
         storage[i] = Refs()
         reportCount -= 1
     }
 
     /// Counts a report's fragments in or out.
-    private func countFragments(_ refs: Refs, id: Int64, second: Int64, by delta: Int) {
+    private func countFragments(_ phones: [UInt32], id: Int64, second: Int64, by delta: Int) {
         fragments.begin(id: id, second: second)
-        refs.forEach { fragments.add(number: $0, by: delta) }
+        for phone in phones { fragments.add(number: phone, by: delta) }
         fragments.add(id: id, by: delta)
     }
 

@@ -13,7 +13,7 @@ extension ReportTally {
     /// The layout of the records saved byte for byte (sizes and field offsets): a file
     /// saved by a build that laid them out otherwise is refused.
     public static var savedLayout: String {
-        let refs = [\Refs.p0, \Refs.p1, \Refs.p2, \Refs.p3, \Refs.p4, \Refs.second].map { MemoryLayout<Refs>.offset(of: $0) ?? -1 }
+        let refs = [\Refs.first, \Refs.more, \Refs.second].map { MemoryLayout<Refs>.offset(of: $0) ?? -1 }
             + [MemoryLayout<Refs>.offset(of: \Refs.count), MemoryLayout<Refs>.offset(of: \Refs.status)].map { $0 ?? -1 }
             + [\Refs.district, \Refs.objectType, \Refs.month].map { MemoryLayout<Refs>.offset(of: $0) ?? -1 }
         let match = [\FragmentCounts.Match.second, \FragmentCounts.Match.id].map { MemoryLayout<FragmentCounts.Match>.offset(of: $0) ?? -1 }
@@ -38,6 +38,8 @@ extension ReportTally {
         try file.write(strings: s.numbers)
         try file.write(s.pageOffset)
         try file.write(s.storage)
+        try file.write(s.more.list)
+        try file.write(s.more.free)
         try file.write(s.totals)
         try file.write(s.fragments.counts)
         try file.write(nested: s.fragments.newest)
@@ -61,6 +63,8 @@ extension ReportTally {
         let numbers = try section.readStrings(limit: Int(UInt32.max), byteLimit: .max)
         let pageOffset: [Int32] = try section.read(limit: (1 << (32 - Self.pageBits)))
         let storage: [Refs] = try section.read(limit: pageOffset.count << Self.pageBits)
+        let moreList: [UInt32] = try section.read(limit: MoreNumbers.block * storage.count)
+        let moreFree: [UInt32] = try section.read(limit: moreList.count / MoreNumbers.block)
         let totals: [UInt32] = try section.read(limit: numbers.count * statusCount)
         let counts: [UInt32] = try section.read(limit: FragmentCounts.slots)
         let newest: [[FragmentCounts.Match]] = try section.read(nestedLimit: FragmentCounts.slots, elementLimit: FragmentCounts.slots * FragmentCounts.kept)
@@ -69,7 +73,8 @@ extension ReportTally {
         let reportsOfNumber: [[UInt32]] = try section.read(nestedLimit: numbers.count, elementLimit: 5 * reportCount)
         let numbersOfRun: [[UInt32]] = try section.read(nestedLimit: LongFragments.runs, elementLimit: 64 * numbers.count)
         let contents = Storage(
-            numbers: numbers, pageOffset: pageOffset, storage: storage, totals: totals, reportCount: reportCount,
+            numbers: numbers, pageOffset: pageOffset, storage: storage, more: MoreNumbers(list: moreList, free: moreFree), totals: totals,
+            reportCount: reportCount,
             fragments: FragmentCounts.Storage(counts: counts, newest: newest, slotStart: slotStart, slotList: slotList),
             long: LongFragments.Storage(reportsOfNumber: reportsOfNumber, numbersOfRun: numbersOfRun))
         try Self.check(contents, statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
@@ -85,16 +90,31 @@ extension ReportTally {
                 throw FlatFileError("the tally's page table points outside it")
             }
         }
-        var held = 0
-        for refs in s.storage where refs.count > 0 {
-            guard Int(refs.count) <= maxPhones, Int(refs.status) < statusCount, Int(refs.district) < districtCount, Int(refs.objectType) < objectTypeCount else {
-                throw FlatFileError("a report in the tally is out of range")
+        // Each block of the numbers after the first is one report's or free, never both.
+        let block = MoreNumbers.block, more = s.more
+        guard more.list.count % block == 0 else { throw FlatFileError("the tally's numbers after the first are cut short") }
+        var blockUsed = [Bool](repeating: false, count: more.list.count / block)
+        func use(_ start: UInt32) throws {
+            guard Int(start) % block == 0, Int(start) < more.list.count, !blockUsed[Int(start) / block] else {
+                throw FlatFileError("the tally's numbers after the first are claimed twice or lie outside them")
             }
-            var inRange = true
-            refs.forEach { inRange = inRange && Int($0) < numbers }
-            guard inRange else { throw FlatFileError("a report in the tally names an unknown number") }
-            held += 1
+            blockUsed[Int(start) / block] = true
         }
+        var held = 0
+        try more.list.withUnsafeBufferPointer { list in
+            for refs in s.storage where refs.count > 0 {
+                guard Int(refs.count) <= maxPhones, Int(refs.status) < statusCount, Int(refs.district) < districtCount, Int(refs.objectType) < objectTypeCount else {
+                    throw FlatFileError("a report in the tally is out of range")
+                }
+                if refs.count > 1 { try use(refs.more) }
+                var inRange = true
+                refs.forEach(list) { inRange = inRange && Int($0) < numbers }
+                guard inRange else { throw FlatFileError("a report in the tally names an unknown number") }
+                held += 1
+            }
+        }
+        for start in more.free { try use(start) }
+        guard !blockUsed.contains(false) else { throw FlatFileError("the tally's numbers after the first hold a block of no one") }
         guard held == s.reportCount else { throw FlatFileError("the tally's report count disagrees with its reports") }
         let f = s.fragments
         guard f.counts.count == FragmentCounts.slots, f.newest.count == FragmentCounts.slots, f.newest.allSatisfy({ $0.count <= FragmentCounts.kept }),

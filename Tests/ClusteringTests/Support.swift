@@ -547,13 +547,19 @@ func savedAndLoaded(_ index: ClusterIndex) throws -> ClusterIndex {
     let folder = try TemporaryDirectory()
     let path = folder.path("index.flat")
     let file = try FlatFileWriter(path: path)
-    try index.save(to: file, sections: ("clusters", "periods"))
+    let levels = (0..<ClusterIndex.periodLevels).map { "periods \($0)" }
+    try index.save(to: file, sections: ("clusters", levels))
     try file.finish(properties: [:])
     let reader = try FlatFileReader(path: path)
-    var periodSection = try reader.section("periods"), wholeSection = try reader.section("clusters")
-    let periods = try ClusterIndex.readPeriods(&periodSection, grid: index.grid, statusCount: index.statusCount)
+    // The levels read before the table, as a start may read them on another thread.
+    let periods = try levels.indices.reversed().map { level in
+        var section = try reader.section(levels[level])
+        let read = try ClusterIndex.readPeriodLevel(&section, level: level, grid: index.grid, statusCount: index.statusCount)
+        try section.finish()
+        return read
+    }.reversed()
+    var wholeSection = try reader.section("clusters")
     let whole = try ClusterIndex.readWhole(&wholeSection, grid: index.grid, statusCount: index.statusCount)
-    try periodSection.finish()
     try wholeSection.finish()
-    return try ClusterIndex(grid: index.grid, statusCount: index.statusCount, whole: whole, periods: periods)
+    return try ClusterIndex(grid: index.grid, statusCount: index.statusCount, whole: whole, periods: Array(periods))
 }
