@@ -121,8 +121,9 @@ extension ClusterIndex {
         return SavedWhole(table: table, tree: tree, leafCapacity: leafCapacity, statusCount: statusCount, maxDepth: grid.maxDepth)
     }
 
-    /// One length of period's trees of a saved index, read and checked on a thread of its
-    /// own while the table is read; they become trees once the table is there.
+    /// One length of period's trees of a saved index, read and checked after the table on
+    /// its thread, or after the tally on the tally's (`SavedIndex.swift` in ReportService);
+    /// they become trees once the table is there.
     public struct SavedLevel: @unchecked Sendable {
         /// Its position in ``PeriodTrees/lengths``.
         public let level: Int
@@ -138,7 +139,7 @@ extension ClusterIndex {
     public static func readPeriodLevel(_ section: inout FlatSectionReader, level: Int, grid: ClusterGrid = .standard, statusCount: Int) throws -> SavedLevel {
         let slotCount = Int(try section.read(in: 0...Int64(UInt32.max)))
         let leafCapacity = Int(try section.read(in: 2...8_192))
-        guard level < Self.periodLevels, try section.read() == Int64(level), try section.read() == PeriodTrees.lengths[level] else {
+        guard (0..<Self.periodLevels).contains(level), try section.read() == Int64(level), try section.read() == PeriodTrees.lengths[level] else {
             throw FlatFileError("the index was saved with other periods")
         }
         let reader = TreeReader(statusCount: statusCount, maxDepth: grid.maxDepth)

@@ -8,12 +8,13 @@ import Clustering
 /// Each number seen is interned as a small integer; each report's first number, district,
 /// object type, month and status are kept by report id in pages of 4,096 ids, one flat
 /// array of 20-byte records and a page table (two array reads per report, and memory for
-/// the ids in use only); a report's other numbers (at most four more, in one report of five
-/// or so) in blocks beside them. The city-wide counts per number and status are kept too, write by write, so
-/// the unfiltered ranking reads one count per number. A ranking over an area or a period walks the reports of the
-/// cluster index (which filters them by area, status and creation time), counts their
-/// numbers in an array, and keeps the best `limit` with a bounded heap; the status counts
-/// of the ranked numbers come from a second pass over the (number, status) pairs met.
+/// the ids in use only); a report's other numbers (at most four more, in one report of
+/// five or so) in blocks beside them, a third read. The city-wide counts per number and
+/// status are kept too, write by write, so the unfiltered ranking reads one count per
+/// number. A ranking over an area or a period walks the reports of the cluster index
+/// (which filters them by area, status and creation time), counts their numbers in an
+/// array, and keeps the best `limit` with a bounded heap; the status counts of the ranked
+/// numbers come from a second pass over the (number, status) pairs met.
 /// A summary walks the same reports and counts them four ways.
 ///
 /// Writes reach the tally with the cluster index's (``apply(_:)``), after their commit.
@@ -512,7 +513,7 @@ public final class ReportTally: @unchecked Sendable {
     private func remove(_ id: Int64) {
         guard let i = index(id, making: false), storage[i].count > 0 else { return }
         let old = storage[i]
-        let phones = withLookup { $0.numbers(of: old) }
+        let phones = [old.first] + (old.count > 1 ? more.list[Int(old.more)..<Int(old.more) + Int(old.count) - 1] : [])
         for phone in phones { totals[Int(phone) * statusCount + Int(old.status)] -= 1 }
         countFragments(phones, id: id, second: Int64(old.second), by: -1)
         for phone in phones { long.remove(UInt32(id), number: phone) }

@@ -6,7 +6,8 @@ import FlatFiles
 /// ten million reports fourteen seconds.
 ///
 /// What is read is checked before it is used: every number, status, district, object
-/// type, page and fragment slot within its array; the report count against the reports.
+/// type, page and fragment slot within its array; each block of a report's other numbers
+/// one report's or free, never both; the report count against the reports.
 /// The counts per number and per fragment are not recounted: the checksum finds damage
 /// (see `IndexSnapshot.swift` on what it does not).
 extension ReportTally {
