@@ -54,6 +54,15 @@ public final class FlatFileReader: Sendable {
         return FlatSectionReader(file: self, section: s, name: name)
     }
 
+    /// What `body` reads of section `name`, which it must read whole (its checksum is
+    /// checked after): a section read short is an error.
+    public func read<T>(section name: String, _ body: (inout FlatSectionReader) throws -> T) throws -> T {
+        var section = try section(name)
+        let value = try body(&section)
+        try section.finish()
+        return value
+    }
+
     fileprivate func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws {
         try Self.read(fd, path, into: buffer, at: offset)
     }

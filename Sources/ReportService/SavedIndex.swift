@@ -85,21 +85,16 @@ public enum SavedIndex {
         // period trees on a third thread took longer: the threads spend a third of their
         // time in page faults, which then contend.)
         func level(_ level: Int) throws -> ClusterIndex.SavedLevel {
-            var section = try file.section(Self.periodSections[level])
-            let read = try ClusterIndex.readPeriodLevel(&section, level: level, grid: grid, statusCount: statusCount)
-            try section.finish()
-            return read
+            try file.read(section: Self.periodSections[level]) { try ClusterIndex.readPeriodLevel(&$0, level: level, grid: grid, statusCount: statusCount) }
         }
         async let whole = Blocking.offPool {
-            var section = try file.section("clusters")
-            let whole = try ClusterIndex.readWhole(&section, grid: grid, statusCount: statusCount)
-            try section.finish()
+            let whole = try file.read(section: "clusters") { try ClusterIndex.readWhole(&$0, grid: grid, statusCount: statusCount) }
             return (whole, try (0..<ClusterIndex.periodLevels).filter { !Self.levelsBesideTally.contains($0) }.map(level))
         }
         async let tally = Blocking.offPool {
-            var section = try file.section("tally")
-            let tally = try ReportTally(statusCount: statusCount, districtCount: districtCount, objectTypeCount: typeCount, loading: &section)
-            try section.finish()
+            let tally = try file.read(section: "tally") {
+                try ReportTally(statusCount: statusCount, districtCount: districtCount, objectTypeCount: typeCount, loading: &$0)
+            }
             return (tally, try Self.levelsBesideTally.sorted().map(level))
         }
         do {

@@ -553,13 +553,8 @@ func savedAndLoaded(_ index: ClusterIndex) throws -> ClusterIndex {
     let reader = try FlatFileReader(path: path)
     // The levels read before the table, as a start may read them on another thread.
     let periods = try levels.indices.reversed().map { level in
-        var section = try reader.section(levels[level])
-        let read = try ClusterIndex.readPeriodLevel(&section, level: level, grid: index.grid, statusCount: index.statusCount)
-        try section.finish()
-        return read
+        try reader.read(section: levels[level]) { try ClusterIndex.readPeriodLevel(&$0, level: level, grid: index.grid, statusCount: index.statusCount) }
     }.reversed()
-    var wholeSection = try reader.section("clusters")
-    let whole = try ClusterIndex.readWhole(&wholeSection, grid: index.grid, statusCount: index.statusCount)
-    try wholeSection.finish()
+    let whole = try reader.read(section: "clusters") { try ClusterIndex.readWhole(&$0, grid: index.grid, statusCount: index.statusCount) }
     return try ClusterIndex(grid: index.grid, statusCount: index.statusCount, whole: whole, periods: Array(periods))
 }
