@@ -45,6 +45,8 @@ final class QuadTree {
 
     private(set) var leaves: [[UInt32]] = []
     private var freeLeaves: [Int32] = []
+    /// The tallies of shallow leaves (see ``LeafTallies``).
+    private(set) var leafTallies = LeafTallies()
 
     private(set) var root: Ref = QuadTree.none
 
@@ -69,12 +71,14 @@ final class QuadTree {
         var leaves: [[UInt32]]
         var freeLeaves: [Int32]
         var root: Ref
+        /// Nil when read back from a file: the tree makes them from its leaves.
+        var leafTallies: LeafTallies? = nil
     }
 
     var storage: Storage {
         Storage(
             count: count, children: children, aggregates: aggregates, createdMin: createdMin, createdMax: createdMax, freeNodes: freeNodes,
-            leaves: leaves, freeLeaves: freeLeaves, root: root)
+            leaves: leaves, freeLeaves: freeLeaves, root: root, leafTallies: leafTallies)
     }
 
     /// A tree over `table` with arrays read back from a snapshot, checked by the caller.
@@ -82,6 +86,22 @@ final class QuadTree {
         (self.table, self.statusCount, self.maxDepth, self.leafCapacity) = (table, statusCount, maxDepth, leafCapacity)
         (count, children, aggregates, createdMin, createdMax) = (s.count, s.children, s.aggregates, s.createdMin, s.createdMax)
         (freeNodes, leaves, freeLeaves, root) = (s.freeNodes, s.leaves, s.freeLeaves, s.root)
+        if let tallies = s.leafTallies {
+            leafTallies = tallies
+        } else {
+            leafTallies = LeafTallies(leafCount: leaves.count)
+            tallyLeaves(root, depth: 0)
+        }
+    }
+
+    /// Gives the shallow leaves under `ref` (at level `depth`) their tallies.
+    private func tallyLeaves(_ ref: Ref, depth: Int) {
+        guard depth <= LeafTallies.deepest, ref != Self.none else { return }
+        if ref < 0 {
+            leafTallies.set(Int(~ref), depth: depth, list: leaves[Int(~ref)], slots: slots)
+            return
+        }
+        for q in 0..<4 { tallyLeaves(children[Int(ref) * 4 + q], depth: depth + 1) }
     }
 
     /// The order every leaf keeps, and bulk building needs.
@@ -117,7 +137,7 @@ final class QuadTree {
     /// that level.
     private func build(_ list: ArraySlice<UInt32>, depth: Int) -> Ref {
         if list.count <= leafCapacity || depth == maxDepth {
-            return makeLeaf(Array(list))
+            return makeLeaf(Array(list), depth: depth)
         }
         let node = allocateNode()
         var start = list.startIndex
@@ -137,13 +157,25 @@ final class QuadTree {
         return Ref(node)
     }
 
-    private func makeLeaf(_ list: [UInt32]) -> Ref {
-        if let l = freeLeaves.popLast() {
+    /// A leaf at level `depth` listing `list`.
+    private func makeLeaf(_ list: [UInt32], depth: Int) -> Ref {
+        let l: Int32
+        if let free = freeLeaves.popLast() {
+            l = free
             leaves[Int(l)] = list
-            return ~l
+        } else {
+            leaves.append(list)
+            leafTallies.appendLeaf()
+            l = Int32(leaves.count - 1)
         }
-        leaves.append(list)
-        return ~Int32(leaves.count - 1)
+        leafTallies.set(Int(l), depth: depth, list: list, slots: slots)
+        return ~l
+    }
+
+    private func freeLeaf(_ l: Int) {
+        leaves[l] = []
+        leafTallies.drop(l)
+        freeLeaves.append(Int32(l))
     }
 
     private func allocateNode() -> Int {
@@ -173,8 +205,7 @@ final class QuadTree {
             freeNodes.append(ref)
         } else {
             gathered.append(contentsOf: leaves[Int(~ref)])
-            leaves[Int(~ref)] = []
-            freeLeaves.append(~ref)
+            freeLeaf(Int(~ref))
         }
     }
 
@@ -257,7 +288,7 @@ final class QuadTree {
             let q = Self.quadrant(slot.key, depth: depth + 1)
             let child = children[node * 4 + q]
             if child == Self.none {
-                let leaf = makeLeaf([si])
+                let leaf = makeLeaf([si], depth: depth + 1)
                 children[node * 4 + q] = leaf
                 return
             }
@@ -273,10 +304,10 @@ final class QuadTree {
             if Self.precedes(slots[Int(leaves[l][mid])], slot) { lo = mid + 1 } else { hi = mid }
         }
         leaves[l].insert(si, at: lo)
+        leafTallies.add(slot, to: l, count: leaves[l].count)
         if leaves[l].count > leafCapacity && depth < maxDepth {
             let list = leaves[l]
-            leaves[l] = []
-            freeLeaves.append(Int32(l))
+            freeLeaf(l)
             let subtree = build(list[...], depth: depth)
             replace(parent: parent, quadrant: parentQuadrant, with: subtree)
         }
@@ -300,8 +331,10 @@ final class QuadTree {
         leaves[l].remove(at: leaves[l].firstIndex(of: si)!)
         var childGone = false
         if leaves[l].isEmpty && pathCount > 0 {
-            freeLeaves.append(Int32(l))
+            freeLeaf(l)
             childGone = true
+        } else {
+            leafTallies.remove(slot, from: l, list: leaves[l], depth: pathCount, slots: slots)
         }
         var level = pathCount - 1
         while level >= 0 {
@@ -313,12 +346,12 @@ final class QuadTree {
             if remaining == 0 {
                 freeNodes.append(Int32(node))
                 childGone = true
-                if level == 0 { root = makeLeaf([]) }
+                if level == 0 { root = makeLeaf([], depth: 0) }
             } else if remaining <= leafCapacity / 2 {
                 var gathered: [UInt32] = []
                 gathered.reserveCapacity(remaining)
                 free(Ref(node), gathering: &gathered)
-                let leaf = makeLeaf(gathered)
+                let leaf = makeLeaf(gathered, depth: level)
                 let parent = level == 0 ? -1 : Int(path[level - 1])
                 replace(parent: parent, quadrant: Self.quadrant(slot.key, depth: level), with: leaf)
             }
@@ -352,7 +385,7 @@ final class QuadTree {
         bytes += (createdMin.capacity + createdMax.capacity) * 8 + freeNodes.capacity * 4 + freeLeaves.capacity * 4
         bytes += leaves.capacity * MemoryLayout<[UInt32]>.stride
         for leaf in leaves where leaf.capacity > 0 { bytes += 32 + leaf.capacity * 4 }
-        return bytes
+        return bytes + leafTallies.memoryBytes
     }
 }
 

@@ -56,9 +56,14 @@ extension QuadTree {
                     try leaves.withUnsafeBufferPointer { leaves in
                         try createdMin.withUnsafeBufferPointer { createdMin in
                             try createdMax.withUnsafeBufferPointer { createdMax in
-                                try body(Reader(
-                                    children: children, slots: slots, aggregates: aggregates, leaves: leaves,
-                                    createdMin: createdMin, createdMax: createdMax, statusCount: statusCount))
+                                try leafTallies.place.withUnsafeBufferPointer { tallyPlace in
+                                    try leafTallies.tallies.withUnsafeBufferPointer { tallies in
+                                        try body(Reader(
+                                            children: children, slots: slots, aggregates: aggregates, leaves: leaves,
+                                            createdMin: createdMin, createdMax: createdMax, tallyPlace: tallyPlace, tallies: tallies,
+                                            statusCount: statusCount))
+                                    }
+                                }
                             }
                         }
                     }
@@ -75,6 +80,9 @@ extension QuadTree {
         let leaves: UnsafeBufferPointer<[UInt32]>
         let createdMin: UnsafeBufferPointer<Int64>
         let createdMax: UnsafeBufferPointer<Int64>
+        /// The tallies of shallow leaves, by leaf (see ``LeafTallies``).
+        let tallyPlace: UnsafeBufferPointer<Int32>
+        let tallies: UnsafeBufferPointer<LeafTallies.Kept>
         let statusCount: Int
 
         /// The slot numbers of a leaf, read in place.
@@ -95,7 +103,7 @@ extension QuadTree {
                     count -= 1
                     let next = stack[count]
                     if next.ref < 0 {
-                        scan(leaf: Int(~next.ref), block: block, filter: filter, emit: emit)
+                        scan(leaf: Int(~next.ref), depth: next.depth, block: block, filter: filter, emit: emit)
                         continue
                     }
                     if next.depth == block.depth {
@@ -239,8 +247,11 @@ extension QuadTree {
         }
 
         /// The cells of `block` inside one leaf: its slots are in key order, so each cell's
-        /// reports are one run, and a cell's key is the top bits of theirs.
-        private func scan(leaf: Int, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) {
+        /// reports are one run, and a cell's key is the top bits of theirs. A leaf that
+        /// keeps a tally, all of whose reports lie in one cell and match, is that tally.
+        private func scan(leaf: Int, depth: Int, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) {
+            // Deeper leaves keep none: not looked up, as dense data's leaves are all deeper.
+            if depth <= LeafTallies.deepest, emitTally(leaf: leaf, block: block, filter: filter, emit: emit) { return }
             let shift = UInt32(32 - block.depth), keyShift = UInt64(64 - 2 * block.depth)
             var current = UInt64.max
             var tally = Tally()
@@ -259,6 +270,24 @@ extension QuadTree {
                 }
             }
             if tally.aggregate.count > 0 { emit(current, tally, ~Int32(leaf)) }
+        }
+
+        /// Emits the tally of `leaf` as its cell's, when it keeps one, `filter` takes every
+        /// report in it and they all lie in one cell of the block's level; false when the
+        /// leaf has to be scanned.
+        @inline(never)
+        private func emitTally(leaf: Int, block: Block, filter: ClusterFilter, emit: (UInt64, Tally, Ref) -> Void) -> Bool {
+            let place = tallyPlace[leaf]
+            guard place >= 0, filter.created == nil else { return false }
+            let tally = tallies[Int(place)].tally
+            if filter.statuses != .max {
+                for s in 0..<statusCount where tally.statusCounts[s] != 0 && filter.statuses & (1 << UInt64(s)) == 0 { return false }
+            }
+            let a = tally.aggregate, shift = UInt32(32 - block.depth), keyShift = UInt64(64 - 2 * block.depth)
+            guard a.minKey >> keyShift == a.maxKey >> keyShift else { return false }
+            let x = UInt64(a.minX >> shift), y = UInt64(a.minY >> shift)
+            if a.count > 0, x >= block.x0, x <= block.x1, y >= block.y0, y <= block.y1 { emit(a.minKey >> keyShift, tally, ~Int32(leaf)) }
+            return true
         }
 
         /// Adds up the matching reports under `ref`; in a leaf, only those of `cellKey` at
