@@ -31,7 +31,8 @@ public struct AccountDraft: Sendable {
     /// in the domain, no spaces or control characters, at most 254 characters (RFC 5321).
     static func emailProblem(_ email: String) -> String? {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard (3...254).contains(email.count), parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64,
+        // Counted in code points, as the stores' checks count.
+        guard (3...254).contains(email.unicodeScalars.count), parts.count == 2, !parts[0].isEmpty, parts[0].unicodeScalars.count <= 64,
               parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
               !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
         else { return "must be an email address such as name@example.org" }

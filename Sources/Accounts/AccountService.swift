@@ -117,8 +117,12 @@ public final class AccountService: Sendable {
     /// throttled per login and client and per client (``LoginThrottle``:
     /// ``TooManyAttempts``). `client` is the caller's address as the rate limits count it.
     public func login(_ login: String, password: String, client: String) async throws -> TokenPair {
-        let found = try await storage.account(emailKey: AccountDraft.key(email: login))
-        let key = found.map { String($0.account.id) } ?? AccountDraft.key(email: login)
+        // A login no account could have (too long, control characters) is looked up by no
+        // store and counted under one key: attempts stay small whatever they send.
+        let emailKey = AccountDraft.key(email: login)
+        let possible = AccountDraft.emailProblem(emailKey) == nil
+        let found = possible ? try await storage.account(emailKey: emailKey) : nil
+        let key = found.map { String($0.account.id) } ?? (possible ? emailKey : Self.impossibleLogin)
         let now = Date()
         if let wait = try await throttle.attempt(login: key, client: client, now: now) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(password, hash: found?.passwordHash) }
@@ -128,6 +132,9 @@ public final class AccountService: Sendable {
         known.withLock { $0.forget(account.id) }
         return try await signIn(account)
     }
+
+    /// The throttle's key for every login that is no email address.
+    static let impossibleLogin = "(not an email address)"
 
     /// The one answer to a login that does not sign in.
     static let refusedLogin = "the email or the password is wrong, or the account is disabled"

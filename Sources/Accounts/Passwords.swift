@@ -24,24 +24,32 @@ public struct Passwords: Sendable {
 
     public func hash(_ password: String) -> String { Bcrypt.hash(password, cost: cost) }
 
-    /// Whether `password` matches `hash`; with no hash (no such account), a comparison
-    /// of the same cost that fails.
+    /// Whether `password` matches `hash`; with no hash (no such account) or a password
+    /// holding a NUL, a comparison of the same cost that fails.
     public func verify(_ password: String, hash: String?) -> Bool {
-        guard let hash else {
+        guard let hash, Self.checkable(password) else {
             _ = Bcrypt.verify(password, hash: dummyHash)
             return false
         }
         return Bcrypt.verify(password, hash: hash)
     }
 
-    /// What is wrong with a new password, or nil: 10 to 128 characters, and not one of the
-    /// 1,780 of that length among the 20,000 most common (the list Django ships, from
-    /// Royce Williams's compilation), compared without case.
+    /// What is wrong with a new password, or nil: 10 to 128 characters, no control
+    /// characters, and not one of the 1,780 of that length among the 20,000 most common
+    /// (the list Django ships, from Royce Williams's compilation), compared without case.
+    /// bcrypt reads a password up to its first NUL: one after it would not count.
     public static func problem(_ password: String) -> String? {
         guard (10...128).contains(password.count) else { return "must be 10 to 128 characters" }
+        guard !password.unicodeScalars.contains(where: isControl) else { return "must not contain control characters" }
         guard !common.contains(password.lowercased()) else { return "is one of the most common passwords; choose another" }
         return nil
     }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || scalar.value == 0x7F }
+
+    /// Whether a presented password can be checked at all: bcrypt would compare only
+    /// what comes before a NUL, which no password set since holds.
+    static func checkable(_ password: String) -> Bool { !password.utf8.contains(0) }
 
     static let common: Set<String> = Set(
         String(decoding: PackageResources.common_passwords_txt, as: UTF8.self).split(separator: "\n").map { $0.lowercased() })

@@ -292,7 +292,9 @@ public struct ReferenceData: Sendable, Hashable, Codable {
         return trimmed
     }
 
-    private static func optionalText(_ value: String?, _ field: String, max: Int, lines: Bool = false) throws(ValidationError) -> String? {
+    /// A free text trimmed, nil when empty, checked as every text of a report is (see
+    /// ``checkText(_:_:max:lines:)``); notes are checked by it too.
+    public static func optionalText(_ value: String?, _ field: String, max: Int, lines: Bool = false) throws(ValidationError) -> String? {
         guard let value else { return nil }
         let trimmed = value.trimmingWhitespace
         if trimmed.isEmpty { return nil }

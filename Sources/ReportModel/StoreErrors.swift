@@ -25,3 +25,11 @@ public struct RecordsRejected: Error, Sendable, CustomStringConvertible {
         return "\(issueCount) invalid record(s); nothing was written.\(first)"
     }
 }
+
+/// An error whose full description may hold values no log may keep (PostgreSQL's detail
+/// of a refused row lists the row, a password's hash with it): a log takes
+/// ``logDescription`` instead.
+public protocol RedactedError: Error {
+    /// What the error is, without the values it was about.
+    var logDescription: String { get }
+}

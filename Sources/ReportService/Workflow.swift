@@ -217,17 +217,13 @@ extension ReportService {
         return nil
     }
 
-    /// A trimmed note of at most 2,000 characters (nil when empty and not required).
+    /// A trimmed note of at most 2,000 characters, line breaks and tabs its only control
+    /// characters (nil when empty and not required).
     static func note(_ text: String?, required: Bool) throws(ValidationErrors) -> String? {
-        let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        if trimmed.isEmpty {
-            if required { throw ValidationErrors([ValidationError(field: "note", "is required")]) }
-            return nil
-        }
-        guard trimmed.unicodeScalars.count <= ReportLimits.comment else {
-            throw ValidationErrors([ValidationError(field: "note", "must be at most \(ReportLimits.comment) characters")])
-        }
-        return trimmed
+        let note: String?
+        do { note = try ReferenceData.optionalText(text, "note", max: ReportLimits.comment, lines: true) } catch { throw ValidationErrors([error]) }
+        if note == nil && required { throw ValidationErrors([ValidationError(field: "note", "is required")]) }
+        return note
     }
 }
 

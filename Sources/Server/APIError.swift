@@ -143,14 +143,15 @@ public struct APIError: HTTPResponseError, Sendable {
 
 /// Answers every error with ``APIError``'s JSON body (the middleware outside it only ever
 /// see responses); errors of no known kind become a 500 with a generic message, and are
-/// logged.
+/// logged (a ``RedactedError`` by its values-free description).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
             guard let answer = APIError.from(error) else {
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                let text = (error as? any RedactedError)?.logDescription ?? String(reflecting: error)
+                context.logger.error("request failed", metadata: ["error": "\(text)"])
                 return try APIError.internal.response(from: request, context: context)
             }
             return try answer.response(from: request, context: context)

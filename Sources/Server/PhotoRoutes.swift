@@ -10,7 +10,7 @@ import StorePorts
 import Synchronization
 
 /// Photos of reports: upload (the image as the body), removal, and the stored files,
-/// served immutable by their content's hash.
+/// served by their content's hash.
 struct PhotoRoutes {
     let service: ReportService
     let files: any PhotoStorage
@@ -24,7 +24,10 @@ struct PhotoRoutes {
     }
 
     static let maxUploadBytes = 15 * 1_000_000
-    static let cacheControl = "public, max-age=31536000, immutable"
+    /// An hour, not a year, although a file never changes: hiding a report takes its photos
+    /// from every cache that asks again, and a shared cache asks within the hour (the
+    /// strong ETag makes that a 304 while the report is public).
+    static let cacheControl = "public, max-age=3600"
 
     func register(on router: Router<AppRequestContext>) {
         router.handle(.addPhoto) { request, _, context, identity in

@@ -80,11 +80,12 @@ struct LongFragments {
     /// ``maxCandidates``.
     static func ids(holding digits: [UInt8], upTo maxID: Int64) -> [Int64]? {
         let length = digits.count
-        let fragment = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
         var maxLength = 1
         while maxLength < 19, pow10(maxLength) <= maxID { maxLength += 1 }
         guard length >= shortest else { return nil }
+        // Before the fragment's value, which a fragment longer than any id overflows.
         guard length <= maxLength else { return [] }
+        let fragment = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
         var count = 0
         for total in length...maxLength { count += (total - length + 1) * Int(pow10(total - length)) }
         guard count <= maxCandidates else { return nil }

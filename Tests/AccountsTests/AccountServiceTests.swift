@@ -102,6 +102,11 @@ struct AccountServiceTests {
         let disabledWrong = await #expect(throws: Unauthorized.self) { try await service.login("i1@example.org", password: "not it at all", client: "c") }
         #expect(disabledRight == wrongPassword && disabledWrong == wrongPassword)
         #expect(try await fixture.accounts.account(id: account.id)?.lastLoginAt == lastLogin, "a refused login records nothing")
+        // Logins no account can have are refused alike without a lookup (a NUL is refused by PostgreSQL's text).
+        for impossible in ["i1@example.org\u{0}", String(repeating: "a", count: 60_000) + "@example.org", "no at sign"] {
+            let refused = await #expect(throws: Unauthorized.self) { try await service.login(impossible, password: Self.password, client: "d") }
+            #expect(refused == wrongPassword)
+        }
     }
 
     @Test("5 failures of one login from one address hold back that address only; 20 from one address at any logins hold it back; the owner elsewhere signs in")

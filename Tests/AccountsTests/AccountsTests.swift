@@ -24,6 +24,13 @@ struct AccountsTests {
         #expect(throws: ValidationErrors.self) {
             try AccountDraft(name: "A", email: "a@b.c", phone: "067 123 45 67", password: String(repeating: "x", count: 129))
         }
+        // bcrypt stops at a NUL: "\0" followed by anything would be the empty password's hash.
+        for control in ["\u{0}aaaaaaaaaa", "kashtan\u{0}u dvori", "kashtan u\ndvori", "kashtan\u{7F}dvori"] {
+            let refused = #expect(throws: ValidationErrors.self) {
+                try AccountDraft(name: "A", email: "a@b.c", phone: "067 123 45 67", password: control)
+            }
+            #expect(refused?.issues.map(\.field) == ["password"] && refused?.issues.first?.message.contains("control") == true)
+        }
     }
 
     @Test("a valid draft is trimmed and its phone normalized")
@@ -38,6 +45,9 @@ struct AccountsTests {
     @Test("emails: one @, text on both sides, a dotted domain, no spaces", arguments: [
         ("a@b.c", true), ("name.surname+tag@sub.example.org", true), ("ім'я@приклад.укр", true),
         ("a@b", false), ("@b.c", false), ("a@.c", false), ("a@b.", false), ("a b@c.d", false), ("a@@b.c", false), ("a@b.c\u{0}", false),
+        // Counted in code points, as the stores' CHECKs count: 206 characters, 406 code points.
+        ("a@" + String(repeating: "e\u{301}", count: 200) + ".ua", false), ("a@" + String(repeating: "e", count: 200) + ".ua", true),
+        (String(repeating: "e\u{301}", count: 40) + "@b.ua", false),
     ])
     func emails(email: String, valid: Bool) {
         #expect((AccountDraft.emailProblem(email) == nil) == valid)
@@ -57,6 +67,9 @@ struct AccountsTests {
         #expect(Self.passwords.verify("кашта́н у дворі", hash: hash))
         #expect(!Self.passwords.verify("каштан у дворі", hash: hash))
         #expect(!Self.passwords.verify("кашта́н у дворі", hash: nil))
+        // A password of no one now, whose hash bcrypt would make of what precedes its NUL.
+        let empty = Self.passwords.hash("")
+        #expect(Self.passwords.verify("", hash: empty) && !Self.passwords.verify("\u{0}aaaaaaaaaa", hash: empty))
         #expect(Passwords().cost == 12)
     }
 }

@@ -13,6 +13,9 @@ struct LongFragmentTests {
         }
         #expect(LongFragments.ids(holding: Array("1234".utf8), upTo: maxID) == nil, "four digits are not a long fragment")
         #expect(LongFragments.ids(holding: Array("12345".utf8), upTo: 9_999_999_999) == nil, "too many ids to try")
+        for long in [String(repeating: "9", count: 20), String(repeating: "1", count: 64), "1234567"] {
+            #expect(LongFragments.ids(holding: Array(long.utf8), upTo: min(maxID, 999_999)) == [], "\(long.count) digits: longer than any id")
+        }
     }
 
     @Test("a number holds a run only where its digits do")

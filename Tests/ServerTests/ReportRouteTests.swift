@@ -251,6 +251,9 @@ struct ReportRouteTests {
             let path = "/v1/reports/\(id)/transitions"
             #expect(try await client.send(.post, path, json: ["to": "rejected"], token: supervisor.token).error?["field"] as? String == "note")
             #expect(try await client.send(.post, path, json: ["to": "rejected", "note": "   "], token: supervisor.token).status == .unprocessableContent)
+            // A NUL would be cut off by SQLite and refused by PostgreSQL's text (a 500 there): refused here.
+            let nul = try await client.send(.post, path, json: ["to": "rejected", "note": "спам\u{0}tail"], token: supervisor.token)
+            #expect(nul.status == .unprocessableContent && nul.error?["field"] as? String == "note", "\(nul.json)")
             #expect(try await client.send(.post, path, json: ["to": "duplicate"], token: supervisor.token).error?["field"] as? String == "duplicate_of")
             #expect(try await client.send(.post, path, json: ["to": "duplicate", "duplicate_of": id], token: supervisor.token).error?["field"] as? String == "duplicate_of")
             #expect(try await client.send(.post, path, json: ["to": "duplicate", "duplicate_of": 999_999], token: supervisor.token).status == .unprocessableContent)

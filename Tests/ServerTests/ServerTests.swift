@@ -316,6 +316,12 @@ struct ServerTests {
             let none = try await client.get("/v1/search?q=000000000000")
             #expect(none.status == .ok)
             #expect(none.features.isEmpty && none.json["numberMatched"] as? Int == 0)
+            // Longer than any number or id: nothing, where a fragment worth more than 2^63 once stopped the process.
+            for long in [String(repeating: "9", count: 20), "12345678901234567890", String(repeating: "1", count: 64)] {
+                let answer = try await client.get("/v1/search?q=\(long)")
+                #expect(answer.status == .ok && answer.features.isEmpty && answer.json["numberMatched"] as? Int == 0, "\(long.count) digits")
+            }
+            #expect(try await client.get("/v1/search?q=\(fragment)").status == .ok, "the server still answers")
         }
     }
 

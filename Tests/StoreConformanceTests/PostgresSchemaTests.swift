@@ -1,5 +1,7 @@
 import Foundation
 import PostgresStore
+import ReportModel
+import StorePorts
 import Testing
 import TestSupport
 
@@ -42,6 +44,24 @@ struct PostgresSchemaTests {
             Issue.record("a missing database was opened")
         } catch let error as PostgresUnavailable {
             #expect(error.description.hasSuffix("no_such_city on 127.0.0.1:\(URLComponents(string: TestPostgres.url!)!.port!): it has no such database"), "\(error)")
+        }
+    }
+
+    @Test("a row the schema refuses is logged by its rule, without the row's values (a password's hash among them)")
+    func refusedRowLogged() async throws {
+        let fresh = try await TestPostgres.fresh()
+        // Past the schema's 254 code points; no AccountDraft would let it through.
+        let email = "a@" + String(repeating: "e", count: 300) + ".ua"
+        let hash = "$2b$04$" + String(repeating: "S", count: 53)
+        do {
+            _ = try await PostgresAccounts(fresh.database).createAccount(
+                NewAccount(name: "Оксана", email: email, emailKey: email, phone: "380671234567", role: .inspector, passwordHash: hash), now: Date())
+            Issue.record("the row was taken")
+        } catch {
+            let logged = try #require((error as? any RedactedError)?.logDescription, "\(type(of: error)) is logged whole")
+            #expect(logged.contains("23514") && logged.contains("account"), "\(logged)")
+            #expect(!logged.contains(hash) && !logged.contains("eeeeeeeeee") && !logged.contains("380671234567"), "\(logged)")
+            #expect(String(reflecting: error).contains("eeeeeeeeee"), "the full description does hold the row: what the log must not take")
         }
     }
 
