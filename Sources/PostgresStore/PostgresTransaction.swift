@@ -288,7 +288,7 @@ struct PostgresTransaction: ReportTransaction {
     func markNotificationsRead(of account: Int64, upTo seq: Int64) throws -> (readUpTo: Int64, unread: Int) {
         let upTo = try rows(
             """
-            INSERT INTO notification_read (account_id, up_to) VALUES (\(account), \(seq))
+            INSERT INTO notification_read (account_id, up_to) VALUES (\(account), least(\(seq), (SELECT last FROM change_counter)))
             ON CONFLICT (account_id) DO UPDATE SET up_to = greatest(notification_read.up_to, excluded.up_to) RETURNING up_to
             """)[0].decode(Int64.self)
         return (upTo, try rows(Statements.unreadCount(of: account, upTo: upTo))[0].decode(Int.self))

@@ -53,7 +53,8 @@ extension WriteTransaction {
     public func markNotificationsRead(of account: Int64, upTo seq: Int64) throws -> (readUpTo: Int64, unread: Int) {
         try db.execute(
             sql: """
-                INSERT INTO notification_read (account_id, up_to) VALUES (?, ?)
+                INSERT INTO notification_read (account_id, up_to)
+                VALUES (?, min(?, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'report_change'), 0)))
                 ON CONFLICT (account_id) DO UPDATE SET up_to = max(up_to, excluded.up_to)
                 """,
             arguments: [account, seq])

@@ -264,7 +264,7 @@ struct AccountRouteTests {
         }
     }
 
-    @Test("every endpoint that needs a role refuses no token (401) and a lower role (403), and a refused request writes nothing")
+    @Test("every endpoint that needs a role refuses no token (401), a lower role and an integration's key (403), and a refused request writes nothing")
     func refusals() async throws {
         let fixture = try await Fixture()
         try await fixture.test { client in
@@ -272,6 +272,7 @@ struct AccountRouteTests {
             let inspector = try #require(try await client.send(.post, "/v1/auth/register", json: Self.registration(7)).json["access_token"] as? String)
             let inspectorID = try #require(try await client.send(.get, "/v1/me", token: inspector).json["id"] as? Int)
             let supervisor = try await ReportRouteTests.account(fixture, client, .supervisor, 8).token
+            let integration = try await fixture.accounts().createAPIKey(name: "blocklist sync").secret
             let webhookID = try await WebhookService(storage: SQLiteWebhooks(fixture.store)).register(
                 try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil)).webhook.id
             func state() throws -> String {
@@ -329,6 +330,11 @@ struct AccountRouteTests {
                 if !roles.contains(where: Role.supervisor.includes) {
                     let lower = try await client.send(endpoint.method, uri, json: body, token: supervisor)
                     #expect(lower.status == .forbidden, "\(endpoint.method) \(endpoint.path) with a supervisor's token")
+                }
+                // A key acts for a system, never as a person: only the endpoints made for integrations take one.
+                if !roles.contains(.integration) {
+                    let key = try await client.send(endpoint.method, uri, json: body, token: integration)
+                    #expect(key.status == .forbidden, "\(endpoint.method) \(endpoint.path) with an integration's key")
                 }
                 #expect(try state() == before, "\(endpoint.method) \(endpoint.path) wrote although refused")
             }

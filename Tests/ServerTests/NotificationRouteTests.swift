@@ -59,6 +59,13 @@ struct NotificationRouteTests {
             #expect(try await client.send(.get, "/v1/me/notifications").status == .unauthorized)
             let missing = try await client.send(.post, "/v1/me/notifications/read", json: [:], token: filer.token)
             #expect(missing.status == .unprocessableContent && missing.error?["field"] as? String == "up_to")
+            // A mark past the newest change stops there: what comes later is unread.
+            let ahead = try await client.send(.post, "/v1/me/notifications/read", json: ["up_to": 9_007_199_254_740_991], token: filer.token)
+            let mark = try #require(ahead.json["read_up_to"] as? Int)
+            #expect(ahead.status == .ok && mark >= ids[0] && mark < 9_007_199_254_740_991 && ahead.json["unread_count"] as? Int == 0)
+            let e = try await file(filer.token)
+            try await step(e, "verifying", supervisor.token)
+            #expect(try await client.send(.get, "/v1/me/notifications", token: filer.token).json["unread_count"] as? Int == 1)
             #expect(try await client.send(.get, "/v1/me/notifications?unread=yes", token: filer.token).status == .badRequest)
         }
     }

@@ -337,6 +337,10 @@ struct ReportStorageConformance {
         let (_, after) = try Self.one(storage) { t in try t.edit(id, to: edited, author: .system, now: Self.t0 + 1) }
         #expect(after.comment == "уточнено" && after.updatedAt > filed.updatedAt)
         _ = try Self.one(storage) { t in try t.setStatus(id, to: "verifying", note: "перевіряємо", author: .system, now: Self.t0 + 2) }
+        // The filer's read mark: never back, never past the newest change.
+        let newest = try await storage.changes(after: 0, limit: 100).lastSeq
+        #expect(try Self.one(storage) { t in try t.markNotificationsRead(of: filer, upTo: Int64(1) << 53) } == (newest, 0))
+        #expect(try Self.one(storage) { t in try t.markNotificationsRead(of: filer, upTo: 0) }.readUpTo == newest)
         _ = try Self.one(storage) { t in try t.hide(id, note: "спам", author: .system, now: Self.t0 + 3) }
         #expect(try await storage.report(id: id) == nil)
         #expect(try await storage.hidden(id: id)?.note == "спам")
