@@ -308,8 +308,10 @@ public final class PostgresReports: ReportStorage {
             """))
     }
 
-    public func history(of id: Int64) async throws -> [HistoryEntry] {
-        try await rows("SELECT \(unescaped: Rows.historyColumns) FROM report_history WHERE report_id = \(id) ORDER BY seq").map(Rows.history)
+    public func history(of id: Int64, after: Int64, limit: Int) async throws -> [HistoryEntry] {
+        try await rows(
+            "SELECT \(unescaped: Rows.historyColumns) FROM report_history WHERE report_id = \(id) AND seq > \(after) ORDER BY seq LIMIT \(Int64(clamping: limit))"
+        ).map(Rows.history)
     }
 
     public func history(seqs: [Int64]) async throws -> [Int64: HistoryEntry] {

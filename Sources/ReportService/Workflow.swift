@@ -159,18 +159,22 @@ extension ReportService {
         return try await read { try await $0.filer(of: id) }
     }
 
-    /// A report's history: everything for staff; for others only the status steps and
-    /// their times, without who made them or their notes. Nil for a report the caller
-    /// cannot see.
-    public func history(of id: Int64, for caller: Caller?) async throws -> [HistoryEntry]? {
+    /// A page of a report's history, at most `limit` rows after the one numbered `after`:
+    /// everything for staff; for others only the status steps and their times, without who
+    /// made them or their notes. Nil for a report the caller cannot see.
+    public func history(of id: Int64, for caller: Caller?, after: Int64 = 0, limit: Int = HistoryPage.maxLimit) async throws -> HistoryPage? {
+        precondition(limit > 0, "a page holds at least one entry")
         guard try await report(id: id, for: caller) != nil else { return nil }
-        let entries = try await read { try await $0.history(of: id) }
-        guard caller?.isStaff != true else { return entries }
-        return entries.filter { $0.action == .filed || $0.action == .transition }.map { entry in
+        let entries = try await read { try await $0.history(of: id, after: after, limit: limit) }
+        // Read on from the last row read, even when the public sees none of this page.
+        let next = entries.count == limit ? entries.last?.seq : nil
+        guard caller?.isStaff != true else { return HistoryPage(entries: entries, next: next) }
+        let steps = entries.filter { $0.action == .filed || $0.action == .transition }.map { entry in
             HistoryEntry(
                 seq: entry.seq, reportID: entry.reportID, at: entry.at, author: .system, action: entry.action,
                 fromStatus: entry.fromStatus, toStatus: entry.toStatus, note: nil, changes: [])
         }
+        return HistoryPage(entries: steps, next: next)
     }
 
     /// A page of the caller's own reports, newest first, before the cursor.
@@ -225,6 +229,16 @@ extension ReportService {
         if note == nil && required { throw ValidationErrors([ValidationError(field: "note", "is required")]) }
         return note
     }
+}
+
+/// A page of a report's history: its entries, oldest first, and the number to read on
+/// after (nil on the last page). Every edit and step adds a row, so a report's history
+/// has no bound of its own.
+public struct HistoryPage: Sendable {
+    public static let maxLimit = 1_000
+
+    public var entries: [HistoryEntry]
+    public var next: Int64?
 }
 
 /// A transition the report's current status does not allow (HTTP 409).

@@ -292,9 +292,11 @@ extension SQLiteReports {
     }
 
     /// A report's history, oldest first.
-    public func history(of id: Int64) throws -> [HistoryEntry] {
+    public func history(of id: Int64, after: Int64 = 0, limit: Int = .max) throws -> [HistoryEntry] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM report_history WHERE report_id = ? ORDER BY seq", arguments: [id]).map(Self.historyEntry)
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM report_history WHERE report_id = ? AND seq > ? ORDER BY seq LIMIT ?", arguments: [id, after, Int64(clamping: limit)]
+            ).map(Self.historyEntry)
         }
     }
 

@@ -186,7 +186,8 @@ enum OpenAPI {
                 ("changes", array(of: object([("field", string), ("before", nullableString), ("after", nullableString)]))),
                 ("by", object([("id", ["type": ["integer", "null"]]), ("name", nullableString), ("api_key", ["type": ["integer", "null"]])], required: [])),
             ], required: ["at", "action"]))),
-        ])),
+            ("next", ["type": "integer", "minimum": 1]),
+        ], required: ["history"])),
         ("Changes", object([
             ("changes", array(of: object([
                 ("seq", ["type": "integer", "minimum": 1]), ("type", ["type": "string", "enum": .array(ChangeType.allCases.map { .string($0.rawValue) })]),

@@ -1,6 +1,7 @@
 import Accounts
 import ChangeFeed
 import ReportModel
+import ReportService
 
 /// The endpoints that file and work reports (`ReportWriteRoutes.swift`), in the table of
 /// `Endpoints.swift`.
@@ -51,7 +52,12 @@ extension Endpoint {
     static let history = Endpoint(
         path: "/v1/reports/{id}/history",
         summary: "What happened to a report and when. Supervisors see every change, who made it, fields before and after, notes; others see the status changes and their times.",
-        parameters: [reportID], answers: ["application/json"], answerDescription: "`{history: [...]}`, oldest first.",
+        parameters: [
+            reportID, limit(default: HistoryPage.maxLimit, max: HistoryPage.maxLimit),
+            Parameter(name: "after", description: "The cursor: only entries after this one (`next` of the previous page; 0 from the start).",
+                      schema: ["type": "integer", "minimum": 0, "maximum": .int(Int(Int64.max)), "default": 0]),
+        ],
+        answers: ["application/json"], answerDescription: "`{history: [...], next}`, oldest first; `next` (the `after` of the next page) while there may be more.",
         answerSchema: "History")
     static let changes = Endpoint(
         path: "/v1/changes",

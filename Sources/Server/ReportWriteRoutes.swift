@@ -101,15 +101,17 @@ struct ReportWriteRoutes {
         return try await views.response(try await service.unhide(id, note: note, by: identity.caller), for: identity.caller)
     }
 
-    @Sendable func history(_: Request, _: QueryParameters, _ context: AppRequestContext) async throws -> Response {
+    @Sendable func history(_: Request, _ query: QueryParameters, _ context: AppRequestContext) async throws -> Response {
         let id = try ReportRoutes.reportID(context)
-        guard let entries = try await service.history(of: id, for: context.caller) else { throw ReportNotFound(id: id) }
+        let limit = try query.integer("limit", in: 1...HistoryPage.maxLimit, default: HistoryPage.maxLimit)!
+        let after = try query.integer("after", in: 0...Int(Int64.max)).map(Int64.init) ?? 0
+        guard let page = try await service.history(of: id, for: context.caller, after: after, limit: limit) else { throw ReportNotFound(id: id) }
         let staff = context.caller?.isStaff == true
         var names: [Int64: String] = [:]
         if staff {
-            for account in Set(entries.compactMap(\.author.accountID)) { names[account] = try await views.accounts.account(id: account)?.name }
+            for account in Set(page.entries.compactMap(\.author.accountID)) { names[account] = try await views.accounts.account(id: account)?.name }
         }
-        var response = try Responses.json(History(history: entries.map { History.Entry($0, staff: staff, names: names) }))
+        var response = try Responses.json(History(history: page.entries.map { History.Entry($0, staff: staff, names: names) }, next: page.next))
         response.headers[.vary] = "Authorization"
         if staff { response.headers[.cacheControl] = "private, no-store" }
         return response
@@ -150,6 +152,10 @@ struct Nearby: Encodable {
 
 /// `GET /v1/reports/{id}/history`.
 struct History: Encodable {
+    var history: [Entry]
+    /// The `after` of the next page; nil on the last.
+    var next: Int64?
+
     struct Entry: Encodable {
         var at: String
         var action: String
@@ -179,7 +185,6 @@ struct History: Encodable {
 
         enum CodingKeys: String, CodingKey { case at, action, fromStatus = "from_status", toStatus = "to_status", note, changes, by }
     }
-    var history: [Entry]
 }
 
 extension HTTPField.Name {

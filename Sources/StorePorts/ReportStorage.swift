@@ -84,8 +84,9 @@ public protocol ReportReads: Sendable {
     func filers(of ids: some Collection<Int64>) async throws -> [Int64: Int64]
     /// A page of the public reports an account filed, newest first, before the cursor.
     func reports(filedBy account: Int64, before: Int64?, limit: Int) async throws -> [Report]
-    /// A report's history, oldest first (it outlives the report).
-    func history(of id: Int64) async throws -> [HistoryEntry]
+    /// A page of a report's history, oldest first, after the row numbered `after` (0: from
+    /// the start); it outlives the report.
+    func history(of id: Int64, after: Int64, limit: Int) async throws -> [HistoryEntry]
     /// History rows by their numbers (those that exist).
     func history(seqs: [Int64]) async throws -> [Int64: HistoryEntry]
 

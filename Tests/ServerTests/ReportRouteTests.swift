@@ -323,6 +323,25 @@ struct ReportRouteTests {
             #expect(publicEntries.map { $0["action"] as? String } == ["filed", "transition"])
             #expect(publicEntries.allSatisfy { $0["by"] == nil && $0["note"] == nil && $0["changes"] == nil })
             #expect(!String(decoding: public_.body, as: UTF8.self).contains("supervisor 3"))
+            #expect(history.json["next"] == nil && public_.json["next"] == nil, "one page holds it all")
+            // In pages of two: `next` reads on, for the public too (who may see none of a page).
+            var pages: [[String?]] = [], publicPages: [[String?]] = []
+            for (token, into) in [(supervisor.token as String?, 0), (nil, 1)] {
+                var after: Int? = 0
+                while let from = after {
+                    let page = try await client.send(.get, "/v1/reports/\(id)/history?limit=2&after=\(from)", token: token)
+                    let actions = (page.json["history"] as? [[String: Any]] ?? []).map { $0["action"] as? String }
+                    if into == 0 { pages.append(actions) } else { publicPages.append(actions) }
+                    after = page.json["next"] as? Int
+                    if pages.count + publicPages.count > 10 { break }
+                }
+            }
+            #expect(pages == [["filed", "edited"], ["transition", "edited"], []])
+            #expect(publicPages == [["filed"], ["transition"], []])
+            for bad in ["limit=0", "limit=1001", "after=-1", "after=x"] {
+                let refused = try await client.get("/v1/reports/\(id)/history?\(bad)")
+                #expect(refused.status == .badRequest && refused.error?["field"] as? String == String(bad.prefix { $0 != "=" }), "\(bad)")
+            }
         }
     }
 

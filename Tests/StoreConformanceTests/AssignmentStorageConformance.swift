@@ -41,7 +41,7 @@ struct AssignmentStorageConformance {
         #expect(try await service.assignments(of: 12).map(\.reportID) == [r[5], r[1]])
         let trail = try await service.assignments(ofReport: r[1])
         #expect(trail.map(\.accountID) == [12, 11] && trail[0].isActive && trail[1].ended?.seq == trail[0].startedSeq)
-        let history = try await storage.history(of: r[1])
+        let history = try await storage.history(of: r[1], after: 0, limit: 1_000)
         #expect(history.map(\.action) == [.filed, .assigned, .assigned])
         #expect(history.last?.changes == [FieldChange(field: "assignee", before: "11", after: "12")] && history.last?.author.accountID == 7)
 
@@ -65,7 +65,7 @@ struct AssignmentStorageConformance {
         _ = try await service.hide(r[3], note: "спам", by: Self.boss, now: Self.t0 + 8)
         holds[r[2]] = nil
         holds[r[3]] = nil
-        #expect(try await storage.history(of: r[2]).map(\.action) == [.filed, .assigned, .transition, .unassigned])
+        #expect(try await storage.history(of: r[2], after: 0, limit: 1_000).map(\.action) == [.filed, .assigned, .transition, .unassigned])
         await #expect(throws: AssignmentConflict.self) { try await service.assign(r[2], to: Self.anna, note: nil, by: Self.boss) }
         await #expect(throws: ReportNotFound.self) { try await service.assign(r[3], to: Self.anna, note: nil, by: Self.boss) }
 

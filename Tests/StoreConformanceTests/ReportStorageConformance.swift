@@ -230,7 +230,7 @@ struct ReportStorageConformance {
         #expect(try await storage.storedAnswer(caller: "account:2", key: "kept") == nil, "an answer is the caller's own")
         #expect(try await storage.filer(of: kept[0]) == filer)
         #expect(try await storage.filer(of: kept[1]) == nil)
-        #expect(try await storage.history(of: kept[0]).map(\.action) == [.filed])
+        #expect(try await storage.history(of: kept[0], after: 0, limit: 1_000).map(\.action) == [.filed])
 
         // Keys are forgotten by age; the reports stay.
         #expect(try await storage.forgetIdempotencyKeys(before: Self.t0) == 0)
@@ -315,7 +315,7 @@ struct ReportStorageConformance {
         let changes = try await storage.changes(after: before, limit: 100)
         #expect(changes.rows.map(\.reportID) == kept && changes.rows.map(\.seq) == Array(before + 1...before + 4), "numbered without gaps, in order")
         for (id, i) in zip(kept, [0, 2, 4, 5]) {
-            #expect(try await storage.history(of: id).map(\.action) == [.filed])
+            #expect(try await storage.history(of: id, after: 0, limit: 1_000).map(\.action) == [.filed])
             for phone in drafts[i].phones {
                 #expect(try await storage.holders(of: phone, limit: 50).contains { $0.reportID == id }, "report \(id) holds \(phone)")
             }
@@ -354,9 +354,13 @@ struct ReportStorageConformance {
         #expect(try await storage.hidden(id: id) == nil)
         #expect(try Self.one(storage) { t in try t.report(id) } == nil, "the transaction sees it gone too")
 
-        let history = try await storage.history(of: id)
+        let history = try await storage.history(of: id, after: 0, limit: 1_000)
         #expect(history.map(\.action) == [.filed, .edited, .transition, .hidden, .unhidden, .deleted], "the history outlives the report")
         #expect(history[1].changes.map(\.field) == ["comment"] && history[2].fromStatus == "new" && history[2].toStatus == "verifying")
+        // In pages: after a row's number, at most so many.
+        #expect(try await storage.history(of: id, after: history[1].seq, limit: 2).map(\.seq) == history[2...3].map(\.seq))
+        #expect(try await storage.history(of: id, after: history[5].seq, limit: 2).isEmpty)
+        #expect(try await storage.history(of: id, after: 0, limit: 1).map(\.seq) == [history[0].seq])
         let changes = try await storage.changes(after: 0, limit: 100).rows
         #expect(changes.map(\.action) == history.map(\.action) && changes.allSatisfy { $0.reportID == id })
         #expect(Set(changes.compactMap(\.historySeq)) == Set(history.map(\.seq)), "each change names its history row")
