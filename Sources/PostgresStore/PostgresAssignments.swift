@@ -127,7 +127,9 @@ extension PostgresReports {
     }
 
     public func assignments(ofReport id: Int64) async throws -> [Assignment] {
-        try await rows("SELECT \(unescaped: AssignmentSchema.columns) FROM assignment WHERE report_id = \(id) ORDER BY id DESC").map(AssignmentSchema.assignment)
+        try await rows(
+            "SELECT \(unescaped: AssignmentSchema.columns) FROM assignment WHERE report_id = \(id) ORDER BY id DESC LIMIT \(Assignment.maxOfReport)"
+        ).map(AssignmentSchema.assignment)
     }
 
     public func assignees(of ids: some Collection<Int64>) async throws -> [Int64: Int64] {

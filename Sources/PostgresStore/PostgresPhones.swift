@@ -24,7 +24,10 @@ extension PostgresReports {
                 return PhoneRecord.Sighting(status: status, district: district, violator: violator, createdAt: created)
             }
             let history = try await c.query(
-                "SELECT \(unescaped: Rows.phoneHistoryColumns) FROM phone_history WHERE number = \(number) ORDER BY seq", logger: logger
+                """
+                SELECT * FROM (SELECT \(unescaped: Rows.phoneHistoryColumns) FROM phone_history WHERE number = \(number) ORDER BY seq DESC LIMIT \(PhoneRecord.maxHistory)) h
+                ORDER BY seq
+                """, logger: logger
             ).collect().map(Rows.phoneHistory)
             return PhoneRecord(number: number, stored: stored, sightings: sightings, reference: reference, history: history)
         }

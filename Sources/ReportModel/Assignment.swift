@@ -48,6 +48,8 @@ public struct Assignment: Sendable, Hashable {
 
     /// The most reports one bulk assignment takes.
     public static let maxBulk = 500
+    /// The most of a report's assignments a read gives, the newest.
+    public static let maxOfReport = 1_000
     /// The most active assignments one account may hold (its list must fit a phone offline).
     public static let maxPerAccount = 1_000
 }

@@ -69,10 +69,12 @@ public struct PhoneRecord: Sendable, Hashable {
     public var districts: [(code: String, count: Int)]
     /// The violator names written on its reports, most used first (at most ``maxViolators``).
     public var violators: [(name: String, count: Int)]
-    /// Every change of its status, oldest first.
+    /// The changes of its status, oldest first: the newest ``maxHistory`` (each is a
+    /// supervisor's step, but nothing else bounds them).
     public var history: [PhoneHistoryEntry]
 
     public static let maxViolators = 20
+    public static let maxHistory = 1_000
 
     public static func == (a: Self, b: Self) -> Bool {
         a.number == b.number && a.status == b.status && a.changedAt == b.changedAt && a.blockedAt == b.blockedAt && a.reportCount == b.reportCount

@@ -146,7 +146,8 @@ extension SQLiteReports {
     public func assignments(ofReport id: Int64) throws -> [Assignment] {
         try pool.read { db in
             try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT \(AssignmentRows.columns) FROM assignment WHERE report_id = ? ORDER BY id DESC"), arguments: [id]
+                db.cachedStatement(sql: "SELECT \(AssignmentRows.columns) FROM assignment WHERE report_id = ? ORDER BY id DESC LIMIT ?"),
+                arguments: [id, Assignment.maxOfReport]
             ).map(AssignmentRows.assignment)
         }
     }

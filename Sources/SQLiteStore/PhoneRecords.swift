@@ -22,7 +22,10 @@ extension SQLiteReports {
     }
 
     static func phoneHistory(_ db: Database, _ number: String) throws -> [PhoneHistoryEntry] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM phone_history WHERE number = ? ORDER BY seq"), arguments: [number]).map(phoneHistoryEntry)
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM (SELECT * FROM phone_history WHERE number = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"),
+            arguments: [number, PhoneRecord.maxHistory]
+        ).map(phoneHistoryEntry)
     }
 
     static func phoneHistoryEntry(_ row: Row) -> PhoneHistoryEntry {

@@ -21,7 +21,7 @@ extension Endpoint {
         method: .delete, access: .role(.inspector))
     static let reportAssignments = Endpoint(
         path: "/v1/reports/{id}/assignments",
-        summary: "A report's assignments, newest first, ended ones too: who, since when, by whom, the notes (supervisors).",
+        summary: "A report's assignments, newest first, ended ones too (the newest \(Assignment.maxOfReport)): who, since when, by whom, the notes (supervisors).",
         parameters: [reportID], answers: ["application/json"], answerDescription: "`{assignments: [...]}`.", answerSchema: "Assignments",
         access: .role(.supervisor))
     static let bulkAssign = Endpoint(

@@ -10,7 +10,7 @@ extension Endpoint {
         schema: ["type": "string", "maxLength": .int(Phone.maxInputLength), "pattern": .string(Patterns.phone), "example": "0671234567"])
     static let phone = Endpoint(
         path: "/v1/phones/{number}",
-        summary: "A number's record: its status (unverified, violator, not_violator, unreachable, blocked), its public reports (all, open, per status), when it was first and last seen, the districts of its reports, the violator names written on them, and the history of its status. Supervisors see who made each change and its note.",
+        summary: "A number's record: its status (unverified, violator, not_violator, unreachable, blocked), its public reports (all, open, per status), when it was first and last seen, the districts of its reports, the violator names written on them, and the history of its status (the newest \(PhoneRecord.maxHistory) changes). Supervisors see who made each change and its note.",
         parameters: [phoneNumber], answers: ["application/json"], answerDescription: "The record; a number no report carries and nobody verified is a 404.",
         answerSchema: "PhoneRecord")
     static let phoneReports = Endpoint(

@@ -272,7 +272,8 @@ public protocol ReportTransaction {
 public protocol AssignmentReads: Sendable {
     /// An account's active assignments of public reports, in its order.
     func assignments(of account: Int64) async throws -> [Assignment]
-    /// Every assignment of a report, newest first.
+    /// A report's assignments, newest first: the newest ``Assignment/maxOfReport`` (an
+    /// inspector may take and give back a report again and again).
     func assignments(ofReport id: Int64) async throws -> [Assignment]
     /// The active assignee of each of these reports that has one.
     func assignees(of ids: some Collection<Int64>) async throws -> [Int64: Int64]

@@ -117,6 +117,14 @@ struct AssignmentStorageConformance {
         ]
         #expect(notes.reversed().map { [$0.reportID, Int64($0.action == .assigned ? 1 : 0)] } == expected.map { [$0.0, $0.1 == .assigned ? 1 : 0] })
         #expect(try await storage.notifications(of: 11, before: nil, limit: 50, unreadOnly: false).unread == expected.count)
+
+        // A report passed back and forth: its reads give the newest assignments only.
+        for step in 0...Assignment.maxOfReport {
+            _ = try await service.assign(r[20], to: step % 2 == 0 ? Self.anna : Self.borys, note: "\(step)", by: Self.boss, now: Self.t0 + 10 + Double(step))
+        }
+        let passes = try await service.assignments(ofReport: r[20])
+        #expect(passes.count == Assignment.maxOfReport && passes.first?.isActive == true && passes.first?.note == "\(Assignment.maxOfReport)")
+        #expect(passes.dropFirst().allSatisfy { !$0.isActive } && passes.last?.note == "1", "newest first; the first pass left out")
         _ = keep
     }
 }

@@ -485,6 +485,13 @@ struct ReportStorageConformance {
         let changes = try await storage.blocklistChanges(since: 0)
         #expect(changes.added.isEmpty && changes.removed == [shared])
         #expect(try await storage.phoneRecord(shared)?.history.map(\.action) == [.verified, .blocked, .unblocked])
+        // A record holds the newest of its changes: nothing else bounds a supervisor's steps.
+        for step in 0..<PhoneRecord.maxHistory {
+            _ = try await service.verify(shared, outcome: step % 2 == 0 ? .notViolator : .violator, note: "крок \(step)", by: boss)
+        }
+        let steps = try #require(try await storage.phoneRecord(shared)?.history)
+        #expect(steps.count == PhoneRecord.maxHistory && steps.first?.note == "крок 0" && steps.last?.note == "крок \(PhoneRecord.maxHistory - 1)")
+        #expect(steps.map(\.seq) == steps.map(\.seq).sorted(), "oldest first")
         #expect(try Self.one(storage) { t in try t.knows(phone: model.reports[ids[3]]!.phones[0]) })
         #expect(try Self.one(storage) { t in try t.knows(phone: "380000000001") } == false)
         _ = keep
