@@ -33,3 +33,10 @@ public protocol RedactedError: Error {
     /// What the error is, without the values it was about.
     var logDescription: String { get }
 }
+
+/// The database could not take a write in time: another process holds its lock (an
+/// import into the served file). The write was not made; trying again later may.
+public struct StoreBusy: Error, Sendable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the database is busy with another process's write; nothing was written, try again" }
+}

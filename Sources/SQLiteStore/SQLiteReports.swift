@@ -54,7 +54,7 @@ public final class SQLiteReports: ReportStorage {
         SQLiteSettings.applied
         var config = Configuration()
         config.label = "posterwatch"
-        config.busyMode = .timeout(10)
+        config.busyMode = .timeout(tuning.busySeconds)
         config.prepareDatabase { db in
             try db.execute(sql: """
                 PRAGMA synchronous = NORMAL;
@@ -140,10 +140,14 @@ public struct QueryTuning: Sendable {
     /// Box paging: what one R*Tree candidate costs against one row of the id walk
     /// (measured: ~0.15 µs against ~0.27 µs).
     public var rtreeToWalkCost = 0.55
+    /// How long a write waits for another process's write (an import into the served
+    /// file) before it fails.
+    public var busySeconds = 10.0
 
-    public init(boxSample: Int = 400, rtreeToWalkCost: Double = 0.55) {
+    public init(boxSample: Int = 400, rtreeToWalkCost: Double = 0.55, busySeconds: Double = 10) {
         self.boxSample = boxSample
         self.rtreeToWalkCost = rtreeToWalkCost
+        self.busySeconds = busySeconds
     }
 }
 

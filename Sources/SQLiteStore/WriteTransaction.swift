@@ -199,8 +199,9 @@ extension SQLiteReports {
     /// refused transition, a stale version) simply fails. One that throws after changing
     /// rows cannot be undone alone without a savepoint per write, and savepoints are dear
     /// here (FTS5 flushes its pending terms into a new segment at each one), so the
-    /// transaction is rolled back and run again without it. If the commit itself fails,
-    /// every write fails with its error.
+    /// transaction is rolled back and run again without it. If the transaction itself fails
+    /// (its commit, or its start: another process holds the lock past the busy timeout),
+    /// every write not already refused fails with its error.
     public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
         var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
         var pending = Array(writes.indices)
@@ -230,7 +231,8 @@ extension SQLiteReports {
                     try finishCheckpointIfDue(db)
                 }
             } catch {
-                for i in pending where (try? outcomes[i]?.get()) != nil { outcomes[i] = .failure(error) }
+                let error = (error as? DatabaseError)?.resultCode == .SQLITE_BUSY ? StoreBusy() : error
+                for i in pending where outcomes[i] == nil || (try? outcomes[i]?.get()) != nil { outcomes[i] = .failure(error) }
                 break
             }
             guard let undone else { break }

@@ -125,6 +125,10 @@ public struct APIError: HTTPResponseError, Sendable {
             var error = APIError(.serviceUnavailable, code: "starting", message: e.description)
             error.headers[.retryAfter] = "5"
             return error
+        case let e as StoreBusy:
+            var error = APIError(.serviceUnavailable, code: "busy", message: e.description)
+            error.headers[.retryAfter] = "5"
+            return error
         case let e as RecordsRejected: return APIError(ValidationErrors(e.issues.map(\.error)))
         case let e as HTTPError:
             let code = switch e.status {

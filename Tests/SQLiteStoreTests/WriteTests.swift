@@ -19,6 +19,24 @@ struct WriteTests {
         #expect(try fixture.store.checkIndexes() == "ok")
     }
 
+    @Test("a transaction that cannot start (another process holds the lock past the busy timeout) fails each write, and the next one writes")
+    func lockedOut() throws {
+        let fixture = try TemporaryStore()
+        let store = try SQLiteReports(path: fixture.directory.path("test.sqlite"), tuning: QueryTuning(busySeconds: 0.2))
+        let holder = try DatabaseQueue(path: fixture.directory.path("test.sqlite"))
+        var rng = SplitMix64(state: 5)
+        let drafts = try (0..<3).map { _ in try store.reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)) }
+        let writes: [(any ReportTransaction) throws -> Report] = drafts.map { draft in { t in try t.insert(draft, filer: nil, author: .system, now: Date()) } }
+        // The other process's write, held while this one tries (it used to trap on the writes never run).
+        let refused = try holder.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            return store.commit(writes)
+        }
+        #expect(refused.count == 3 && refused.allSatisfy { if case .failure(let error) = $0 { error is StoreBusy } else { false } })
+        #expect(try store.commit(writes).map { try $0.get().id } == [1, 2, 3])
+    }
+
     @Test("a report round-trips exactly, with defaults for id, status and times")
     func roundTrip() throws {
         let fixture = try TemporaryStore()
