@@ -77,9 +77,11 @@ public struct PostgresWebhooks: WebhookStorage {
             "INSERT INTO webhook_event (action, webhook_id) SELECT unnest(\(events.map(\.action.rawValue))::text[]), \(id)", logger: logger)
     }
 
-    /// A disabled endpoint's pending deliveries wait without a time (those in flight get
-    /// none when their attempt is recorded); enabling makes the waiting ones due, and
-    /// leaves those in flight to their lease.
+    /// A disabled endpoint's due deliveries wait without a time, and enabling makes them
+    /// due. Those with a time to come keep it: a retry's (claims pass over a disabled
+    /// endpoint's), or a lease, whose attempt is in flight and gets none when recorded.
+    /// Clearing a lease let an endpoint disabled and enabled again be sent the same
+    /// delivery while the first attempt ran.
     static func setEnabled(_ c: PostgresConnection, _ id: Int64, _ enabled: Bool, reason: String?, now: Date, logger: Logger) async throws {
         try await c.query(
             "UPDATE webhook SET enabled = \(enabled), disabled_reason = \(reason), updated_at = \(now.milliseconds) WHERE id = \(id)", logger: logger)
@@ -87,7 +89,8 @@ public struct PostgresWebhooks: WebhookStorage {
             try await c.query(
                 "UPDATE webhook_delivery SET next_at = \(now.milliseconds) WHERE webhook_id = \(id) AND state = 'pending' AND next_at IS NULL", logger: logger)
         } else {
-            try await c.query("UPDATE webhook_delivery SET next_at = NULL WHERE webhook_id = \(id) AND state = 'pending'", logger: logger)
+            try await c.query(
+                "UPDATE webhook_delivery SET next_at = NULL WHERE webhook_id = \(id) AND state = 'pending' AND next_at <= \(now.milliseconds)", logger: logger)
         }
     }
 

@@ -68,9 +68,11 @@ public struct SQLiteWebhooks: WebhookStorage {
         }
     }
 
-    /// A disabled endpoint's pending deliveries wait without a time (those in flight get
-    /// none when their attempt is recorded); enabling makes the waiting ones due, and
-    /// leaves those in flight to their lease.
+    /// A disabled endpoint's due deliveries wait without a time, and enabling makes them
+    /// due. Those with a time to come keep it: a retry's (claims pass over a disabled
+    /// endpoint's), or a lease, whose attempt is in flight and gets none when recorded.
+    /// Clearing a lease let an endpoint disabled and enabled again be sent the same
+    /// delivery while the first attempt ran.
     static func setEnabled(_ db: Database, _ id: Int64, _ enabled: Bool, reason: String?, now: Date) throws {
         try db.execute(
             sql: "UPDATE webhook SET enabled = ?, disabled_reason = ?, updated_at = ? WHERE id = ?",
@@ -80,7 +82,8 @@ public struct SQLiteWebhooks: WebhookStorage {
                 sql: "UPDATE webhook_delivery SET next_at = ? WHERE webhook_id = ? AND state = 'pending' AND next_at IS NULL",
                 arguments: [now.milliseconds, id])
         } else {
-            try db.execute(sql: "UPDATE webhook_delivery SET next_at = NULL WHERE webhook_id = ? AND state = 'pending'", arguments: [id])
+            try db.execute(
+                sql: "UPDATE webhook_delivery SET next_at = NULL WHERE webhook_id = ? AND state = 'pending' AND next_at <= ?", arguments: [id, now.milliseconds])
         }
     }
 

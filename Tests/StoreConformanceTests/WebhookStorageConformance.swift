@@ -114,7 +114,12 @@ struct WebhookStorageConformance {
         #expect(deliveries[taken[2].id]?.state == .failed && deliveries[taken[2].id]?.finishedAt != nil)
         let disabled = try #require(try await store.webhook(id: webhook.id))
         #expect(!disabled.enabled && disabled.disabledReason?.contains("410") == true)
-        #expect(deliveries[taken[3].id]?.nextAt == nil, "a disabled endpoint's deliveries wait without a time")
+        #expect(deliveries[taken[3].id]?.nextAt?.milliseconds == leaseEnd.milliseconds, "an attempt in flight keeps its lease")
+        #expect(retried.nextAt == (try await current())[taken[1].id]?.nextAt, "a retry keeps its time")
+        // Enabled and disabled again while taken[3]'s attempt runs: it is not sent a second time.
+        _ = try await store.updateWebhook(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: true), now: now)
+        #expect(try await store.due(now: now + 10, limit: 10).map(\.id) == [taken[1].id], "leased until \(leaseEnd)")
+        _ = try await store.updateWebhook(webhook.id, try WebhookPatch(url: nil, events: nil, description: nil, enabled: false), now: now)
         try await store.record([AttemptOutcome(taken[3], at: now, status: 503, error: nil, milliseconds: 3, retries: retries)], now: now)
         let inFlight = try #require(try await current()[taken[3].id])
         #expect(inFlight.attemptCount == 1 && inFlight.nextAt == nil, "an attempt in flight when the endpoint was disabled is not retried")
