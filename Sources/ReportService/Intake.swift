@@ -90,7 +90,9 @@ extension ReportService {
     /// first request's answer (made by `answer` inside the filing's transaction) is
     /// stored with its key; the same key again with the same body replays it
     /// (``IdempotentOutcome/replayed(_:)``); with another body it is
-    /// ``IdempotencyKeyReused``; while the first is still running, ``IdempotencyKeyInFlight``.
+    /// ``IdempotencyKeyReused``; while the first is still running in this process,
+    /// ``IdempotencyKeyInFlight``. One running in another replica commits first (the
+    /// writers' lock orders them), and this one replays its answer.
     public func file(
         _ draft: ReportDraft, by caller: Caller, key: String, body: some DataProtocol, now: Date = Date(),
         answer: @escaping @Sendable (Filing) throws -> StoredAnswer.Reply
@@ -106,6 +108,12 @@ extension ReportService {
         let draft = draft.filed
         let hints = try await duplicateHints(near: draft.coordinate, phones: draft.phones)
         return try await commits.perform { [self] t in
+            // Again under the writers' lock: another replica (or process) may have filed
+            // with this key since the read above, and its answer is the one to give.
+            if let stored = try t.storedAnswer(caller: caller.scope, key: key) {
+                guard stored.fingerprint == fingerprint else { throw IdempotencyKeyReused() }
+                return (.replayed(stored.reply), IndexEffect())
+            }
             let report = try t.insert(draft, filer: caller.author.accountID, author: caller.author, now: now)
             let reply = try answer(Filing(report: report, possibleDuplicates: hints))
             try t.store(StoredAnswer(fingerprint: fingerprint, reply: reply), caller: caller.scope, key: key, now: now)

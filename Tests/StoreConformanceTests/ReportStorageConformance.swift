@@ -323,6 +323,33 @@ struct ReportStorageConformance {
         _ = keep
     }
 
+    @Test("two replicas filing with one idempotency key at once: one files, the other replays its answer; another body is refused", arguments: StoreUnderTest.all)
+    func idempotencyAcrossReplicas(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports
+        // Two services on one database: two replicas, each with its own keys in flight and its own group commit.
+        let (a, b) = (try await ReportService(storage: storage), try await ReportService(storage: storage))
+        let draft = try Self.drafts(1, for: storage, seed: 48)[0]
+        let caller = Caller(accountID: nil, role: .supervisor)
+        let answer: @Sendable (Filing) throws -> StoredAnswer.Reply = { StoredAnswer.Reply(status: 201, headers: [:], body: Data("\($0.report.id)".utf8)) }
+        for round in 0..<20 {
+            let key = "key \(round)"
+            async let first = a.file(draft, by: caller, key: key, body: Data("body".utf8), answer: answer)
+            async let second = b.file(draft, by: caller, key: key, body: Data("body".utf8), answer: answer)
+            var filed: [StoredAnswer.Reply] = [], replayed: [StoredAnswer.Reply] = []
+            for outcome in [try await first, try await second] {
+                switch outcome {
+                case .first(let reply): filed.append(reply)
+                case .replayed(let reply): replayed.append(reply)
+                }
+            }
+            #expect(filed.count == 1 && replayed == filed, "round \(round): \(filed) \(replayed)")
+        }
+        #expect(try await storage.count(in: .world) == 20, "one report a key")
+        await #expect(throws: IdempotencyKeyReused.self) { try await b.file(draft, by: caller, key: "key 0", body: Data("other".utf8), answer: answer) }
+        _ = keep
+    }
+
     @Test("every change of a report writes its history and its numbered change; hidden reports are staff's, deleted ones gone, history kept", arguments: StoreUnderTest.all)
     func changesAndHistory(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
