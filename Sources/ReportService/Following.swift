@@ -14,7 +14,8 @@ import Tally
 /// write of its own through the group commit, so no write of this process can be applied
 /// to the index between the pass's read and its effect. A bulk import's single change
 /// (`imported`) rebuilds the index from the rows, aside, and swaps it in; the changes
-/// after the rebuild's read are then followed as usual.
+/// after the rebuild's read are then followed as usual. So does a log whose last number
+/// went back (a restore under a running server).
 extension ReportService {
     /// The most changes one pass reads.
     static let followBatch = 10_000
@@ -42,6 +43,13 @@ extension ReportService {
         var result = CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false)
         while true {
             let last = try await lastChange(), from = followed.load(ordering: .acquiring)
+            if last < from {
+                // The log went back: the database was restored from an older backup under
+                // this process. Only the rows can say what it holds now.
+                try await rebuild()
+                result.rebuilt = true
+                continue
+            }
             guard last > from else { break }
             let pass = try await commits.perform { [self] t in
                 // Changes forgotten (retention) before they were followed: only the rows can say

@@ -55,6 +55,29 @@ struct FollowingTests {
         #expect(try await a.catchUp().applied == 0, "caught up: nothing more to apply")
     }
 
+    @Test("a database restored from an older backup under the server (its change log went back): the index is rebuilt from the rows, and later writes followed")
+    func logWentBack() async throws {
+        let temporary = try TemporaryStore()
+        let service = try await ReportService(storage: temporary.store)
+        var rng = SplitMix64(state: 8)
+        for _ in 0..<3 { _ = try await service.file(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng), by: WorkflowTests.filer) }
+        #expect(try await service.catchUp().followed == 3)
+        // What a restore of the backup taken after the first filing leaves: one report, one change.
+        try await temporary.store.pool.write { db in
+            try db.execute(sql: "DELETE FROM report WHERE id > 1")
+            try db.execute(sql: "DELETE FROM report_change WHERE seq > 1")
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = 1 WHERE name = 'report_change'")
+        }
+        let caughtUp = try await service.catchUp()
+        #expect(caughtUp.rebuilt && caughtUp.followed == 1 && service.reportCount == 1)
+        #expect(try Self.indexEqualsRows(service, temporary.store))
+        // Another process files after the restore: change 2 again, followed.
+        let other = try await ReportService(storage: try SQLiteReports(path: temporary.directory.path("test.sqlite")))
+        _ = try await other.file(Drafts.make(Coordinate(longitude: 30.6, latitude: 50.4), using: &rng), by: WorkflowTests.filer)
+        #expect(try await service.catchUp().followed == 2)
+        #expect(try Self.indexEqualsRows(service, temporary.store) && service.reportCount == 2)
+    }
+
     @Test("a bulk import by another connection: the index is rebuilt from the rows and swapped in, its observers told")
     func importRebuilds() async throws {
         let temporary = try TemporaryStore()
