@@ -57,7 +57,7 @@ public final class SQLiteReports: ReportStorage {
         config.busyMode = .timeout(tuning.busySeconds)
         config.prepareDatabase { db in
             try db.execute(sql: """
-                PRAGMA synchronous = NORMAL;
+                PRAGMA synchronous = FULL;
                 PRAGMA cache_size = \(SQLiteReports.cacheSize);
                 PRAGMA temp_store = MEMORY;
                 PRAGMA mmap_size = \(SQLiteReports.mmapSize);
