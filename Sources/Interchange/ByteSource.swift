@@ -30,7 +30,11 @@ final class ByteSource: @unchecked Sendable {
         release = .deallocate(pointer)
     }
 
-    init(path: String) throws(ValidationError) {
+    /// The most of an input that cannot be mapped (a pipe, a device) read into memory: an
+    /// import's memory stays bounded whatever is piped into it.
+    static let unmappedLimit = 1 << 30
+
+    init(path: String, unmappedLimit: Int = ByteSource.unmappedLimit) throws(ValidationError) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw Self.failure(path) }
         defer { close(fd) }
@@ -49,11 +53,16 @@ final class ByteSource: @unchecked Sendable {
             release = .unmap(mapped, count)
             return
         }
-        // Not mappable (a pipe, an empty or special file): read it all.
+        // Not mappable (a pipe, an empty or special file): read it all, up to the limit.
         var capacity = 1 << 20
         var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         var filled = 0
         while true {
+            if filled >= unmappedLimit {
+                buffer.deallocate()
+                throw ValidationError(
+                    field: "file", "\(path) is not a regular file, and is read into memory up to \(unmappedLimit >> 20) MiB; it holds more: save it to a file first")
+            }
             if filled == capacity {
                 let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 16)
                 bigger.copyMemory(from: buffer, byteCount: filled)

@@ -175,8 +175,10 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     /// Checks that codes are unique ASCII identifiers, names are present, and every
     /// holder refers to known object types.
     func check() throws(ValidationError) {
-        func checkCodes(_ codes: [String], _ field: String) throws(ValidationError) {
+        func checkCodes(_ codes: [String], _ field: String, most: Int = 65_536) throws(ValidationError) {
             guard !codes.isEmpty else { throw ValidationError(field: field, "must not be empty") }
+            // The cluster index counts statuses in 16 lanes; the tally numbers districts and object types in 16 bits.
+            guard codes.count <= most else { throw ValidationError(field: field, "must be at most \(most), got \(codes.count)") }
             var seen = Set<String>()
             for code in codes {
                 guard code.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }),
@@ -190,7 +192,7 @@ public struct ReferenceData: Sendable, Hashable, Codable {
         try checkCodes(districts.map(\.code), "districts")
         try checkCodes(objectTypes.map(\.code), "object_types")
         try checkCodes(balanceHolders.map(\.code), "balance_holders")
-        try checkCodes(statuses.map(\.code), "statuses")
+        try checkCodes(statuses.map(\.code), "statuses", most: 16)
         let names = districts.flatMap { [$0.nameUk, $0.nameEn] } + objectTypes.flatMap { [$0.nameUk, $0.nameEn] }
             + balanceHolders.flatMap { [$0.nameUk, $0.nameEn] } + statuses.flatMap { [$0.nameUk, $0.nameEn] }
         if names.contains(where: { $0.isEmpty }) { throw ValidationError(field: "reference", "every entry needs a Ukrainian and an English name") }

@@ -36,6 +36,17 @@ struct ReferenceDataTests {
             try ReferenceData(districts: [.init(code: "Bad Code", nameUk: "Б", nameEn: "B", center: [0, 0])], objectTypes: [type],
                               balanceHolders: [.init(code: "h", nameUk: "Х", nameEn: "H", objectTypes: ["pole"])], statuses: [status])
         }
+        // More than the index and the tally number (a start used to stop on a precondition).
+        let statuses = (0..<17).map { ReferenceData.Status(code: "s\($0)", nameUk: "С", nameEn: "S", open: true) }
+        #expect(throws: ValidationError(field: "statuses", "must be at most 16, got 17")) {
+            try ReferenceData(districts: [district], objectTypes: [type],
+                              balanceHolders: [.init(code: "h", nameUk: "Х", nameEn: "H", objectTypes: ["pole"])], statuses: statuses)
+        }
+        let districts = (0...65_536).map { ReferenceData.District(code: "d\($0)", nameUk: "Р", nameEn: "D", center: [30, 50]) }
+        #expect(throws: ValidationError(field: "districts", "must be at most 65536, got 65537")) {
+            try ReferenceData(districts: districts, objectTypes: [type],
+                              balanceHolders: [.init(code: "h", nameUk: "Х", nameEn: "H", objectTypes: ["pole"])], statuses: [status])
+        }
     }
 
     func draft() -> ReportDraft {
