@@ -27,7 +27,7 @@ for _ in $(seq 20); do
   port=$(( 20000 + RANDOM % 40000 ))
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
 done
-"$binary" serve --db "$work/e2e.sqlite" --port "$port" >"$work/server.log" 2>&1 &
+"$binary" serve --db "$work/e2e.sqlite" --port "$port" --page-self-tests >"$work/server.log" 2>&1 &
 server=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 100); do curl -fsS "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done

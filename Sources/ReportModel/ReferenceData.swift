@@ -316,6 +316,10 @@ public struct ReferenceData: Sendable, Hashable, Codable {
                     throw ValidationError(field: field, "must not contain control characters (found U+\(String(format: "%04X", scalar.value)))")
                 }
             }
+            // Not characters (XML cannot hold them: an Open311 answer would not parse).
+            if scalar.value == 0xFFFE || scalar.value == 0xFFFF {
+                throw ValidationError(field: field, "must not contain U+\(String(format: "%04X", scalar.value)), which is not a character")
+            }
         }
         guard count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(count)") }
     }

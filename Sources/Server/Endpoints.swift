@@ -280,7 +280,7 @@ extension Endpoint {
         path: "/", summary: "The map page: the tiles on a Leaflet map, search in the visible area, search by phone or id.",
         parameters: [
             Parameter(name: "q", description: "Search for this phone fragment or report id when the page opens (a link to a search).", schema: ["type": "string", "pattern": "^[^\\u0000]*$", "example": "067 12"]),
-            Parameter(name: "selftest", description: "Check the page (tiles load, both searches answer; `inspector`: register, file a report with a photo and find it on the map; `supervisor`, with `#login=…&password=…&report=…`: verify and block its phone) and write the outcome into `#selftest`; `make e2e` uses it.", schema: ["type": "string", "example": "1"]),
+            Parameter(name: "selftest", description: "Check the page (tiles load, both searches answer; `inspector`: register, file a report with a photo and find it on the map; `supervisor`, with `#login=…&password=…&report=…`: verify and block its phone) and write the outcome into `#selftest`; `make e2e` uses it; the flows that write run only on a server started with `serve --page-self-tests`.", schema: ["type": "string", "example": "1"]),
         ],
         answers: ["text/html"], answerDescription: "An HTML page.")
     static let leafletFile = Endpoint(

@@ -34,6 +34,7 @@ struct MapRoutes {
             "manyFrom": .int(style.manyFrom), "veryManyFrom": .int(style.veryManyFrom),
             "clusterRadius": .number(style.clusterRadius), "radiusPerDecade": .number(style.radiusPerDecade),
             "maxClusterRadius": .number(style.maxClusterRadius),
+            "selfTests": .bool(configuration.pageSelfTests),
         ]
         // `<` escaped, so no value can close the script element.
         let json = settings.text.replacingOccurrences(of: "<", with: "\\u003c")

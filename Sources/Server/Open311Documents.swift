@@ -154,7 +154,11 @@ enum Open311XML {
         text += "</\(name)>"
     }
 
-    private static func escape(_ s: String, into text: inout String) {
+    /// Text as XML 1.0 takes it: the five markup characters as entities, a carriage return
+    /// as a reference (a parser would make it a line feed), and the characters XML cannot
+    /// hold at all (control characters but tab and line feed, U+FFFE, U+FFFF: an error's
+    /// echo of a query value, say) as U+FFFD, so that every answer parses.
+    static func escape(_ s: String, into text: inout String) {
         for c in s.unicodeScalars {
             switch c {
             case "&": text += "&amp;"
@@ -162,6 +166,9 @@ enum Open311XML {
             case ">": text += "&gt;"
             case "\"": text += "&quot;"
             case "'": text += "&apos;"
+            case "\r": text += "&#13;"
+            case "\t", "\n": text.unicodeScalars.append(c)
+            case _ where c.value < 0x20 || c.value == 0xFFFE || c.value == 0xFFFF: text.unicodeScalars.append("\u{FFFD}")
             default: text.unicodeScalars.append(c)
             }
         }

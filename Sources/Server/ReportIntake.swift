@@ -9,13 +9,14 @@ enum ReportIntake {
     /// (the reference data and the service area are checked by the server: a 422 names
     /// each field that breaks them).
     static let members = [
-        BodyMember("address", ["type": "string", "minLength": 1, "maxLength": 255]), BodyMember("city", ["type": "string", "minLength": 1, "maxLength": 100]),
+        BodyMember("address", ["type": "string", "minLength": 1, "maxLength": 255, "pattern": .string(OpenAPI.lineText)]),
+        BodyMember("city", ["type": "string", "minLength": 1, "maxLength": 100, "pattern": .string(OpenAPI.lineText)]),
         BodyMember("district", ["type": "string", "description": "A code of /v1/districts."]),
         BodyMember("object_type", ["type": "string", "description": "A code of /v1/object-types."]),
         BodyMember("balance_holder", ["type": "string", "description": "A code of a holder that maintains that object type (/v1/object-types)."]),
-        BodyMember("violator", ["type": ["string", "null"], "maxLength": 255], required: false),
+        BodyMember("violator", ["type": ["string", "null"], "maxLength": 255, "pattern": .string(OpenAPI.lineText)], required: false),
         BodyMember("phones", ["type": "array", "minItems": 1, "maxItems": 5, "items": ["type": "string", "format": "phone"]]),
-        BodyMember("comment", ["type": ["string", "null"], "maxLength": 2000], required: false),
+        BodyMember("comment", ["type": ["string", "null"], "maxLength": 2000, "pattern": .string(OpenAPI.linesText)], required: false),
     ]
     /// A flat body's position.
     static let position = [

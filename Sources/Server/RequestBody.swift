@@ -158,7 +158,7 @@ struct Transition: RequestBody {
     static let schemaName = "Transition"
     static let members = [
         BodyMember("to", ["type": "string", "description": "The status to move to (see /v1/statuses and the transition table)."]),
-        BodyMember("note", ["type": "string", "maxLength": 2000, "description": "Required to reject."], required: false),
+        BodyMember("note", ["type": "string", "maxLength": 2000, "pattern": .string(OpenAPI.linesText), "description": "Required to reject."], required: false),
         BodyMember("duplicate_of", ["type": "integer", "minimum": 1, "description": "Required to mark a duplicate: the report this one repeats."], required: false),
     ]
     var to: String
@@ -175,7 +175,7 @@ struct Transition: RequestBody {
 /// `POST /v1/reports/{id}/hide`: why, required.
 struct Hide: RequestBody {
     static let schemaName = "Hide"
-    static let members = [BodyMember("note", ["type": "string", "minLength": 1, "maxLength": 2000, "description": "Why (spam, abuse, a mistake)."])]
+    static let members = [BodyMember("note", ["type": "string", "minLength": 1, "maxLength": 2000, "pattern": .string(OpenAPI.linesText), "description": "Why (spam, abuse, a mistake)."])]
     var note: String
 
     init?(reading body: inout JSONBody) {
@@ -203,12 +203,12 @@ protocol BodyName: Sendable {
 
 enum UnhideNote: BodyName {
     static let schemaName = "Unhide"
-    static let noteSchema: JSONValue = ["type": "string", "maxLength": 2000]
+    static let noteSchema: JSONValue = ["type": "string", "maxLength": 2000, "pattern": .string(OpenAPI.linesText)]
 }
 
 enum PhoneNote: BodyName {
     static let schemaName = "PhoneNote"
-    static let noteSchema: JSONValue = ["type": ["string", "null"], "maxLength": 2000]
+    static let noteSchema: JSONValue = ["type": ["string", "null"], "maxLength": 2000, "pattern": .string(OpenAPI.linesText)]
 }
 
 /// `POST /v1/me/notifications/read`.
@@ -237,7 +237,7 @@ struct AssignmentRequest: RequestBody {
     static let schemaName = "AssignmentRequest"
     static let members = [
         BodyMember("user_id", ["type": "integer", "minimum": 1, "maximum": .int(JSONBody.maxInteger), "description": "The account that goes to check: an enabled inspector or supervisor (an inspector may name only themselves)."]),
-        BodyMember("note", ["type": ["string", "null"], "maxLength": 2000, "description": "What to check."], required: false),
+        BodyMember("note", ["type": ["string", "null"], "maxLength": 2000, "pattern": .string(OpenAPI.linesText), "description": "What to check."], required: false),
     ]
     var userID: Int64
     var note: String?
@@ -305,7 +305,7 @@ struct Verification: RequestBody {
     static let schemaName = "Verification"
     static let members = [
         BodyMember("outcome", ["type": "string", "enum": .array(PhoneStatus.outcomes.map { .string($0.rawValue) })]),
-        BodyMember("note", ["type": ["string", "null"], "maxLength": 2000], required: false),
+        BodyMember("note", ["type": ["string", "null"], "maxLength": 2000, "pattern": .string(OpenAPI.linesText)], required: false),
     ]
     var outcome: PhoneStatus
     var note: String?

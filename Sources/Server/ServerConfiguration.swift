@@ -23,6 +23,10 @@ public struct ServerConfiguration: Sendable {
     /// attribution; nil: a neutral background, as the server assumes no internet.
     public var baseMapURL: String?
     public var baseMapAttribution: String?
+    /// Whether the map page runs its self-tests that write (register an inspector, file,
+    /// verify and block, assign) when a link asks (`?selftest=inspector`): for `make e2e`
+    /// only, as anyone could otherwise send a link that makes its visitors' browsers write.
+    public var pageSelfTests = false
     /// Where Debian's `libjs-leaflet` puts Leaflet.
     public var leafletDirectory = "/usr/share/javascript/leaflet"
     /// Idle and header timeouts and the connection limit.

@@ -8,8 +8,24 @@ enum Console {
         FileHandle.standardOutput.write(Data(bytes))
     }
 
+    /// Writes a message and a line break to standard error. Control characters but line
+    /// breaks and tabs are written as `\u{1B}`: a message may quote a value from an input
+    /// file, whose escape sequences would otherwise drive the operator's terminal.
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((printable(line) + "\n").utf8))
+    }
+
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) { out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars) } else { out.append(scalar) }
+        }
+        return String(out)
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F..<0xA0).contains(scalar.value)
     }
 
     /// Whether standard error is a terminal (progress bars are drawn only there).

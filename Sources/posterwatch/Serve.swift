@@ -38,6 +38,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The base map's attribution, shown on the map page.", valueName: "text"))
     var baseMapAttribution: String?
 
+    @Flag(help: "Let the map page run its self-tests that write (?selftest=inspector, supervisor, assignments) when a link asks: for make e2e only.")
+    var pageSelfTests = false
+
     @Option(help: ArgumentHelp("Where Leaflet is installed (Debian's libjs-leaflet).", valueName: "path"))
     var leafletDir = "/usr/share/javascript/leaflet"
 
@@ -204,6 +207,7 @@ struct Serve: AsyncParsableCommand {
         configuration.baseMapURL = baseMapURL
         configuration.baseMapAttribution = baseMapAttribution
         configuration.leafletDirectory = leafletDir
+        configuration.pageSelfTests = pageSelfTests
         configuration.photosDirectory = photos ?? PhotosCommand.directory(beside: store.db)
         // PostgreSQL keeps the photos itself unless a directory every replica shares is named.
         if photos == nil { configuration.photoStorage = databasePhotos }

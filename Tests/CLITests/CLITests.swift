@@ -264,6 +264,11 @@ struct CLITests {
         #expect(failed.stderr.contains("line 5: phones: \"12\" is not a phone number"))
         #expect(failed.stderr.contains("3 invalid record(s), nothing was imported"))
         #expect(!FileManager.default.fileExists(atPath: cli.path("t.sqlite")))  // not even an empty database
+        // A value quoted in a message cannot drive the terminal: its escape sequences are written out.
+        let hostile = csv.split(separator: "\n").prefix(2).joined(separator: "\n").replacingOccurrences(of: "shevchenkivskyi", with: "x\u{1B}]0;owned\u{07}") + "\n"
+        try hostile.write(toFile: cli.path("esc.csv"), atomically: true, encoding: .utf8)
+        let escaped = try cli.run("import", "esc.csv", "--db", "e.sqlite")
+        #expect(escaped.status != 0 && escaped.stderr.contains("x\\u{1B}]0;owned\\u{7}") && !escaped.stderr.contains("\u{1B}"), "\(escaped.stderr)")
         #expect(try cli.run("stats", "--db", "t.sqlite").stdout.contains(": 0 reports"))
 
         let skipped = try cli.run("import", "bad.csv", "--db", "t.sqlite", "--skip-invalid")

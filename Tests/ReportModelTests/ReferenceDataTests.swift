@@ -62,6 +62,13 @@ struct ReferenceDataTests {
         let valid = try reference.validate(d)
         #expect(valid.comment == d.comment)
         #expect(valid.coordinate == Coordinate(longitude: 0, latitude: 0))
+        // U+FFFE and U+FFFF are no characters: XML cannot hold them (an Open311 answer would not parse).
+        for bad in ["x\u{FFFF}", "\u{FFFE}y"] {
+            var e = draft()
+            e.comment = bad
+            e.address = bad
+            #expect(Set(reference.check(e).problems.map(\.field)) == ["comment", "address"], "\(reference.check(e).problems)")
+        }
     }
 
     @Test("a valid draft comes back normalized")

@@ -202,6 +202,13 @@ struct Open311Tests {
             #expect(xml.status == .notFound && xml.bodyText.contains("<errors><error><code>404</code>") && xml.bodyText.contains("&lt;b&gt;"), "\(xml.bodyText)")
             let unknown = try await client.get("/open311/v2/services.xml?color=red")
             #expect(unknown.status == .badRequest && unknown.bodyText.contains("<code>400</code>") && unknown.bodyText.contains("color"))
+            // A control character a query sent, echoed in the error, is written as U+FFFD: the answer still parses.
+            let control = try await client.get("/open311/v2/requests.xml?start_date=%01")
+            let parsed = try ToolRun.run("python3", ["-c", "import sys, xml.dom.minidom; xml.dom.minidom.parseString(sys.stdin.buffer.read())"], input: control.body)
+            #expect(control.status == .badRequest && parsed.status == 0, "\(control.bodyText) \(parsed.errors)")
+            var escaped = ""
+            Open311XML.escape("a\rb\u{1}\u{FFFF}&\t\n", into: &escaped)
+            #expect(escaped == "a&#13;b\u{FFFD}\u{FFFD}&amp;\t\n", "a carriage return kept as a reference, what XML cannot hold replaced")
             #expect(try await client.get("/open311/v2/services.json?jurisdiction_id=kyiv").status == .ok)
             let long = try await client.get("/open311/v2/services.json?jurisdiction_id=" + String(repeating: "k", count: 101))
             #expect(long.status == .badRequest && long.bodyText.contains("jurisdiction_id: must be at most 100 characters"), "\(long.bodyText)")

@@ -157,8 +157,10 @@ struct TileRouteTests {
         var configuration = ServerConfiguration()
         configuration.baseMapURL = "https://tiles.example/{z}/{x}/{y}.png"
         configuration.baseMapAttribution = "© Example </script><script>alert(1)</script>"
+        configuration.pageSelfTests = true
         try await fixture.test(configuration: configuration) { client in
             let page = try await client.get("/")
+            #expect(String(decoding: page.body, as: UTF8.self).contains(#""selfTests":true"#))
             #expect(page.status == .ok && page.headers[.contentType] == "text/html; charset=utf-8")
             let html = String(decoding: page.body, as: UTF8.self)
             #expect(html.contains(#"src="/leaflet/leaflet.js""#) && html.contains(#"href="/leaflet/leaflet.css""#))
@@ -170,6 +172,7 @@ struct TileRouteTests {
         try await fixture.test { client in
             let html = String(decoding: try await client.get("/").body, as: UTF8.self)
             #expect(html.contains(#""baseMap":null"#))
+            #expect(html.contains(#""selfTests":false"#) && html.contains("config.selfTests &&"), "a link cannot make visitors' browsers write")
             // Without one, the page draws the offline layer it is served.
             let layer = try await client.get("/v1/basemap.geojson")
             #expect(layer.status == .ok && layer.headers[.contentType] == "application/geo+json" && layer.headers[.cacheControl] == "public, max-age=86400")
