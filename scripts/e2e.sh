@@ -17,7 +17,8 @@ chromium=$(command -v chromium || command -v chromium-browser || true)
 
 work=$(mktemp -d)
 server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
+# The server saves its index as it stops: wait for it before the directory goes.
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 "$binary" import "$sample" --db "$work/e2e.sqlite" >/dev/null 2>&1
