@@ -187,7 +187,9 @@ struct Hide: RequestBody {
 /// `POST /v1/reports/{id}/unhide`, and a phone's block or unblock: an optional note.
 struct Note<Name: BodyName>: RequestBody {
     static var schemaName: String { Name.schemaName }
-    static var members: [BodyMember] { [BodyMember("note", Name.noteSchema, required: false)] }
+    static var members: [BodyMember] {
+        [BodyMember("note", ["type": ["string", "null"], "maxLength": 2000, "pattern": .string(OpenAPI.linesText)], required: false)]
+    }
     var note: String?
 
     init?(reading body: inout JSONBody) {
@@ -195,20 +197,17 @@ struct Note<Name: BodyName>: RequestBody {
     }
 }
 
-/// The name and the note's schema of a body that is only an optional note.
+/// The schema's name of a body that is only an optional note (null or absent: none).
 protocol BodyName: Sendable {
     static var schemaName: String { get }
-    static var noteSchema: JSONValue { get }
 }
 
 enum UnhideNote: BodyName {
     static let schemaName = "Unhide"
-    static let noteSchema: JSONValue = ["type": "string", "maxLength": 2000, "pattern": .string(OpenAPI.linesText)]
 }
 
 enum PhoneNote: BodyName {
     static let schemaName = "PhoneNote"
-    static let noteSchema: JSONValue = ["type": ["string", "null"], "maxLength": 2000, "pattern": .string(OpenAPI.linesText)]
 }
 
 /// `POST /v1/me/notifications/read`.
