@@ -140,19 +140,19 @@ public final class AccountService: Sendable {
     static let refusedLogin = "the email or the password is wrong, or the account is disabled"
 
     /// A new pair for a refresh token, which is used up. A token used up before ends its
-    /// session (someone else holds it).
+    /// session (someone else holds it), however long ago: the token names its session.
     public func refresh(_ refreshToken: String) async throws -> TokenPair {
-        let next = Secrets.token(bytes: 32), now = Date()
+        let presented = RefreshToken(refreshToken), next = Secrets.token(bytes: 32), now = Date()
         let outcome = try await storage.rotateRefresh(
-            presented: Secrets.sha256(refreshToken), next: Secrets.sha256(next), expiresAt: now.addingTimeInterval(Self.sessionLifetime),
-            kept: Self.rotatedKept, now: now)
+            presented: Secrets.sha256(presented.secret), session: presented.session, next: Secrets.sha256(next),
+            expiresAt: now.addingTimeInterval(Self.sessionLifetime), kept: Self.rotatedKept, now: now)
         switch outcome {
         case .rotated(let session):
             guard let account = try await storage.account(id: session.accountID), !account.disabled else {
                 throw Unauthorized(reason: "the refresh token is not valid")
             }
             let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
-            return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: next)
+            return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: next).text)
         case .reused:
             await followAfterWrite()
             throw Unauthorized(reason: "the refresh token was already used; the session is ended, sign in again")
@@ -350,13 +350,13 @@ public final class AccountService: Sendable {
     }
 
     private func signIn(_ account: Account) async throws -> TokenPair {
-        let now = Date(), refreshToken = Secrets.token(bytes: 32)
+        let now = Date(), secret = Secrets.token(bytes: 32)
         let session = Session(
             id: Secrets.token(bytes: 12), accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(Self.sessionLifetime))
         // Sessions ended or expired over a lifetime ago are forgotten meanwhile.
-        try await storage.startSession(session, refreshHash: Secrets.sha256(refreshToken), forgetBefore: now.addingTimeInterval(-Self.sessionLifetime))
+        try await storage.startSession(session, refreshHash: Secrets.sha256(secret), forgetBefore: now.addingTimeInterval(-Self.sessionLifetime))
         let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
-        return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: refreshToken)
+        return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: secret).text)
     }
 
     // MARK: Administration without a caller (the command line) and lists

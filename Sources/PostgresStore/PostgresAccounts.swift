@@ -137,7 +137,7 @@ public struct PostgresAccounts: AccountStorage {
         }
     }
 
-    public func rotateRefresh(presented: Data, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome {
+    public func rotateRefresh(presented: Data, session claimed: String?, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome {
         try await database.transaction { c in
             let open = try await Self.sessions(c.query(
                 """
@@ -145,6 +145,7 @@ public struct PostgresAccounts: AccountStorage {
                 WHERE refresh_hash = \(presented) AND ended_at IS NULL AND expires_at > \(now.milliseconds) FOR UPDATE
                 """, logger: logger))
             if var session = open.first {
+                guard claimed == nil || claimed == session.id else { return .unknown }
                 session.lastUsedAt = now
                 session.expiresAt = expiresAt
                 try await c.query("INSERT INTO session_rotated (refresh_hash, session_id) VALUES (\(presented), \(session.id))", logger: logger)
@@ -164,6 +165,15 @@ public struct PostgresAccounts: AccountStorage {
             for try await id in try await c.query("SELECT session_id FROM session_rotated WHERE refresh_hash = \(presented)", logger: logger).decode(String.self) {
                 try await endSessions(.one(id), c, now: now)
                 return .reused(sessionID: id)
+            }
+            if let claimed {
+                let open = try await c.query(
+                    "SELECT id FROM session WHERE id = \(claimed) AND ended_at IS NULL AND expires_at > \(now.milliseconds) FOR UPDATE", logger: logger
+                ).collect()
+                if !open.isEmpty {
+                    try await endSessions(.one(claimed), c, now: now)
+                    return .reused(sessionID: claimed)
+                }
             }
             return .unknown
         }

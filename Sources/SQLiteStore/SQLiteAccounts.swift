@@ -104,13 +104,14 @@ public struct SQLiteAccounts: AccountStorage {
         }
     }
 
-    public func rotateRefresh(presented: Data, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome {
+    public func rotateRefresh(presented: Data, session claimed: String?, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome {
         try await pool.write { db in
             if let row = try Row.fetchOne(
                 db, sql: "SELECT \(Self.sessionColumns) FROM session WHERE refresh_hash = ? AND ended_at IS NULL AND expires_at > ?",
                 arguments: [presented, now.milliseconds])
             {
                 var session = Self.session(row)
+                guard claimed == nil || claimed == session.id else { return .unknown }
                 session.lastUsedAt = now
                 session.expiresAt = expiresAt
                 try db.execute(sql: "INSERT INTO session_rotated (refresh_hash, session_id) VALUES (?, ?)", arguments: [presented, session.id])
@@ -129,6 +130,9 @@ public struct SQLiteAccounts: AccountStorage {
             if let id = try String.fetchOne(db, sql: "SELECT session_id FROM session_rotated WHERE refresh_hash = ?", arguments: [presented]) {
                 try Self.endSessions(db, "id = ?", [id], now: now)
                 return .reused(sessionID: id)
+            }
+            if let claimed, try Self.endSessions(db, "id = ? AND expires_at > ?", [claimed, now.milliseconds], now: now) > 0 {
+                return .reused(sessionID: claimed)
             }
             return .unknown
         }

@@ -52,8 +52,11 @@ public protocol AccountStorage: Sendable {
     func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date) async throws
     /// Replaces the session's refresh token whose hash is `presented` with `next`, moving
     /// its expiry to `expiresAt`; the session's last `kept` replaced hashes are remembered,
-    /// so that one presented again ends the session.
-    func rotateRefresh(presented: Data, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome
+    /// so that one presented again ends the session. A token that names its `session`
+    /// (all since tokens carry it) and is not that open session's current one ends it
+    /// too, however many rotations ago it was replaced; one that names another session
+    /// than its own is unknown.
+    func rotateRefresh(presented: Data, session: String?, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome
     /// Ends the open sessions picked, each with an account event; how many.
     func endSessions(_ which: SessionSelection, now: Date) async throws -> Int
     /// The account's sessions open at `now`, newest first.

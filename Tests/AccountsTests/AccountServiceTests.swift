@@ -189,6 +189,25 @@ struct AccountServiceTests {
         await #expect(throws: Unauthorized.self) { try await service.refresh("made-up") }
     }
 
+    @Test("a copied refresh token is caught however many rotations later: the token names its session (a thief rotating 65 times had made the first one unknown)")
+    func reuseAfterManyRotations() async throws {
+        let fixture = try TemporaryAccounts()
+        let service = try await Self.service(fixture)
+        let (_, first) = try await Self.register(service)
+        var latest = first
+        for _ in 0..<(AccountService.rotatedKept + 1) { latest = try await service.refresh(latest.refreshToken) }
+        let reuse = await #expect(throws: Unauthorized.self) { try await service.refresh(first.refreshToken) }
+        #expect(reuse?.reason.contains("already used") == true, "\(String(describing: reuse))")
+        await #expect(throws: Unauthorized.self) { try await service.refresh(latest.refreshToken) }
+        await #expect(throws: Unauthorized.self) { try await service.authenticate(latest.accessToken) }
+        // A token of the form given before (the secret alone) still rotates.
+        let (_, other) = try await Self.register(service, 2)
+        let secret = String(other.refreshToken.split(separator: ".").last!)
+        #expect(RefreshToken(other.refreshToken).secret == secret && RefreshToken(secret).session == nil)
+        let fromOld = try await service.refresh(secret)
+        #expect(RefreshToken(fromOld.refreshToken).session == RefreshToken(other.refreshToken).session, "and comes back naming its session")
+    }
+
     @Test("logout and a disabled account stop access tokens at once, and after a restart; a disabled account cannot sign in")
     func revocation() async throws {
         let fixture = try TemporaryAccounts()

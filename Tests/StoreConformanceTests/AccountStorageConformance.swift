@@ -85,6 +85,39 @@ struct AccountStorageConformance {
         _ = keep
     }
 
+    @Test("a token that names its session ends it when it is not the current one, however many rotations ago it was replaced; one naming another session is unknown", arguments: AccountStoreUnderTest.all)
+    func sessionNamedByToken(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
+        let account = try await storage.createAccount(Self.new(1), now: Self.t0)
+        for id in ["s1", "s2"] {
+            let session = Session(id: id, accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
+            try await storage.startSession(session, refreshHash: Data("\(id)-0".utf8), forgetBefore: .distantPast)
+        }
+        // More rotations than are remembered: the first token is forgotten, but it names its session.
+        for i in 1...70 {
+            let now = Self.t0.addingTimeInterval(Double(i))
+            let outcome = try await storage.rotateRefresh(
+                presented: Data("s1-\(i - 1)".utf8), session: "s1", next: Data("s1-\(i)".utf8), expiresAt: now.addingTimeInterval(3_600), kept: 64, now: now)
+            #expect(Self.rotated(outcome) == "s1")
+        }
+        let now = Self.t0.addingTimeInterval(100)
+        #expect(try await storage.rotateRefresh(presented: Data("s2-0".utf8), session: "s1", next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown,
+                "s2's token naming s1 is no token")
+        #expect(try await Self.events(storage).isEmpty)
+        #expect(try await storage.rotateRefresh(presented: Data("s1-0".utf8), session: "s1", next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .reused(sessionID: "s1"))
+        #expect(try await Self.events(storage) == [.sessionEnded(sessionID: "s1", accountID: account.id)])
+        #expect(try await storage.rotateRefresh(presented: Data("s1-70".utf8), session: "s1", next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown,
+                "the session is ended: its current token too")
+        #expect(Self.rotated(try await storage.rotateRefresh(presented: Data("s2-0".utf8), session: "s2", next: Data("s2-1".utf8), expiresAt: now, kept: 64, now: now)) == "s2")
+        _ = keep
+    }
+
+    /// The id of the session a rotation rotated, if it did.
+    static func rotated(_ outcome: RefreshOutcome) -> String? {
+        if case .rotated(let session) = outcome { return session.id }
+        return nil
+    }
+
     @Test("a refresh token rotates once; the session remembers its last replaced hashes, and one presented again ends it with an event; old sessions are forgotten", arguments: AccountStoreUnderTest.all)
     func sessions(_ store: AccountStoreUnderTest) async throws {
         let (storage, keep) = try await store.open()
@@ -94,18 +127,18 @@ struct AccountStorageConformance {
         for i in 1...70 {
             let now = Self.t0.addingTimeInterval(Double(i))
             let outcome = try await storage.rotateRefresh(
-                presented: Data("h\(i - 1)".utf8), next: Data("h\(i)".utf8), expiresAt: now.addingTimeInterval(3_600), kept: 64, now: now)
+                presented: Data("h\(i - 1)".utf8), session: nil, next: Data("h\(i)".utf8), expiresAt: now.addingTimeInterval(3_600), kept: 64, now: now)
             #expect(outcome == .rotated(Session(id: "s1", accountID: account.id, createdAt: Self.t0, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600))))
         }
         // The last rotation moved the expiry.
         #expect(try await storage.openSessions(accountID: account.id, now: Self.t0).first?.expiresAt == Self.t0.addingTimeInterval(70 + 3_600))
         let now = Self.t0.addingTimeInterval(100)
         // 70 rotations presented h0…h69; the last 64 (h6…h69) are remembered.
-        #expect(try await storage.rotateRefresh(presented: Data("h5".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown)
+        #expect(try await storage.rotateRefresh(presented: Data("h5".utf8), session: nil, next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown)
         #expect(try await Self.events(storage).isEmpty, "an unknown token ends nothing")
-        #expect(try await storage.rotateRefresh(presented: Data("h6".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .reused(sessionID: "s1"))
+        #expect(try await storage.rotateRefresh(presented: Data("h6".utf8), session: nil, next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .reused(sessionID: "s1"))
         #expect(try await Self.events(storage) == [.sessionEnded(sessionID: "s1", accountID: account.id)])
-        #expect(try await storage.rotateRefresh(presented: Data("h70".utf8), next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown,
+        #expect(try await storage.rotateRefresh(presented: Data("h70".utf8), session: nil, next: Data("x".utf8), expiresAt: now, kept: 64, now: now) == .unknown,
                 "an ended session's token is no token")
 
         // An expired session's token is no token either, and the session is not listed.
@@ -113,7 +146,7 @@ struct AccountStorageConformance {
             Session(id: "e", accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(10)),
             refreshHash: Data("e".utf8), forgetBefore: .distantPast)
         let later = now.addingTimeInterval(20)
-        #expect(try await storage.rotateRefresh(presented: Data("e".utf8), next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown)
+        #expect(try await storage.rotateRefresh(presented: Data("e".utf8), session: nil, next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown)
         #expect(try await storage.openSessions(accountID: account.id, now: later).isEmpty)
 
         // Sessions listed newest first, ended one by one and all but one, with an event each.
@@ -134,7 +167,7 @@ struct AccountStorageConformance {
             Session(id: "d", accountID: account.id, createdAt: later, lastUsedAt: later, expiresAt: later.addingTimeInterval(3_600)),
             refreshHash: Data("d".utf8), forgetBefore: later.addingTimeInterval(1))
         #expect(try await storage.revocations(since: .distantPast).endedSessions.isEmpty)
-        #expect(try await storage.rotateRefresh(presented: Data("h60".utf8), next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown,
+        #expect(try await storage.rotateRefresh(presented: Data("h60".utf8), session: nil, next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown,
                 "a forgotten session's replaced tokens are forgotten too")
         #expect(try await storage.openSessions(accountID: account.id, now: later).map(\.id).sorted() == ["c", "d"])
         _ = keep
@@ -152,7 +185,7 @@ struct AccountStorageConformance {
             let outcomes = try await withThrowingTaskGroup(of: RefreshOutcome.self) { group in
                 for n in 0..<2 {
                     group.addTask {
-                        try await storage.rotateRefresh(presented: Data(id.utf8), next: Data("\(id)-\(n)".utf8), expiresAt: Self.t0.addingTimeInterval(3_600), kept: 64, now: Self.t0)
+                        try await storage.rotateRefresh(presented: Data(id.utf8), session: nil, next: Data("\(id)-\(n)".utf8), expiresAt: Self.t0.addingTimeInterval(3_600), kept: 64, now: Self.t0)
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
