@@ -211,11 +211,16 @@ public final class AccountService: Sendable {
     }
 
     /// Changes the caller's password, given the old one, and ends every other session.
-    public func changePassword(of identity: Identity, old: String, new: String) async throws {
+    /// Wrong old passwords count as failed logins of the account from `client` (a stolen
+    /// token must not make the password guessable at the write rate).
+    public func changePassword(of identity: Identity, old: String, new: String, client: String) async throws {
         guard let current = try await storage.passwordHash(id: identity.accountID) else { throw Unauthorized(reason: "the account no longer exists") }
         if let problem = Passwords.problem(new) { throw ValidationErrors([ValidationError(field: "new_password", problem)]) }
+        let key = String(identity.accountID), now = Date()
+        if let wait = try await throttle.attempt(login: key, client: client, now: now) { throw TooManyAttempts(retryAfter: Int(wait.rounded(.up))) }
         let valid = await Self.offloaded { [passwords] in passwords.verify(old, hash: current) }
         guard valid else { throw ValidationErrors([ValidationError(field: "old_password", "is not the current password")]) }
+        try await throttle.succeeded(login: key, client: client, at: now)
         let hash = await Self.offloaded { [passwords] in passwords.hash(new) }
         try await storage.setPasswordHash(id: identity.accountID, hash, endingSessionsExcept: identity.sessionID, now: Date())
         await followAfterWrite()

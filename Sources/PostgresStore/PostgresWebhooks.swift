@@ -138,7 +138,9 @@ public struct PostgresWebhooks: WebhookStorage {
     }
 
     public func nextDue() async throws -> Date? {
-        try await database.client.query("SELECT min(next_at) FROM webhook_delivery WHERE state = 'pending'", logger: logger)
+        // Of enabled endpoints only, as a claim takes them (a disabled one's retries keep their times).
+        try await database.client.query(
+            "SELECT min(d.next_at) FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id WHERE d.state = 'pending' AND w.enabled", logger: logger)
             .collect()[0].decode(Int64?.self).map(Date.init(milliseconds:))
     }
 

@@ -19,7 +19,8 @@ extension ReportService {
     /// the one its original reports.
     public static let posterGoneStatuses = ["removed", "rejected", "cancelled", "duplicate"]
 
-    /// Starts a campaign on a number verified as the advertiser's (blocked numbers too).
+    /// Starts a campaign on a number verified as the advertiser's (blocked numbers too)
+    /// while a public report carrying it is open (its poster not gone).
     public func startAutodial(_ number: String, note: String?, by caller: Caller, now: Date = Date()) async throws -> CampaignChange {
         let note = try checkAutodialWrite(by: caller, note: note)
         return try await commits.perform { t in
@@ -28,6 +29,10 @@ extension ReportService {
             guard status == .violator || status == .blocked else { throw PhoneStatusConflict(number: number, status: status, wanted: .autodialStarted) }
             if let running = try t.activeCampaign(number) {
                 throw CampaignConflict(number: number, reason: "a campaign is already running (started \(running.startedAt.formatted(.iso8601)))")
+            }
+            // Its posters all gone already: a campaign would call for nothing until its last day.
+            guard try t.openReportCount(carrying: number, excluding: Self.posterGoneStatuses) > 0 else {
+                throw CampaignConflict(number: number, reason: "no public report carrying it is open: its posters are gone")
             }
             let (campaign, entry) = try t.startCampaign(number, note: note, author: caller.author, now: now)
             return (CampaignChange(campaign: campaign, entry: entry), IndexEffect())

@@ -129,9 +129,13 @@ public struct SQLiteWebhooks: WebhookStorage {
         try await pool.read { db in try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM webhook WHERE enabled)")) ?? false }
     }
 
+    /// The next time a delivery is due: of enabled endpoints only, as a claim takes them (a
+    /// disabled one's retries keep their times, and the dispatcher would wake for nothing).
+    static let nextDue = "SELECT min(d.next_at) FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id WHERE d.state = 'pending' AND w.enabled"
+
     public func nextDue() async throws -> Date? {
         try await pool.read { db in
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT min(next_at) FROM webhook_delivery WHERE state = 'pending'")).map(Date.init(milliseconds:))
+            try Int64.fetchOne(db.cachedStatement(sql: Self.nextDue)).map(Date.init(milliseconds:))
         }
     }
 

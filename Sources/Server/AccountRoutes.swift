@@ -59,9 +59,9 @@ struct AccountRoutes {
         return try Responses.private(Me(try await accounts.rename(identity, to: try await MePatch.read(request).name)))
     }
 
-    @Sendable func changePassword(_ request: Request, _: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
+    @Sendable func changePassword(_ request: Request, _: QueryParameters, _ context: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
         let body = try await PasswordChange.read(request)
-        try await accounts.changePassword(of: identity, old: body.old, new: body.new)
+        try await accounts.changePassword(of: identity, old: body.old, new: body.new, client: context.clientGroup)
         return Self.done
     }
 

@@ -139,9 +139,14 @@ final class RateLimiter: Sendable {
 
     /// What a client is counted as: its IPv4 address, or the /64 network of its IPv6
     /// address (one subscriber is given a whole /64, and could otherwise take a fresh
-    /// address per call).
+    /// address per call). An IPv4 address mapped into IPv6 (`::ffff:a.b.c.d`, what a
+    /// socket listening on `::` sees of IPv4 clients) is that IPv4 address: as a /64 every
+    /// IPv4 client was one.
     static func group(_ address: String) -> String {
         guard address.contains(":") else { return address }
+        if let last = address.split(separator: ":").last, last.contains("."), address.lowercased().hasPrefix("::ffff:") {
+            return String(last)
+        }
         var parts = address.split(separator: ":", omittingEmptySubsequences: false)
         if let gap = parts.firstIndex(of: "") {
             // Expand `::`, so that equal networks read alike.

@@ -7,7 +7,7 @@ public struct RetrySchedule: Sendable, Hashable {
     public var longest: Duration
     public var maxAttempts: Int
 
-    /// 5 s, 10 s, 20 s, … 24 h, 24 h: 18 attempts take about five days.
+    /// 5 s, 10 s, 20 s, … 24 h, 24 h: 18 attempts take about four days (3.1 to 4.1 with the jitter).
     public init(first: Duration = .seconds(5), longest: Duration = .seconds(86_400), maxAttempts: Int = 18) {
         precondition(first > .zero && longest >= first && maxAttempts >= 1)
         (self.first, self.longest, self.maxAttempts) = (first, longest, maxAttempts)

@@ -259,15 +259,20 @@ struct AccountServiceTests {
         let (_, mine) = try await Self.register(service)
         let elsewhere = try await service.login("i1@example.org", password: Self.password, client: "x")
         let me = try await service.authenticate(mine.accessToken)
-        let wrongOld = await #expect(throws: ValidationErrors.self) { try await service.changePassword(of: me, old: "not it", new: "новий довгий пароль") }
+        let wrongOld = await #expect(throws: ValidationErrors.self) { try await service.changePassword(of: me, old: "not it", new: "новий довгий пароль", client: "x") }
         #expect(wrongOld?.issues.map(\.field) == ["old_password"])
-        let weak = await #expect(throws: ValidationErrors.self) { try await service.changePassword(of: me, old: Self.password, new: "1234567890") }
+        let weak = await #expect(throws: ValidationErrors.self) { try await service.changePassword(of: me, old: Self.password, new: "1234567890", client: "x") }
         #expect(weak?.issues.map(\.field) == ["new_password"])
-        try await service.changePassword(of: me, old: Self.password, new: "новий довгий пароль")
+        try await service.changePassword(of: me, old: Self.password, new: "новий довгий пароль", client: "x")
         await #expect(throws: Unauthorized.self) { try await service.authenticate(elsewhere.accessToken) }
         _ = try await service.authenticate(mine.accessToken)
         await #expect(throws: Unauthorized.self) { try await service.login("i1@example.org", password: Self.password, client: "y") }
         _ = try await service.login("i1@example.org", password: "новий довгий пароль", client: "y")
+        // Guesses of the old password are throttled as logins are: 5 from one address, then a wait.
+        let now = try await service.authenticate(try await service.login("i1@example.org", password: "новий довгий пароль", client: "z").accessToken)
+        for i in 0..<5 { _ = try? await service.changePassword(of: now, old: "guess \(i)", new: "ще один довгий пароль", client: "thief") }
+        await #expect(throws: TooManyAttempts.self) { try await service.changePassword(of: now, old: "новий довгий пароль", new: "ще один довгий пароль", client: "thief") }
+        try await service.changePassword(of: now, old: "новий довгий пароль", new: "ще один довгий пароль", client: "owner")
     }
 
     @Test("tampered tokens are refused: alg none, another key, expired, another audience or issuer, a changed payload")

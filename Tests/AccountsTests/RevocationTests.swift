@@ -66,7 +66,7 @@ struct RevocationTests {
         let fourth = try await p.here.login("u1@example.org", password: Self.password, client: "t")
         let me = try await p.there.authenticate(fourth.accessToken)
         _ = try await p.here.authenticate(third.accessToken)
-        try await p.there.changePassword(of: me, old: Self.password, new: "новий довгий пароль")
+        try await p.there.changePassword(of: me, old: Self.password, new: "новий довгий пароль", client: "x")
         try await p.here.followAccountEvents()
         await #expect(throws: Unauthorized.self) { try await p.here.authenticate(third.accessToken) }
         _ = try await p.here.authenticate(fourth.accessToken)

@@ -134,6 +134,10 @@ struct AutodialStorageConformance {
         #expect(gone.endReason == .posterGone && gone.endedAt == Self.t0 + 6 && gone.endedBy == .system)
         let history = try await storage.phoneRecord(number)!.history
         #expect(history.last?.action == .autodialStopped && history.last?.note == CampaignEnd.posterGone.explanation)
+        // Its posters all gone, a campaign does not start (it would call until its last day).
+        let refused = await #expect(throws: CampaignConflict.self) { try await service.startAutodial(number, note: nil, by: Self.boss, now: Self.t0 + 6) }
+        let campaigns = try await service.campaigns(of: number, for: Self.boss)
+        #expect(refused?.description.contains("posters are gone") == true && campaigns.count == 1)
 
         // Back, and verified as someone else's.
         _ = try await service.unhide(ids[2], note: nil, by: Self.boss)
