@@ -28,8 +28,16 @@ public struct AccountDraft: Sendable {
     }
 
     /// What is wrong with an email address, or nil: one `@` with text on both sides, a dot
-    /// in the domain, no spaces or control characters, at most 254 characters (RFC 5321).
+    /// in the domain, no spaces, control or invisible (format) characters, in Unicode's
+    /// composed form (NFC), at most 254 characters (RFC 5321). Keys are compared byte by
+    /// byte: without the last two rules `josé` and `jose` with a combining accent, or a
+    /// name with a zero-width space in it, would be two accounts that look alike.
     static func emailProblem(_ email: String) -> String? {
+        if email.unicodeScalars.contains(where: { $0.properties.generalCategory == .format })
+            || !email.unicodeScalars.elementsEqual(email.precomposedStringWithCanonicalMapping.unicodeScalars)
+        {
+            return "must be an email address such as name@example.org, its letters composed (NFC), without invisible characters"
+        }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         // Counted in code points, as the stores' checks count.
         guard (3...254).contains(email.unicodeScalars.count), parts.count == 2, !parts[0].isEmpty, parts[0].unicodeScalars.count <= 64,
@@ -37,6 +45,13 @@ public struct AccountDraft: Sendable {
               !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
         else { return "must be an email address such as name@example.org" }
         return nil
+    }
+
+    /// Whether a login could name an account at all: the length an address may have, no
+    /// control characters. (Looser than ``emailProblem(_:)``, so that an address taken
+    /// under an earlier release's rules still signs in.)
+    static func couldBeLogin(_ login: String) -> Bool {
+        (3...254).contains(login.unicodeScalars.count) && !login.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
     }
 
     /// The form an email is compared by: lowercased (emails differ by no case).

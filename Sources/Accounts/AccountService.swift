@@ -120,7 +120,7 @@ public final class AccountService: Sendable {
         // A login no account could have (too long, control characters) is looked up by no
         // store and counted under one key: attempts stay small whatever they send.
         let emailKey = AccountDraft.key(email: login)
-        let possible = AccountDraft.emailProblem(emailKey) == nil
+        let possible = AccountDraft.couldBeLogin(emailKey)
         let found = possible ? try await storage.account(emailKey: emailKey) : nil
         let key = found.map { String($0.account.id) } ?? (possible ? emailKey : Self.impossibleLogin)
         let now = Date()

@@ -48,6 +48,9 @@ struct AccountsTests {
         // Counted in code points, as the stores' CHECKs count: 206 characters, 406 code points.
         ("a@" + String(repeating: "e\u{301}", count: 200) + ".ua", false), ("a@" + String(repeating: "e", count: 200) + ".ua", true),
         (String(repeating: "e\u{301}", count: 40) + "@b.ua", false),
+        // Look-alikes of another account's address: decomposed accents, invisible characters.
+        ("jos\u{E9}@example.org", true), ("jose\u{301}@example.org", false), ("olena\u{200B}@example.org", false), ("ole\u{AD}na@example.org", false),
+        ("admin\u{202E}gro.elpmaxe@x.org", false),
     ])
     func emails(email: String, valid: Bool) {
         #expect((AccountDraft.emailProblem(email) == nil) == valid)
