@@ -109,7 +109,7 @@ public final class AccountService: Sendable {
             throw error
         }
         try await registrations.emailWasFree(client: client, at: now)
-        return (account, try await signIn(account))
+        return (account, try await signIn(account, passwordHash: hash))
     }
 
     /// Signs in by email. A wrong login, a wrong password and a disabled account are the
@@ -130,7 +130,7 @@ public final class AccountService: Sendable {
         try await throttle.succeeded(login: key, client: client, at: now)
         try await storage.recordLogin(id: account.id, at: Date())
         known.withLock { $0.forget(account.id) }
-        return try await signIn(account)
+        return try await signIn(account, passwordHash: found?.passwordHash)
     }
 
     /// The throttle's key for every login that is no email address.
@@ -354,12 +354,16 @@ public final class AccountService: Sendable {
         for watch in ended { watch.end() }
     }
 
-    private func signIn(_ account: Account) async throws -> TokenPair {
+    /// Starts a session while the account's password is still `passwordHash`, the one just
+    /// checked, and the account not disabled.
+    private func signIn(_ account: Account, passwordHash: String?) async throws -> TokenPair {
         let now = Date(), secret = Secrets.token(bytes: 32)
         let session = Session(
             id: Secrets.token(bytes: 12), accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(Self.sessionLifetime))
         // Sessions ended or expired over a lifetime ago are forgotten meanwhile.
-        try await storage.startSession(session, refreshHash: Secrets.sha256(secret), forgetBefore: now.addingTimeInterval(-Self.sessionLifetime))
+        guard try await storage.startSession(
+            session, refreshHash: Secrets.sha256(secret), forgetBefore: now.addingTimeInterval(-Self.sessionLifetime), ifPasswordHash: passwordHash)
+        else { throw Unauthorized(reason: Self.refusedLogin) }
         let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
         return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: secret).text)
     }

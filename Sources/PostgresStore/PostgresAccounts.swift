@@ -124,16 +124,25 @@ public struct PostgresAccounts: AccountStorage {
 
     // MARK: Sessions
 
-    public func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date) async throws {
+    public func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date, ifPasswordHash passwordHash: String?) async throws -> Bool {
         let forgotten = forgetBefore.milliseconds
-        try await database.transaction { c in
+        return try await database.transaction { c in
             try await c.query("DELETE FROM session WHERE ended_at < \(forgotten) OR expires_at < \(forgotten)", logger: logger)
+            if let passwordHash {
+                // The account's row held to the commit: a password change or a disable (which
+                // write it) waits, and then ends this session with the others.
+                let rows = try await c.query(
+                    "SELECT password_hash = \(passwordHash) AND NOT disabled FROM account WHERE id = \(session.accountID) FOR SHARE", logger: logger
+                ).collect()
+                guard try rows.first?.decode(Bool.self) == true else { return false }
+            }
             try await c.query(
                 """
                 INSERT INTO session (id, account_id, refresh_hash, created_at, last_used_at, expires_at)
                 VALUES (\(session.id), \(session.accountID), \(refreshHash), \(session.createdAt.milliseconds), \(session.lastUsedAt.milliseconds),
                         \(session.expiresAt.milliseconds))
                 """, logger: logger)
+            return true
         }
     }
 

@@ -48,8 +48,12 @@ public protocol AccountStorage: Sendable {
     // MARK: Sessions
 
     /// Adds a session with the hash of its refresh token, and forgets sessions that ended
-    /// or expired before `forgetBefore`.
-    func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date) async throws
+    /// or expired before `forgetBefore`. With `passwordHash`, only while the account's
+    /// password hash is still that one and the account is not disabled: a login checks the
+    /// password (a quarter of a second) before its session starts, and a password change
+    /// or a disable in between must end it too. Whether the session started.
+    @discardableResult
+    func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date, ifPasswordHash passwordHash: String?) async throws -> Bool
     /// Replaces the session's refresh token whose hash is `presented` with `next`, moving
     /// its expiry to `expiresAt`; the session's last `kept` replaced hashes are remembered,
     /// so that one presented again ends the session. A token that names its `session`

@@ -57,7 +57,7 @@ struct AccountStorageConformance {
         #expect(try await storage.accounts(role: nil, after: ids[2], limit: 3).map(\.id) == Array(ids[3..<6]))
         #expect(try await storage.accounts(role: .supervisor, after: 0, limit: 10).map(\.id) == [ids[0], ids[3], ids[6]])
         let session = Session(id: "s1", accountID: ids[1], createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
-        try await storage.startSession(session, refreshHash: Data("r1".utf8), forgetBefore: .distantPast)
+        try await storage.startSession(session, refreshHash: Data("r1".utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
         let before = try await storage.accountEvents(after: 0, limit: 100).last?.seq ?? 0
         let changed = try await storage.updateAccount(id: ids[1], role: .admin, name: "Нове ім'я", disabled: true, now: Self.t0)
         #expect(changed.role == .admin && changed.name == "Нове ім'я" && changed.disabled)
@@ -75,7 +75,7 @@ struct AccountStorageConformance {
         for id in ["p1", "p2"] {
             try await storage.startSession(
                 Session(id: id, accountID: ids[0], createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600)),
-                refreshHash: Data(id.utf8), forgetBefore: .distantPast)
+                refreshHash: Data(id.utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
         }
         try await storage.setPasswordHash(id: ids[0], "new-hash", endingSessionsExcept: "p2", now: Self.t0)
         #expect(try await storage.passwordHash(id: ids[0]) == "new-hash")
@@ -85,13 +85,32 @@ struct AccountStorageConformance {
         _ = keep
     }
 
+    @Test("a session starts only while the password a login checked is still the account's and the account is enabled", arguments: AccountStoreUnderTest.all)
+    func sessionAfterCheck(_ store: AccountStoreUnderTest) async throws {
+        let (storage, keep) = try await store.open()
+        let id = try await storage.createAccount(Self.new(1), now: Self.t0).id
+        func start(_ name: String, _ hash: String) async throws -> Bool {
+            let session = Session(id: name, accountID: id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
+            return try await storage.startSession(session, refreshHash: Data(name.utf8), forgetBefore: .distantPast, ifPasswordHash: hash)
+        }
+        #expect(try await start("a", "hash-1"))
+        #expect(try await !start("b", "an older hash"))
+        // The password changed while a login checked the old one: that login starts nothing.
+        try await storage.setPasswordHash(id: id, "hash-2", endingSessionsExcept: nil, now: Self.t0)
+        #expect(try await !start("c", "hash-1"))
+        _ = try await storage.updateAccount(id: id, role: nil, name: nil, disabled: true, now: Self.t0)
+        #expect(try await !start("d", "hash-2"), "nor on a disabled account")
+        #expect(try await storage.openSessions(accountID: id, now: Self.t0).isEmpty)
+        _ = keep
+    }
+
     @Test("a token that names its session ends it when it is not the current one, however many rotations ago it was replaced; one naming another session is unknown", arguments: AccountStoreUnderTest.all)
     func sessionNamedByToken(_ store: AccountStoreUnderTest) async throws {
         let (storage, keep) = try await store.open()
         let account = try await storage.createAccount(Self.new(1), now: Self.t0)
         for id in ["s1", "s2"] {
             let session = Session(id: id, accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
-            try await storage.startSession(session, refreshHash: Data("\(id)-0".utf8), forgetBefore: .distantPast)
+            try await storage.startSession(session, refreshHash: Data("\(id)-0".utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
         }
         // More rotations than are remembered: the first token is forgotten, but it names its session.
         for i in 1...70 {
@@ -123,7 +142,7 @@ struct AccountStorageConformance {
         let (storage, keep) = try await store.open()
         let account = try await storage.createAccount(Self.new(1), now: Self.t0)
         let session = Session(id: "s1", accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600))
-        try await storage.startSession(session, refreshHash: Data("h0".utf8), forgetBefore: .distantPast)
+        try await storage.startSession(session, refreshHash: Data("h0".utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
         for i in 1...70 {
             let now = Self.t0.addingTimeInterval(Double(i))
             let outcome = try await storage.rotateRefresh(
@@ -144,7 +163,7 @@ struct AccountStorageConformance {
         // An expired session's token is no token either, and the session is not listed.
         try await storage.startSession(
             Session(id: "e", accountID: account.id, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(10)),
-            refreshHash: Data("e".utf8), forgetBefore: .distantPast)
+            refreshHash: Data("e".utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
         let later = now.addingTimeInterval(20)
         #expect(try await storage.rotateRefresh(presented: Data("e".utf8), session: nil, next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown)
         #expect(try await storage.openSessions(accountID: account.id, now: later).isEmpty)
@@ -154,7 +173,7 @@ struct AccountStorageConformance {
             let created = later.addingTimeInterval(Double(n))
             try await storage.startSession(
                 Session(id: id, accountID: account.id, createdAt: created, lastUsedAt: created, expiresAt: created.addingTimeInterval(3_600)),
-                refreshHash: Data(id.utf8), forgetBefore: .distantPast)
+                refreshHash: Data(id.utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
         }
         #expect(try await storage.openSessions(accountID: account.id, now: later).map(\.id) == ["c", "b", "a"])
         #expect(try await storage.endSessions(.one(id: "a", accountID: account.id + 1), now: later) == 0, "another account's session")
@@ -165,7 +184,7 @@ struct AccountStorageConformance {
         // Ended or expired before `forgetBefore`: forgotten when a session starts, their tokens with them.
         try await storage.startSession(
             Session(id: "d", accountID: account.id, createdAt: later, lastUsedAt: later, expiresAt: later.addingTimeInterval(3_600)),
-            refreshHash: Data("d".utf8), forgetBefore: later.addingTimeInterval(1))
+            refreshHash: Data("d".utf8), forgetBefore: later.addingTimeInterval(1), ifPasswordHash: nil)
         #expect(try await storage.revocations(since: .distantPast).endedSessions.isEmpty)
         #expect(try await storage.rotateRefresh(presented: Data("h60".utf8), session: nil, next: Data("x".utf8), expiresAt: later, kept: 64, now: later) == .unknown,
                 "a forgotten session's replaced tokens are forgotten too")
@@ -181,7 +200,7 @@ struct AccountStorageConformance {
             let id = "s\(round)"
             try await storage.startSession(
                 Session(id: id, accountID: account.id, createdAt: Self.t0, lastUsedAt: Self.t0, expiresAt: Self.t0.addingTimeInterval(3_600)),
-                refreshHash: Data(id.utf8), forgetBefore: .distantPast)
+                refreshHash: Data(id.utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
             let outcomes = try await withThrowingTaskGroup(of: RefreshOutcome.self) { group in
                 for n in 0..<2 {
                     group.addTask {
@@ -252,7 +271,7 @@ struct AccountStorageConformance {
                         case 0:
                             try await storage.startSession(
                                 Session(id: "w\(w)s\(step)", accountID: account, createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(3_600)),
-                                refreshHash: Data("w\(w)s\(step)".utf8), forgetBefore: .distantPast)
+                                refreshHash: Data("w\(w)s\(step)".utf8), forgetBefore: .distantPast, ifPasswordHash: nil)
                         case 1: _ = try await storage.endSessions(.all(accountID: account, except: nil), now: now)
                         default: _ = try await storage.updateAccount(id: account, role: step % 2 == 0 ? .supervisor : .inspector, name: nil, disabled: step == 14, now: now)
                         }
