@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JWTKit
+import Synchronization
 import ReportModel
 import StorePorts
 
@@ -33,42 +34,86 @@ public struct AccessClaims: JWTPayload, Equatable {
 /// (`posterwatch keys rotate`) leaves the tokens already out valid until they expire.
 /// jwt-kit checks the signature with the key the `kid` names, refuses `alg: none` and any
 /// algorithm but the key's, and ``AccessClaims`` checks `exp`, `aud` and `iss`.
+///
+/// Replicas share the keys through the database and read them again: at most once a
+/// minute when they sign (so a rotation reaches every replica's tokens, and a dropped key
+/// stops signing), and when a token fails to verify, at most once in ``rereadEvery``
+/// (a replica started after a rotation signs with a key the others did not read yet).
 public final class AccessTokens: Sendable {
     public static let lifetime: TimeInterval = 15 * 60
     static let issuer = "posterwatch"
     static let audience = "posterwatch-api"
+    /// The least time between two reads of the keys that a failed check asks for.
+    static let rereadEvery: TimeInterval = 5
+    /// The most time signing goes on with the keys read before.
+    static let signWithin: TimeInterval = 60
 
-    let keys: JWTKeyCollection
-    let signingKid: JWKIdentifier
+    private struct Keys: Sendable {
+        var collection: JWTKeyCollection
+        var signingKid: JWKIdentifier
+        var readAt: Date
+    }
+
+    private let storage: any AccountStorage
+    private let current: Mutex<Keys>
+    /// When a failed check last asked for the keys again.
+    private let lastReread = Mutex(Date.distantPast)
 
     /// The keys of the store, a first one made if there is none.
-    public init(_ storage: any AccountStorage) async throws {
-        let stored = try await storage.signingKeys(storingIfNone: Self.newKey())
-        keys = JWTKeyCollection()
-        for key in stored {
-            await keys.add(hmac: HMACKey(key: SymmetricKey(data: key.secret)), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid))
-        }
-        signingKid = JWKIdentifier(string: stored[0].kid)
+    public init(_ storage: any AccountStorage, now: Date = Date()) async throws {
+        self.storage = storage
+        current = Mutex(try await Self.read(storage, now: now))
     }
+
+    private static func read(_ storage: any AccountStorage, now: Date) async throws -> Keys {
+        let stored = try await storage.signingKeys(storingIfNone: Self.newKey(now: now))
+        let collection = JWTKeyCollection()
+        for key in stored {
+            await collection.add(hmac: HMACKey(key: SymmetricKey(data: key.secret)), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid))
+        }
+        return Keys(collection: collection, signingKid: JWKIdentifier(string: stored[0].kid), readAt: now)
+    }
+
+    /// The kid new tokens are signed with.
+    var signingKid: JWKIdentifier { current.withLock { $0.signingKid } }
 
     /// A token for the account's session, and how many seconds it lives.
     public func issue(accountID: Int64, role: Role, sessionID: String, now: Date = Date()) async throws -> (token: String, expiresIn: Int) {
         // Whole seconds, as verifiers commonly compare `iat` with their clock's second.
-        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let second = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let claims = AccessClaims(
             sub: SubjectClaim(value: String(accountID)), role: role.rawValue, sid: sessionID, iss: IssuerClaim(value: Self.issuer),
-            aud: AudienceClaim(value: Self.audience), exp: ExpirationClaim(value: now.addingTimeInterval(Self.lifetime)),
-            iat: IssuedAtClaim(value: now), jti: IDClaim(value: Secrets.token(bytes: 12)))
-        return (try await keys.sign(claims, kid: signingKid), Int(Self.lifetime))
+            aud: AudienceClaim(value: Self.audience), exp: ExpirationClaim(value: second.addingTimeInterval(Self.lifetime)),
+            iat: IssuedAtClaim(value: second), jti: IDClaim(value: Secrets.token(bytes: 12)))
+        var keys = current.withLock { $0 }
+        if now.timeIntervalSince(keys.readAt) >= Self.signWithin {
+            keys = try await Self.read(storage, now: now)
+            current.withLock { $0 = keys }
+        }
+        return (try await keys.collection.sign(claims, kid: keys.signingKid), Int(Self.lifetime))
     }
 
     /// The claims of a token whose signature, algorithm, audience, issuer and expiry hold.
-    public func verify(_ token: String) async throws -> AccessClaims {
-        try await keys.verify(token, as: AccessClaims.self)
+    public func verify(_ token: String, now: Date = Date()) async throws -> AccessClaims {
+        let keys = current.withLock { $0 }
+        do {
+            return try await keys.collection.verify(token, as: AccessClaims.self)
+        } catch {
+            // Perhaps signed with a key another replica made: read them again, not often.
+            let due = lastReread.withLock { last in
+                guard now.timeIntervalSince(last) >= Self.rereadEvery else { return false }
+                last = now
+                return true
+            }
+            guard due else { throw error }
+            let fresh = try await Self.read(storage, now: now)
+            current.withLock { $0 = fresh }
+            return try await fresh.collection.verify(token, as: AccessClaims.self)
+        }
     }
 
-    /// Adds a new signing key, which signs from the server's next start on, and keeps the
-    /// one before it (which running servers still sign with); older keys are dropped.
+    /// Adds a new signing key, which every server signs with within a minute, and keeps the
+    /// one before it (whose tokens live on); older keys are dropped.
     public static func rotate(_ storage: any AccountStorage, now: Date = Date()) async throws -> String {
         let key = newKey(now: now)
         try await storage.addSigningKey(key, keeping: 2)

@@ -7,7 +7,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a signing key. Servers sign with it from their next start; tokens signed with the key before it stay valid until they expire, older keys are dropped.")
+            abstract: "Add a signing key. Servers sign with it within a minute; tokens signed with the key before it stay valid until they expire, older keys are dropped.")
         @OptionGroup var store: StoreOptions
 
         func run() async throws {

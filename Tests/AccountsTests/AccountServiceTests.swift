@@ -189,6 +189,23 @@ struct AccountServiceTests {
         await #expect(throws: Unauthorized.self) { try await service.refresh("made-up") }
     }
 
+    @Test("replicas share keys: one started after a rotation signs with the new key, another reads the keys again on its first failed check; each signs with the newest within a minute")
+    func keysAcrossReplicas() async throws {
+        let fixture = try TemporaryAccounts()
+        let start = Date()
+        let running = try await AccessTokens(fixture.accounts, now: start)
+        let second = try await AccessTokens.rotate(fixture.accounts)
+        let restarted = try await AccessTokens(fixture.accounts, now: start)
+        #expect(restarted.signingKid.string == second && running.signingKid.string != second)
+        let token = try await restarted.issue(accountID: 7, role: .inspector, sessionID: "s", now: start).token
+        #expect(try await running.verify(token).sub.value == "7", "read the keys again, and took it")
+        // A rotation later, the running replica signs with the newest key within a minute.
+        let third = try await AccessTokens.rotate(fixture.accounts)
+        let later = try await running.issue(accountID: 7, role: .inspector, sessionID: "s", now: Date().addingTimeInterval(61)).token
+        let subject = try await restarted.verify(later).sub.value
+        #expect(running.signingKid.string == third && subject == "7")
+    }
+
     @Test("a copied refresh token is caught however many rotations later: the token names its session (a thief rotating 65 times had made the first one unknown)")
     func reuseAfterManyRotations() async throws {
         let fixture = try TemporaryAccounts()
