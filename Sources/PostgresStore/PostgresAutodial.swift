@@ -121,7 +121,8 @@ extension PostgresTransaction {
         let now = claim.now.milliseconds
         let (recent, today, busy) = try rows(
             """
-            SELECT (SELECT count(*) FROM autodial_call WHERE number = \(number) AND placed_at > \(claim.lastCallBy.milliseconds)),
+            SELECT (SELECT count(*) FROM autodial_call WHERE number = \(number)
+                    AND (placed_at > \(claim.lastCallBy.milliseconds) OR (outcome = 'placing' AND lease_until > \(now)))),
                    (SELECT count(*) FROM autodial_call WHERE number = \(number) AND placed_at >= \(claim.dayStart.milliseconds)),
                    (SELECT count(*) FROM autodial_call WHERE outcome = 'placing' AND lease_until > \(now))
             """)[0].decode((Int, Int, Int).self)

@@ -133,7 +133,7 @@ extension WriteTransaction {
         let now = claim.now.milliseconds
         let counts = try Row.fetchOne(
             db.cachedStatement(sql: """
-                SELECT (SELECT count(*) FROM autodial_call WHERE number = ?1 AND placed_at > ?2),
+                SELECT (SELECT count(*) FROM autodial_call WHERE number = ?1 AND (placed_at > ?2 OR (outcome = 'placing' AND lease_until > ?4))),
                        (SELECT count(*) FROM autodial_call WHERE number = ?1 AND placed_at >= ?3),
                        (SELECT count(*) FROM autodial_call WHERE outcome = 'placing' AND lease_until > ?4)
                 """),

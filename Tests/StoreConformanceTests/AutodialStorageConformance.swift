@@ -86,6 +86,8 @@ struct AutodialStorageConformance {
         let finished = try await service.finishCall(first.id, CallResult(outcome: .answered, sipCode: 200, secondsPlayed: 3.9, reason: "end of file", endedAt: t + 10))
         #expect(finished?.outcome == .answered && finished?.sipCode == 200 && finished?.secondsPlayed == 3.9 && finished?.endedAt == t + 10)
         let second = try await service.claimCall(Self.claim(campaign.id, at: t + 300)).get()
+        // A call still under way (its lease not ended) holds its number whatever the interval: two calls never ring it at once.
+        #expect(try await service.claimCall(Self.claim(campaign.id, at: t + 370, interval: 60)) == .failure(.tooSoon))
         #expect(try await service.claimCall(Self.claim(campaign.id, at: t + 600, maxPerDay: 2)) == .failure(.dayFull))
 
         // Channels: the second call still holds one until its lease ends.
