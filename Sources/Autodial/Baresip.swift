@@ -143,7 +143,8 @@ public actor BaresipChannel: CallChannel {
         // Ringing until the ring time; then the message until its length and a margin.
         var deadline = Date() + timing.ring
         while true {
-            guard let event = await control.events.next(until: deadline) else {
+            // A call task cancelled (the server stopping) hangs up at once, then waits for the end.
+            guard let event = await control.events.next(until: deadline, cancellable: !hungUp) else {
                 guard !hungUp else { throw CallChannelFailed(reason: "baresip did not end the call") }
                 try control.send(["command": "hangup", "token": "hangup"])
                 hungUp = true
@@ -162,11 +163,21 @@ public actor BaresipChannel: CallChannel {
                 established = Date()
                 if !hungUp { deadline = Date() + min(audio.duration, timing.message) + 3 }
             case "CALL_CLOSED":
-                return Self.result(closed: event["param"] as? String ?? "", established: established, hungUp: hungUp, audio: audio, ring: timing.ring)
+                let result = Self.result(closed: event["param"] as? String ?? "", established: established, hungUp: hungUp, audio: audio, ring: timing.ring)
+                return Task.isCancelled ? Self.stopped(result) : result
             default:
                 continue
             }
         }
+    }
+
+    /// A call the server hung up as it stopped: answered if it was (the message played as
+    /// far as it did), else interrupted (it may have rung), which counts as placed.
+    static func stopped(_ result: CallResult) -> CallResult {
+        var stopped = result
+        if result.outcome != .answered { stopped.outcome = .interrupted }
+        stopped.reason = "hung up: the server is stopping"
+        return stopped
     }
 
     /// What a call's end means: answered (the message played as long as the call lasted),

@@ -55,7 +55,7 @@ public final class Dialer: Sendable {
             _ = await ended.next(until: Date() + max(wait, 0.02))
             ended.drain()
         }
-        await finishCalls()
+        await hangUpCalls()
     }
 
     /// One round at `now`: expires lapsed claims, ends campaigns past their days, and
@@ -101,8 +101,10 @@ public final class Dialer: Sendable {
         busy.withLock { _ = $0.insert(index) }
         let task = Task { [self] in
             let result = await channels[index].call(attempt.number)
+            // Recorded in a task of its own: this one is cancelled to hang up as the server stops.
+            let recorded = Task { [service] in try await service.finishCall(attempt.id, result) }
             do {
-                if let finished = try await service.finishCall(attempt.id, result) { onCall(finished) }
+                if let finished = try await recorded.value { onCall(finished) }
             } catch {
                 logger.error("autodial call not recorded", metadata: ["call": "\(attempt.id)", "error": "\(error)"])
             }
@@ -120,5 +122,14 @@ public final class Dialer: Sendable {
     /// Waits for the calls in progress to end and be recorded.
     public func finishCalls() async {
         for task in calls.withLock({ Array($0.values) }) { await task.value }
+    }
+
+    /// Hangs up the calls in progress (the server is stopping) and waits until each is
+    /// recorded: a few seconds, where waiting for them to end took up to a ring and a
+    /// message, past what a service manager gives a stop.
+    public func hangUpCalls() async {
+        let running = calls.withLock { Array($0.values) }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
     }
 }

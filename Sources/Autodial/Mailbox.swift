@@ -35,8 +35,33 @@ final class Mailbox<Element: Sendable>: Sendable {
 
     func drain() { state.withLock { $0.buffer.removeAll() } }
 
-    /// The next event, or nil at the deadline or when the connection has ended.
-    func next(until deadline: Date) async -> Element? {
+    /// The next event, or nil at the deadline or when the connection has ended; when
+    /// `cancellable`, also nil as soon as the waiting task is cancelled.
+    func next(until deadline: Date, cancellable: Bool = false) async -> Element? {
+        guard cancellable else { return await wait(until: deadline) }
+        let token = Mutex<UInt64?>(nil)
+        return await withTaskCancellationHandler {
+            // Cancelled before the waiter was registered: the handler found no token.
+            await wait(until: deadline) { t in
+                token.withLock { $0 = t }
+                if Task.isCancelled { self.expire(t) }
+            }
+        } onCancel: {
+            if let t = token.withLock({ $0 }) { self.expire(t) }
+        }
+    }
+
+    /// Wakes the waiter `token` with nil, if it still waits.
+    private func expire(_ token: UInt64) {
+        let expired = state.withLock { s -> CheckedContinuation<Element?, Never>? in
+            guard let w = s.waiter, w.token == token else { return nil }
+            s.waiter = nil
+            return w.continuation
+        }
+        expired?.resume(returning: nil)
+    }
+
+    private func wait(until deadline: Date, registered: @Sendable (UInt64) -> Void = { _ in }) async -> Element? {
         await withCheckedContinuation { continuation in
             let token = state.withLock { s -> UInt64? in
                 if !s.buffer.isEmpty {
@@ -52,15 +77,11 @@ final class Mailbox<Element: Sendable>: Sendable {
                 return s.nextToken
             }
             guard let token else { return }
+            registered(token)
             let wait = max(0, deadline.timeIntervalSinceNow)
             Task {
                 try? await Task.sleep(for: .seconds(wait))
-                let expired = self.state.withLock { s -> CheckedContinuation<Element?, Never>? in
-                    guard let w = s.waiter, w.token == token else { return nil }
-                    s.waiter = nil
-                    return w.continuation
-                }
-                expired?.resume(returning: nil)
+                self.expire(token)
             }
         }
     }

@@ -146,6 +146,38 @@ struct AutodialServeTests {
         #expect(try Self.baresips(of: pid).isEmpty)
     }
 
+    @Test("serve stopped (SIGTERM) mid-call hangs up: the call is recorded interrupted by the stop, not left to ring out its minute")
+    func stoppedMidCall() async throws {
+        let cli = try CLI()
+        let number = try Self.city(cli)
+        try Data("""
+            {"time_zone": "Europe/Kyiv", "interval_minutes": 1.1, "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
+             "ring_seconds": 60, "max_message_seconds": 3, "message": {"uk": "Увага."}}
+            """.utf8).write(to: URL(fileURLWithPath: cli.path("autodial.json")))
+        let ringing = try await SIPPeer("no-answer.xml")
+        defer { ringing.stop() }
+        let server = try await cli.serve(
+            db: "t.sqlite", options: ["--autodial-trunk", ringing.address, "--autodial-rules", "autodial.json", "--autodial-listen", "127.0.0.1"])
+        let boss = try await Supervisor(server.base)
+        #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
+        #expect(try await boss.send("/v1/phones/\(number)/autodial", [:]).0 == 201)
+        var calls: [[String: Any]] = []
+        for _ in 0..<100 where calls.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            calls = try await boss.calls(number)
+        }
+        #expect(calls.first?["outcome"] as? String == "placing")
+        let pid = server.process.processIdentifier
+        server.process.terminate()
+        server.process.waitUntilExit()
+        #expect(server.process.terminationStatus == 0)
+        #expect(try Self.baresips(of: pid).isEmpty)
+        let again = try await cli.serve(db: "t.sqlite", options: [])
+        defer { again.process.terminate() }
+        let recorded = try await Supervisor(again.base).calls(number)
+        #expect(recorded.count == 1 && recorded[0]["outcome"] as? String == "interrupted" && recorded[0]["reason"] as? String == "hung up: the server is stopping", "\(recorded)")
+    }
+
     /// The baresip processes a server started (their config directory names its pid).
     static func baresips(of server: Int32) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap { entry -> String? in
