@@ -51,6 +51,8 @@ public final class AccessTokens: Sendable {
     private struct Keys: Sendable {
         var collection: JWTKeyCollection
         var signingKid: JWKIdentifier
+        /// The kept keys' bits, newest first (they also tag refresh tokens).
+        var secrets: [SymmetricKey]
         var readAt: Date
     }
 
@@ -71,7 +73,28 @@ public final class AccessTokens: Sendable {
         for key in stored {
             await collection.add(hmac: HMACKey(key: SymmetricKey(data: key.secret)), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid))
         }
-        return Keys(collection: collection, signingKid: JWKIdentifier(string: stored[0].kid), readAt: now)
+        return Keys(collection: collection, signingKid: JWKIdentifier(string: stored[0].kid), secrets: stored.map { SymmetricKey(data: $0.secret) }, readAt: now)
+    }
+
+    /// A tag that proves `text` was written by a server of this database: HMAC-SHA-256
+    /// under the newest key, 128 bits of it in base64url.
+    func tag(_ text: String) -> String {
+        Self.tag(text, key: current.withLock { $0.secrets[0] })
+    }
+
+    /// Whether `tag` is one of the kept keys' tags of `text`.
+    func verifyTag(_ tag: String, of text: String) -> Bool {
+        current.withLock { $0.secrets }.contains { Self.tag(text, key: $0) == tag }
+    }
+
+    private static func tag(_ text: String, key: SymmetricKey) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).prefix(16)).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Holds keys just read, unless a read begun later is held already.
+    private func keep(_ fresh: Keys) {
+        current.withLock { held in if fresh.readAt >= held.readAt { held = fresh } }
     }
 
     /// The kid new tokens are signed with.
@@ -87,8 +110,13 @@ public final class AccessTokens: Sendable {
             iat: IssuedAtClaim(value: second), jti: IDClaim(value: Secrets.token(bytes: 12)))
         var keys = current.withLock { $0 }
         if now.timeIntervalSince(keys.readAt) >= Self.signWithin {
-            keys = try await Self.read(storage, now: now)
-            current.withLock { $0 = keys }
+            // Marked read first, so that the requests meanwhile sign with the keys held; a
+            // read that fails leaves them (a refresh already used up its token).
+            current.withLock { $0.readAt = now }
+            if let fresh = try? await Self.read(storage, now: now) {
+                keep(fresh)
+                keys = fresh
+            }
         }
         return (try await keys.collection.sign(claims, kid: keys.signingKid), Int(Self.lifetime))
     }
@@ -105,9 +133,8 @@ public final class AccessTokens: Sendable {
                 last = now
                 return true
             }
-            guard due else { throw error }
-            let fresh = try await Self.read(storage, now: now)
-            current.withLock { $0 = fresh }
+            guard due, let fresh = try? await Self.read(storage, now: now) else { throw error }
+            keep(fresh)
             return try await fresh.collection.verify(token, as: AccessClaims.self)
         }
     }

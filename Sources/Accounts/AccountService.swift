@@ -144,7 +144,7 @@ public final class AccountService: Sendable {
     public func refresh(_ refreshToken: String) async throws -> TokenPair {
         let presented = RefreshToken(refreshToken), next = Secrets.token(bytes: 32), now = Date()
         let outcome = try await storage.rotateRefresh(
-            presented: Secrets.sha256(presented.secret), session: presented.session, next: Secrets.sha256(next),
+            presented: Secrets.sha256(presented.secret), session: presented.provenSession(tokens), next: Secrets.sha256(next),
             expiresAt: now.addingTimeInterval(Self.sessionLifetime), kept: Self.rotatedKept, now: now)
         switch outcome {
         case .rotated(let session):
@@ -152,7 +152,7 @@ public final class AccountService: Sendable {
                 throw Unauthorized(reason: "the refresh token is not valid")
             }
             let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
-            return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: next).text)
+            return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: next, tags: tokens).text)
         case .reused:
             await followAfterWrite()
             throw Unauthorized(reason: "the refresh token was already used; the session is ended, sign in again")
@@ -365,7 +365,7 @@ public final class AccountService: Sendable {
             session, refreshHash: Secrets.sha256(secret), forgetBefore: now.addingTimeInterval(-Self.sessionLifetime), ifPasswordHash: passwordHash)
         else { throw Unauthorized(reason: Self.refusedLogin) }
         let access = try await tokens.issue(accountID: account.id, role: account.role, sessionID: session.id)
-        return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: secret).text)
+        return TokenPair(accessToken: access.token, expiresIn: access.expiresIn, refreshToken: RefreshToken(session: session.id, secret: secret, tags: tokens).text)
     }
 
     // MARK: Administration without a caller (the command line) and lists

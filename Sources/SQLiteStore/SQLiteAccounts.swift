@@ -221,11 +221,18 @@ public struct SQLiteAccounts: AccountStorage {
     // MARK: Signing keys
 
     public func signingKeys(storingIfNone first: SigningKey) async throws -> [SigningKey] {
-        try await pool.write { db in
+        // Read without the writers' lock (servers read the keys again while they run).
+        let kept = try await pool.read { db in try Self.signingKeys(db) }
+        if !kept.isEmpty { return kept }
+        return try await pool.write { db in
             if try Int.fetchOne(db, sql: "SELECT count(*) FROM signing_key") == 0 { try Self.insert(first, db) }
-            return try Row.fetchAll(db, sql: "SELECT kid, secret, created_at FROM signing_key ORDER BY rowid DESC")
-                .map { SigningKey(kid: $0["kid"], secret: $0["secret"], createdAt: Date(milliseconds: $0["created_at"])) }
+            return try Self.signingKeys(db)
         }
+    }
+
+    private static func signingKeys(_ db: Database) throws -> [SigningKey] {
+        try Row.fetchAll(db, sql: "SELECT kid, secret, created_at FROM signing_key ORDER BY rowid DESC")
+            .map { SigningKey(kid: $0["kid"], secret: $0["secret"], createdAt: Date(milliseconds: $0["created_at"])) }
     }
 
     public func addSigningKey(_ key: SigningKey, keeping: Int) async throws {

@@ -219,10 +219,17 @@ struct AccountServiceTests {
         await #expect(throws: Unauthorized.self) { try await service.authenticate(latest.accessToken) }
         // A token of the form given before (the secret alone) still rotates.
         let (_, other) = try await Self.register(service, 2)
-        let secret = String(other.refreshToken.split(separator: ".").last!)
-        #expect(RefreshToken(other.refreshToken).secret == secret && RefreshToken(secret).session == nil)
-        let fromOld = try await service.refresh(secret)
-        #expect(RefreshToken(fromOld.refreshToken).session == RefreshToken(other.refreshToken).session, "and comes back naming its session")
+        let parts = other.refreshToken.split(separator: ".").map(String.init)
+        #expect(parts.count == 3 && RefreshToken(other.refreshToken).secret == parts[1] && RefreshToken(parts[1]).session == nil)
+        let fromOld = try await service.refresh(parts[1])
+        #expect(RefreshToken(fromOld.refreshToken).session == parts[0], "and comes back naming its session")
+        // A session's id is no secret (access tokens carry it): a token made up around it, or
+        // a real one's tag on another secret, is unknown, and the session lives on.
+        for forged in [parts[0] + ".x.y", parts[0] + "." + String(repeating: "A", count: 43) + "." + parts[2]] {
+            let refused = await #expect(throws: Unauthorized.self) { try await service.refresh(forged) }
+            #expect(refused?.reason.contains("not valid") == true, "\(forged)")
+        }
+        _ = try await service.refresh(fromOld.refreshToken)
     }
 
     @Test("logout and a disabled account stop access tokens at once, and after a restart; a disabled account cannot sign in")
