@@ -127,15 +127,16 @@ public struct PostgresAccounts: AccountStorage {
     public func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date, ifPasswordHash passwordHash: String?) async throws -> Bool {
         let forgotten = forgetBefore.milliseconds
         return try await database.transaction { c in
-            try await c.query("DELETE FROM session WHERE ended_at < \(forgotten) OR expires_at < \(forgotten)", logger: logger)
             if let passwordHash {
                 // The account's row held to the commit: a password change or a disable (which
-                // write it) waits, and then ends this session with the others.
+                // write it) waits, and then ends this session with the others. First, as they
+                // take the account's row before its sessions' rows.
                 let rows = try await c.query(
                     "SELECT password_hash = \(passwordHash) AND NOT disabled FROM account WHERE id = \(session.accountID) FOR SHARE", logger: logger
                 ).collect()
                 guard try rows.first?.decode(Bool.self) == true else { return false }
             }
+            try await c.query("DELETE FROM session WHERE ended_at < \(forgotten) OR expires_at < \(forgotten)", logger: logger)
             try await c.query(
                 """
                 INSERT INTO session (id, account_id, refresh_hash, created_at, last_used_at, expires_at)

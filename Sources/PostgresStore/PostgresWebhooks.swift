@@ -138,10 +138,14 @@ public struct PostgresWebhooks: WebhookStorage {
     }
 
     public func nextDue() async throws -> Date? {
-        // Of enabled endpoints only, as a claim takes them (a disabled one's retries keep their times).
+        // Of enabled endpoints only, as a claim takes them (a disabled one's retries keep
+        // their times); the due index walked from its start to the first.
         try await database.client.query(
-            "SELECT min(d.next_at) FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id WHERE d.state = 'pending' AND w.enabled", logger: logger)
-            .collect()[0].decode(Int64?.self).map(Date.init(milliseconds:))
+            """
+            SELECT d.next_at FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
+            WHERE d.state = 'pending' AND d.next_at IS NOT NULL AND w.enabled ORDER BY d.next_at LIMIT 1
+            """, logger: logger)
+            .collect().first.map { Date(milliseconds: try $0.decode(Int64.self)) }
     }
 
     public func claim(_ deliveries: [DueDelivery], payloads: [Int64: Data], until leaseEnd: Date) async throws -> [DueDelivery] {

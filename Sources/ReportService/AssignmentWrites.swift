@@ -112,7 +112,7 @@ extension ReportService {
     /// An account's active assignments of public reports, in its order.
     public func assignments(of account: Int64) async throws -> [Assignment] { try await read { try await $0.assignments(of: account) } }
 
-    /// Every assignment of a report, newest first.
+    /// A report's assignments, newest first (the newest ``Assignment/maxOfReport``).
     public func assignments(ofReport id: Int64) async throws -> [Assignment] { try await read { try await $0.assignments(ofReport: id) } }
 
     /// The active assignee of each of these reports that has one.

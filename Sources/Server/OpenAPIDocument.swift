@@ -287,10 +287,11 @@ enum OpenAPI {
     ]
 
     /// A report's text of one line, as the reference data's rule takes it: no control
-    /// characters, and not U+FFFE or U+FFFF.
-    static let lineText = "^[^\\u0000-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*$"
+    /// characters, and not U+FFFE or U+FFFF, but in the white space around it, which the
+    /// server trims first.
+    static let lineText = "^\\s*[^\\u0000-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*\\s*$"
     /// A text of lines (a comment, a note): tabs and line breaks besides.
-    static let linesText = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*$"
+    static let linesText = "^\\s*[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*\\s*$"
 
     /// A person's or a key's name: at most 100 characters, no control characters, not
     /// only white space.

@@ -143,10 +143,8 @@ final class RateLimiter: Sendable {
     /// socket listening on `::` sees of IPv4 clients) is that IPv4 address: as a /64 every
     /// IPv4 client was one.
     static func group(_ address: String) -> String {
+        let address = unmapped(address)
         guard address.contains(":") else { return address }
-        if let last = address.split(separator: ":").last, last.contains("."), address.lowercased().hasPrefix("::ffff:") {
-            return String(last)
-        }
         var parts = address.split(separator: ":", omittingEmptySubsequences: false)
         if let gap = parts.firstIndex(of: "") {
             // Expand `::`, so that equal networks read alike.
@@ -157,6 +155,13 @@ final class RateLimiter: Sendable {
         return parts.prefix(4).map { String(Int($0, radix: 16) ?? 0, radix: 16) }.joined(separator: ":") + "::/64"
     }
 
+    /// An IPv4 address mapped into IPv6 (`::ffff:a.b.c.d`) as that IPv4 address; any other
+    /// address as it is.
+    static func unmapped(_ address: String) -> String {
+        guard address.lowercased().hasPrefix("::ffff:"), let last = address.split(separator: ":").last, last.contains(".") else { return address }
+        return String(last)
+    }
+
     /// The client a trusted proxy says it forwards: the right-most address of
     /// `X-Forwarded-For` that is not itself a trusted proxy (those left of it were written
     /// by the client, and may be anything); nil when the header holds no such address.
@@ -164,7 +169,7 @@ final class RateLimiter: Sendable {
         for entry in header.split(separator: ",").reversed() {
             let address = entry.trimmingCharacters(in: .whitespaces)
             guard isAddress(address) else { return nil }
-            if !trusted.contains(address) { return address }
+            if !trusted.contains(unmapped(address)) { return address }
         }
         return nil
     }
@@ -185,7 +190,8 @@ struct ClientMiddleware: RouterMiddleware {
         var context = context
         context.limiter = limiter
         let trusted = limiter.limits.trustedProxies
-        if !trusted.isEmpty, trusted.contains(context.peer), let header = request.headers[.xForwardedFor] {
+        // A proxy on 127.0.0.1 reaches a socket on `::` as ::ffff:127.0.0.1.
+        if !trusted.isEmpty, trusted.contains(RateLimiter.unmapped(context.peer)), let header = request.headers[.xForwardedFor] {
             context.forwardedClient = RateLimiter.forwardedClient(header, trusted: trusted)
         }
         return try await next(request, context)
