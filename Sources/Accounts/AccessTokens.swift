@@ -82,13 +82,21 @@ public final class AccessTokens: Sendable {
         Self.tag(text, key: current.withLock { $0.secrets[0] })
     }
 
-    /// Whether `tag` is one of the kept keys' tags of `text`.
+    /// Whether `tag` is one of the kept keys' tags of `text` (compared in constant time).
+    /// Two rotations of the keys later a tag no longer verifies: the token is then known by
+    /// its hash alone, as tokens were before they named their session.
     func verifyTag(_ tag: String, of text: String) -> Bool {
-        current.withLock { $0.secrets }.contains { Self.tag(text, key: $0) == tag }
+        let given = Array(tag.utf8)
+        return current.withLock { $0.secrets }.contains { key in
+            let expected = Array(Self.tag(text, key: key).utf8)
+            guard expected.count == given.count else { return false }
+            return zip(expected, given).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        }
     }
 
     private static func tag(_ text: String, key: SymmetricKey) -> String {
-        Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).prefix(16)).base64EncodedString()
+        // Apart from the keys' other use: no JWT signature is a refresh tag.
+        Data(HMAC<SHA256>.authenticationCode(for: Data(("posterwatch refresh tag\u{0}" + text).utf8), using: key).prefix(16)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 

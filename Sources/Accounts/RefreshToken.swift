@@ -20,6 +20,8 @@ struct RefreshToken: Sendable, Hashable {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         if parts.count == 3, !parts.contains(where: \.isEmpty) {
             (session, secret, tag) = (String(parts[0]), String(parts[1]), String(parts[2]))
+        } else if parts.count == 2, !parts.contains(where: \.isEmpty) {
+            (session, secret, tag) = (nil, String(parts[1]), nil)  // given untagged for a while: the secret is what counts
         } else {
             (session, secret, tag) = (nil, text, nil)
         }

@@ -162,6 +162,12 @@ final class RateLimiter: Sendable {
         return String(last)
     }
 
+    /// Whether `address` is a trusted proxy's, either way it may be written (a proxy on
+    /// 127.0.0.1 reaches a socket on `::` as ::ffff:127.0.0.1, and may be configured so).
+    static func isTrusted(_ address: String, _ trusted: Set<String>) -> Bool {
+        trusted.contains(address) || trusted.contains(unmapped(address))
+    }
+
     /// The client a trusted proxy says it forwards: the right-most address of
     /// `X-Forwarded-For` that is not itself a trusted proxy (those left of it were written
     /// by the client, and may be anything); nil when the header holds no such address.
@@ -169,7 +175,7 @@ final class RateLimiter: Sendable {
         for entry in header.split(separator: ",").reversed() {
             let address = entry.trimmingCharacters(in: .whitespaces)
             guard isAddress(address) else { return nil }
-            if !trusted.contains(unmapped(address)) { return address }
+            if !isTrusted(address, trusted) { return address }
         }
         return nil
     }
@@ -190,8 +196,7 @@ struct ClientMiddleware: RouterMiddleware {
         var context = context
         context.limiter = limiter
         let trusted = limiter.limits.trustedProxies
-        // A proxy on 127.0.0.1 reaches a socket on `::` as ::ffff:127.0.0.1.
-        if !trusted.isEmpty, trusted.contains(RateLimiter.unmapped(context.peer)), let header = request.headers[.xForwardedFor] {
+        if !trusted.isEmpty, RateLimiter.isTrusted(context.peer, trusted), let header = request.headers[.xForwardedFor] {
             context.forwardedClient = RateLimiter.forwardedClient(header, trusted: trusted)
         }
         return try await next(request, context)

@@ -206,6 +206,21 @@ struct AccountServiceTests {
         #expect(running.signingKid.string == third && subject == "7")
     }
 
+    @Test("a refresh token's tag verifies on every replica while its key is kept (one rotation), not after two; never as a JWT's signature")
+    func refreshTags() async throws {
+        let fixture = try TemporaryAccounts()
+        let first = try await AccessTokens(fixture.accounts)
+        let token = RefreshToken(session: "abc", secret: "secret", tags: first)
+        #expect(RefreshToken(token.text).provenSession(first) == "abc")
+        _ = try await AccessTokens.rotate(fixture.accounts)
+        #expect(RefreshToken(token.text).provenSession(try await AccessTokens(fixture.accounts)) == "abc", "its key is kept")
+        _ = try await AccessTokens.rotate(fixture.accounts)
+        #expect(RefreshToken(token.text).provenSession(try await AccessTokens(fixture.accounts)) == nil, "its key dropped: known by its hash alone")
+        // A JWT's three parts are no tagged refresh token.
+        let jwt = try await first.issue(accountID: 1, role: .inspector, sessionID: "abc").token
+        #expect(RefreshToken(jwt).provenSession(first) == nil)
+    }
+
     @Test("a copied refresh token is caught however many rotations later: the token names its session (a thief rotating 65 times had made the first one unknown)")
     func reuseAfterManyRotations() async throws {
         let fixture = try TemporaryAccounts()

@@ -150,6 +150,7 @@ struct AbuseTests {
         #expect(RateLimiter.group("::ffff:192.0.2.7") == "192.0.2.7" && RateLimiter.group("::FFFF:198.51.100.1") != RateLimiter.group("::ffff:192.0.2.7"),
                 "IPv4 clients of a socket on :: are each their own")
         #expect(RateLimiter.forwardedClient("203.0.113.9, ::ffff:10.0.0.2", trusted: ["10.0.0.2"]) == "203.0.113.9", "a mapped proxy is the proxy")
+        #expect(RateLimiter.isTrusted("::ffff:10.0.0.2", ["::ffff:10.0.0.2"]) && RateLimiter.isTrusted("::ffff:10.0.0.2", ["10.0.0.2"]), "configured either way")
         #expect(RateLimiter.forwardedClient("1.1.1.1, 10.0.0.2, 10.0.0.1", trusted: ["10.0.0.1", "10.0.0.2"]) == "1.1.1.1")
         #expect(RateLimiter.forwardedClient("<script>, 10.0.0.1", trusted: ["10.0.0.1"]) == nil)
         #expect(RateLimiter.forwardedClient("10.0.0.1", trusted: ["10.0.0.1"]) == nil)
