@@ -104,23 +104,12 @@ struct AutodialServeTests {
         let number = try Self.city(cli)
         // One channel; a call may ring 10 s (time to see it and kill the server while it
         // rings, on a busy machine) with a message of at most 3 s: a claim holds 43 s.
-        try Data("""
-            {"time_zone": "Europe/Kyiv", "interval_minutes": 0.25, "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
-             "ring_seconds": 10, "max_message_seconds": 3, "message": {"uk": "Увага."}}
-            """.utf8).write(to: URL(fileURLWithPath: cli.path("autodial.json")))
         let options = { (peer: SIPPeer) in
             ["--autodial-trunk", peer.address, "--autodial-rules", "autodial.json", "--autodial-listen", "127.0.0.1"]
         }
         let ringing = try await SIPPeer("no-answer.xml")
-        let server = try await cli.serve(db: "t.sqlite", options: options(ringing))
-        let boss = try await Supervisor(server.base)
-        #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
-        #expect(try await boss.send("/v1/phones/\(number)/autodial", [:]).0 == 201)
-        var calls: [[String: Any]] = []
-        for _ in 0..<100 where calls.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            calls = try await boss.calls(number)
-        }
+        let (server, calls0) = try await Self.ringing(cli, number, intervalMinutes: 0.25, ringSeconds: 10, options: options(ringing))
+        var calls = calls0
         kill(server.process.processIdentifier, SIGKILL)
         server.process.waitUntilExit()
         ringing.stop()
@@ -150,22 +139,11 @@ struct AutodialServeTests {
     func stoppedMidCall() async throws {
         let cli = try CLI()
         let number = try Self.city(cli)
-        try Data("""
-            {"time_zone": "Europe/Kyiv", "interval_minutes": 1.1, "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
-             "ring_seconds": 60, "max_message_seconds": 3, "message": {"uk": "Увага."}}
-            """.utf8).write(to: URL(fileURLWithPath: cli.path("autodial.json")))
         let ringing = try await SIPPeer("no-answer.xml")
         defer { ringing.stop() }
-        let server = try await cli.serve(
-            db: "t.sqlite", options: ["--autodial-trunk", ringing.address, "--autodial-rules", "autodial.json", "--autodial-listen", "127.0.0.1"])
-        let boss = try await Supervisor(server.base)
-        #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
-        #expect(try await boss.send("/v1/phones/\(number)/autodial", [:]).0 == 201)
-        var calls: [[String: Any]] = []
-        for _ in 0..<100 where calls.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            calls = try await boss.calls(number)
-        }
+        let (server, calls) = try await Self.ringing(
+            cli, number, intervalMinutes: 1.1, ringSeconds: 60,
+            options: ["--autodial-trunk", ringing.address, "--autodial-rules", "autodial.json", "--autodial-listen", "127.0.0.1"])
         #expect(calls.first?["outcome"] as? String == "placing")
         let pid = server.process.processIdentifier
         server.process.terminate()
@@ -176,6 +154,27 @@ struct AutodialServeTests {
         defer { again.process.terminate() }
         let recorded = try await Supervisor(again.base).calls(number)
         #expect(recorded.count == 1 && recorded[0]["outcome"] as? String == "interrupted" && recorded[0]["reason"] as? String == "hung up: the server is stopping", "\(recorded)")
+    }
+
+    /// A server with one channel whose campaign on `number` has a call ringing (its rules
+    /// written to autodial.json), and the calls it lists then.
+    static func ringing(
+        _ cli: CLI, _ number: String, intervalMinutes: Double, ringSeconds: Int, options: [String]
+    ) async throws -> (server: (process: Process, base: String), calls: [[String: Any]]) {
+        try Data("""
+            {"time_zone": "Europe/Kyiv", "interval_minutes": \(intervalMinutes), "hours": {"every_day": ["00:00", "24:00"]}, "max_concurrent_calls": 1,
+             "ring_seconds": \(ringSeconds), "max_message_seconds": 3, "message": {"uk": "Увага."}}
+            """.utf8).write(to: URL(fileURLWithPath: cli.path("autodial.json")))
+        let server = try await cli.serve(db: "t.sqlite", options: options)
+        let boss = try await Supervisor(server.base)
+        #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
+        #expect(try await boss.send("/v1/phones/\(number)/autodial", [:]).0 == 201)
+        var calls: [[String: Any]] = []
+        for _ in 0..<100 where calls.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            calls = try await boss.calls(number)
+        }
+        return (server, calls)
     }
 
     /// The baresip processes a server started (their config directory names its pid).
