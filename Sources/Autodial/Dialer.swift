@@ -26,6 +26,8 @@ public final class Dialer: Sendable {
     private let now: @Sendable () -> Date
     private let logger: Logger
     private let onCall: @Sendable (CallAttempt) -> Void
+    /// Calls whose lease ended unfinished (a dialer died mid-call), as this one marks them.
+    private let onInterrupted: @Sendable (Int) -> Void
     /// The channels now placing a call, by index.
     private let busy = Mutex<Set<Int>>([])
     private let calls = Mutex<[Int: Task<Void, Never>]>([:])
@@ -34,9 +36,11 @@ public final class Dialer: Sendable {
 
     public init(
         service: ReportService, planner: CallPlanner, channels: [any CallChannel], now: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = Logger(label: "posterwatch.autodial"), onCall: @escaping @Sendable (CallAttempt) -> Void = { _ in }
+        logger: Logger = Logger(label: "posterwatch.autodial"), onCall: @escaping @Sendable (CallAttempt) -> Void = { _ in },
+        onInterrupted: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         (self.service, self.planner, self.channels, self.now, self.logger, self.onCall) = (service, planner, channels, now, logger, onCall)
+        self.onInterrupted = onInterrupted
     }
 
     /// Rounds until cancelled: at once after a call ends, otherwise when the next call is
@@ -70,7 +74,8 @@ public final class Dialer: Sendable {
     }
 
     private func round(now: Date, free: [Int]) async throws -> Date? {
-        _ = try await service.expireCalls(now: now)
+        let lapsed = try await service.expireCalls(now: now)
+        if lapsed > 0 { onInterrupted(lapsed) }
         var campaigns = try await service.dialerCampaigns(callsSince: planner.recentSince(now))
         for campaign in campaigns where planner.expiry(of: campaign.campaign) <= now {
             try await service.endExpiredCampaign(campaign.campaign, now: now)

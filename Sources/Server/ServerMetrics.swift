@@ -77,10 +77,11 @@ public final class ServerMetrics: Sendable {
         for outcome in Self.callOutcomes { Counter(label: "autodial_calls_total", dimensions: [("outcome", outcome)], factory: factory).increment(by: 0) }
     }
 
-    /// One call placed and ended as `outcome`.
-    public func autodialCall(outcome: String) {
-        Counter(label: "autodial_calls_placed_total", factory: factory).increment()
-        Counter(label: "autodial_calls_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    /// `count` calls placed and ended as `outcome` (those a dead dialer left are
+    /// `interrupted` when their lease ends).
+    public func autodialCall(outcome: String, count: Int = 1) {
+        Counter(label: "autodial_calls_placed_total", factory: factory).increment(by: count)
+        Counter(label: "autodial_calls_total", dimensions: [("outcome", outcome)], factory: factory).increment(by: count)
     }
 
     /// Reads `source` at every scrape.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Autodial
 import Foundation
 import Logging
+import ReportModel
 import ReportService
 import Server
 import ServiceLifecycle
@@ -62,9 +63,10 @@ struct AutodialOptions: ParsableArguments {
                 directory: directory.appendingPathComponent("channel-\(i)"))
         }
         metrics?.autodialStarted()
-        let dialer = Dialer(service: service, planner: CallPlanner(rules: rules), channels: channels, logger: logger) { call in
-            metrics?.autodialCall(outcome: call.outcome.rawValue)
-        }
+        let dialer = Dialer(
+            service: service, planner: CallPlanner(rules: rules), channels: channels, logger: logger,
+            onCall: { call in metrics?.autodialCall(outcome: call.outcome.rawValue) },
+            onInterrupted: { lapsed in metrics?.autodialCall(outcome: CallOutcome.interrupted.rawValue, count: lapsed) })
         Console.error("autodial: \(rules.channels) channel(s) to \(trunk.address), message \(String(format: "%.1f", audio.duration)) s")
         return DialerService(dialer: dialer, channels: channels, directory: directory)
     }

@@ -151,7 +151,8 @@ final class TestClock: Sendable {
         case .success: break
         case .failure(let refusal): Issue.record("claim refused: \(refusal)")
         }
-        let next = Dialer(service: service, planner: planner, channels: board.lines(1))
+        let interrupted = Mutex(0)
+        let next = Dialer(service: service, planner: planner, channels: board.lines(1), onInterrupted: { n in interrupted.withLock { $0 += n } })
         try await next.round(now: t + 600 + planner.callLength)
         #expect(next.callsInProgress == 0, "not again within the interval of the lost call")
         try await next.round(now: t + 900)
@@ -161,6 +162,7 @@ final class TestClock: Sendable {
         await board.hangUpAll(next)
         let calls = try await service.calls(of: numbers[0], before: nil, limit: 10, for: Self.boss)
         #expect(calls.map(\.outcome) == [.answered, .interrupted, .answered, .answered])
+        #expect(interrupted.withLock { $0 } == 1, "the lapsed call is counted (autodial_calls_total{outcome=\"interrupted\"})")
         #expect(calls.map(\.placedAt) == [t + 900, t + 600, t + 300, t])
         _ = keep
     }

@@ -128,6 +128,9 @@ struct AutodialServeTests {
         #expect(placed.count == 2 && placed[0].timeIntervalSince(placed[1]) >= 43, "the lost call held the one channel for its lease: \(placed)")
         #expect(calls.last?["reason"] as? String == "the dialer stopped before the call ended")
         #expect(await busy.status() == 0)
+        let (page, _) = try await URLSession.shared.data(from: URL(string: again.base + "/metrics")!)
+        let metrics = try MetricsTests.parse(String(decoding: page, as: UTF8.self))
+        #expect(metrics[#"autodial_calls_total{outcome="interrupted"}"#] == 1 && metrics[#"autodial_calls_total{outcome="busy"}"#] == 1, "the lapsed call counted by the server that marked it")
         // Stopped, the server stops its baresips too.
         let pid = again.process.processIdentifier
         again.process.terminate()
