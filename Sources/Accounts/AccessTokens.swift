@@ -96,8 +96,7 @@ public final class AccessTokens: Sendable {
 
     private static func tag(_ text: String, key: SymmetricKey) -> String {
         // Apart from the keys' other use: no JWT signature is a refresh tag.
-        Data(HMAC<SHA256>.authenticationCode(for: Data(("posterwatch refresh tag\u{0}" + text).utf8), using: key).prefix(16)).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Secrets.base64url(Data(HMAC<SHA256>.authenticationCode(for: Data(("posterwatch refresh tag\u{0}" + text).utf8), using: key).prefix(16)))
     }
 
     /// Holds keys just read, unless a read begun later is held already.
@@ -168,9 +167,11 @@ enum Secrets {
     }
 
     /// `count` random bytes as unpadded base64url text.
-    static func token(bytes count: Int) -> String {
-        Data(random(bytes: count)).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    static func token(bytes count: Int) -> String { base64url(Data(random(bytes: count))) }
+
+    /// Unpadded base64url (RFC 4648 §5), which has no dot.
+    static func base64url(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     static func sha256(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }

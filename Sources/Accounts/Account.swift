@@ -51,7 +51,7 @@ public struct AccountDraft: Sendable {
     /// control characters. (Looser than ``emailProblem(_:)``, so that an address taken
     /// under an earlier release's rules still signs in.)
     static func couldBeLogin(_ login: String) -> Bool {
-        (3...254).contains(login.unicodeScalars.count) && !login.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
+        (3...254).contains(login.unicodeScalars.count) && !login.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// The form an email is compared by: lowercased (emails differ by no case).

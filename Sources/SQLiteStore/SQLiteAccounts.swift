@@ -93,16 +93,16 @@ public struct SQLiteAccounts: AccountStorage {
 
     public func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date, ifPasswordHash passwordHash: String?) async throws -> Bool {
         try await pool.write { db in
-            let forgotten = forgetBefore.milliseconds
-            try db.execute(
-                sql: "DELETE FROM session_rotated WHERE session_id IN (SELECT id FROM session WHERE ended_at < ? OR expires_at < ?)",
-                arguments: [forgotten, forgotten])
-            try db.execute(sql: "DELETE FROM session WHERE ended_at < ? OR expires_at < ?", arguments: [forgotten, forgotten])
             if let passwordHash {
                 let current = try Bool.fetchOne(
                     db, sql: "SELECT password_hash = ? AND NOT disabled FROM account WHERE id = ?", arguments: [passwordHash, session.accountID])
                 guard current == true else { return false }
             }
+            let forgotten = forgetBefore.milliseconds
+            try db.execute(
+                sql: "DELETE FROM session_rotated WHERE session_id IN (SELECT id FROM session WHERE ended_at < ? OR expires_at < ?)",
+                arguments: [forgotten, forgotten])
+            try db.execute(sql: "DELETE FROM session WHERE ended_at < ? OR expires_at < ?", arguments: [forgotten, forgotten])
             try db.execute(
                 sql: "INSERT INTO session (id, account_id, refresh_hash, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [session.id, session.accountID, refreshHash, session.createdAt.milliseconds, session.lastUsedAt.milliseconds, session.expiresAt.milliseconds])

@@ -25,7 +25,7 @@ enum Console {
     }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F..<0xA0).contains(scalar.value)
+        scalar.properties.generalCategory == .control && scalar != "\n" && scalar != "\t"
     }
 
     /// Whether standard error is a terminal (progress bars are drawn only there).
