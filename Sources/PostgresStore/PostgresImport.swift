@@ -7,54 +7,80 @@ import StorePorts
 /// The bulk path: records checked by the rules every store shares (``ImportAdmission``)
 /// and streamed into `report` with COPY, in one transaction that holds the writers' lock
 /// (the counter's row) throughout: all of them or, when one is refused and
-/// ``ImportOptions/skipInvalid`` is off, none. Into an empty table the indexes are built
-/// after the rows, whole.
+/// ``ImportOptions/skipInvalid`` is off, none. Into an empty table the rows go into a
+/// table beside it whose indexes are built whole, on two connections at once, and which
+/// that transaction swaps in (``ReportTableSwap``).
 extension PostgresReports {
     public func importRecords(
         options: ImportOptions, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
     ) async throws -> ImportSummary {
         let connection = try await database.connect()
+        var loaders: [PostgresConnection] = []
+        var swapping = false
         do {
-            let summary = try await importRecords(on: connection, options: options, now: now, next: next, progress: progress)
+            try await connection.query("BEGIN", logger: logger)
+            // The writers' lock first; then, in a statement of its own, the numbers as of every
+            // commit before it (see ``WriteSession/begin()``).
+            let lastChange = try await connection.query("SELECT last FROM change_counter FOR UPDATE", logger: logger).collect()[0].decode(Int64.self)
+            let lastID = try await connection.query(
+                "SELECT greatest(last_id, (SELECT coalesce(max(id), 0) FROM report)) FROM report_sequence", logger: logger
+            ).collect()[0].decode(Int64.self)
+            var admission = ImportAdmission(options: options, reference: reference, lastID: lastID)
+            var summary = ImportSummary()
+            let swap = try await Self.isEmpty(connection, logger: logger) ? try await ReportTableSwap.plan(on: connection, logger: logger) : nil
+            if let swap {
+                swapping = true
+                loaders = [try await database.connect(), try await database.connect()]
+                try await swap.prepare(on: loaders[0], logger: logger)
+                try await copy(
+                    into: ReportTableSwap.stand(in: "report"), on: loaders[0], admission: &admission, options: options, now: now, next: next,
+                    progress: progress, summary: &summary)
+                try admission.check()
+                try await build(swap, on: loaders, summary: &summary)
+                try await swap.swap(on: connection, logger: logger)
+                summary.rebuiltIndexes = true
+            } else {
+                try await copy(into: "report", on: connection, admission: &admission, options: options, now: now, next: next, progress: progress, summary: &summary)
+                try admission.check()
+            }
+            summary.skipped = admission.issueCount
+            summary.issues = admission.issues
+            try await finish(on: connection, lastChange: lastChange, lastID: admission.lastID, summary: summary, options: options)
             try await connection.query("COMMIT", logger: logger)
-            try? await connection.close()
+            for c in [connection] + loaders { try? await c.close() }
             return summary
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
-            try? await connection.close()
+            for c in [connection] + loaders { try? await c.close() }
+            if swapping, let cleaner = try? await database.connect() {
+                try? await ReportTableSwap.discard(on: cleaner, logger: logger)
+                try? await cleaner.close()
+            }
             throw error
         }
     }
 
-    private func importRecords(
-        on c: PostgresConnection, options: ImportOptions, now: Date, next: () throws -> [DraftRecord]?, progress: (Int) -> Void
-    ) async throws -> ImportSummary {
-        try await c.query("BEGIN", logger: logger)
-        // The writers' lock first; then, in a statement of its own, the numbers as of every
-        // commit before it (see ``WriteSession/begin()``).
-        let lastChange = try await c.query("SELECT last FROM change_counter FOR UPDATE", logger: logger).collect()[0].decode(Int64.self)
-        let lastID = try await c.query(
-            "SELECT greatest(last_id, (SELECT coalesce(max(id), 0) FROM report)) FROM report_sequence", logger: logger
-        ).collect()[0].decode(Int64.self)
-        var admission = ImportAdmission(options: options, reference: reference, lastID: lastID)
-        var summary = ImportSummary()
-        // Into an empty table the secondary indexes and foreign keys are dropped and made
-        // whole after the rows (17 s against 29 s for a million). Dropping takes the
-        // table's exclusive lock to the commit, which readers of an empty table lose nothing by.
-        let rebuilt = try await Self.isEmpty(c, logger: logger) ? try await Self.dropIndexes(c, logger: logger) : []
+    /// Streams the admitted records into `table` with COPY on `c`.
+    private func copy(
+        into table: String, on c: PostgresConnection, admission: inout ImportAdmission, options: ImportOptions, now: Date,
+        next: () throws -> [DraftRecord]?, progress: (Int) -> Void, summary: inout ImportSummary
+    ) async throws {
         var done = 0
         let start = Date()
         let initialStatus = reference.initialStatus
-        try await c.copyFrom(table: "report", columns: Self.copyColumns, logger: logger) { writer in
+        // Into a table beside an empty `report`, whose writers wait for this import's lock,
+        // only the hidden reports can hold an id.
+        let hiddenOnly = table != "report"
+        try await c.copyFrom(table: table, columns: Self.copyColumns, logger: logger) { writer in
             while let batch = try next() {
-                // The ids the batch gives, those the store holds (public or hidden).
+                // The ids the batch gives, those the store holds (public or hidden), read on
+                // another connection, as this one is copying.
                 let given = batch.compactMap { try? $0.draft.get().id }
-                // (On another connection, as this one is copying: into an empty table,
-                // whose lock this transaction holds, only the hidden ones can be taken.)
                 let taken = given.isEmpty ? [] : Set(try await database.client.query(
-                    rebuilt.isEmpty
-                        ? "SELECT id FROM report WHERE id = ANY(\(given)) UNION ALL SELECT id FROM report_hidden WHERE id = ANY(\(given))"
-                        : "SELECT id FROM report_hidden WHERE id = ANY(\(given))", logger: logger
+                    hiddenOnly
+                        ? "SELECT id FROM report_hidden WHERE id = ANY(\(given))"
+                        : "SELECT id FROM report WHERE id = ANY(\(given)) UNION ALL SELECT id FROM report_hidden WHERE id = ANY(\(given))",
+                    logger: logger
                 ).collect().map { try $0.decode(Int64.self) })
                 var lines = ByteBuffer()
                 for record in batch {
@@ -68,28 +94,48 @@ extension PostgresReports {
                 progress(done)
             }
         }
-        try admission.check()
         summary.tableSeconds = Date().timeIntervalSince(start)
-        if !rebuilt.isEmpty {
-            summary.rebuiltIndexes = true
-            try await c.query("SET LOCAL maintenance_work_mem = '1GB'", logger: logger)
-            for (name, definition) in rebuilt {
-                let built = Date()
-                try await c.query(PostgresQuery(unsafeSQL: definition), logger: logger)
-                let seconds = Date().timeIntervalSince(built)
-                switch name {
-                case "report_search", "report_phone": summary.searchIndexSeconds += seconds
-                case "report_position": summary.rtreeSeconds += seconds
-                default: summary.secondaryIndexSeconds += seconds
+    }
+
+    /// Runs the swap's builds, each list on its own connection, at once.
+    private func build(_ swap: ReportTableSwap, on loaders: [PostgresConnection], summary: inout ImportSummary) async throws {
+        let logger = self.logger
+        var spent = try await withThrowingTaskGroup(of: [(ReportTableSwap.Phase, Double)].self) { group in
+            for (connection, builds) in zip(loaders, swap.builds) {
+                group.addTask {
+                    // Half of what one build had (1 GB) for each of the two.
+                    try await connection.query("SET maintenance_work_mem = '512MB'", logger: logger)
+                    var spent: [(ReportTableSwap.Phase, Double)] = []
+                    for build in builds {
+                        let start = Date()
+                        try await connection.query(PostgresQuery(unsafeSQL: build.statement), logger: logger)
+                        spent.append((build.phase, Date().timeIntervalSince(start)))
+                    }
+                    return spent
                 }
             }
+            return try await group.reduce(into: []) { $0 += $1 }
         }
-        summary.skipped = admission.issueCount
-        summary.issues = admission.issues
+        for build in swap.afterBuilds {
+            let start = Date()
+            try await loaders[1].query(PostgresQuery(unsafeSQL: build.statement), logger: logger)
+            spent.append((build.phase, Date().timeIntervalSince(start)))
+        }
+        for (phase, seconds) in spent {
+            switch phase {
+            case .search: summary.searchIndexSeconds += seconds
+            case .position: summary.rtreeSeconds += seconds
+            case .secondary: summary.secondaryIndexSeconds += seconds
+            }
+        }
+    }
+
+    /// One change says the data set changed (a server on this database rebuilds its index,
+    /// and feed readers start again from a snapshot); the counters move on and replicas
+    /// are told.
+    private func finish(on c: PostgresConnection, lastChange: Int64, lastID: Int64, summary: ImportSummary, options: ImportOptions) async throws {
         var last = lastChange
         if summary.imported > 0 && options.marksDataSetChanged {
-            // One change says the data set changed: a server on this database rebuilds its
-            // index, and feed readers start again from a snapshot.
             last += 1
             try await c.query(
                 "INSERT INTO report_change (seq, report_id, action, at) VALUES (\(last), 0, \(ReportAction.imported.rawValue), \(Date().milliseconds))",
@@ -97,45 +143,13 @@ extension PostgresReports {
         }
         try await c.query(
             """
-            WITH c AS (UPDATE change_counter SET last = \(last)), s AS (UPDATE report_sequence SET last_id = greatest(last_id, \(admission.lastID)))
+            WITH c AS (UPDATE change_counter SET last = \(last)), s AS (UPDATE report_sequence SET last_id = greatest(last_id, \(lastID)))
             SELECT pg_notify(\(CommitSignal.channel), \(String(last)))
             """, logger: logger)
-        return summary
     }
 
     private static func isEmpty(_ c: PostgresConnection, logger: Logger) async throws -> Bool {
         try await c.query("SELECT NOT EXISTS (SELECT 1 FROM report)", logger: logger).collect()[0].decode(Bool.self)
-    }
-
-    /// Drops the report table's indexes but its key, and its foreign keys (checked row by
-    /// row they cost two thirds of a load; put back, they check the table in one join);
-    /// turns off the trigger that keeps `report_phone` and drops that table's key. Returns
-    /// each one's name and the statements that make it again (from the catalogue), the
-    /// phones' table first.
-    private static func dropIndexes(_ c: PostgresConnection, logger: Logger) async throws -> [(name: String, definition: String)] {
-        let trigger = PostgresSchema.reportPhoneTrigger
-        try await c.query(PostgresQuery(unsafeSQL: "ALTER TABLE report DISABLE TRIGGER \(trigger)"), logger: logger)
-        try await c.query("TRUNCATE report_phone", logger: logger)
-        try await c.query("ALTER TABLE report_phone DROP CONSTRAINT report_phone_pkey", logger: logger)
-        let phones = [
-            (name: "report_phone", definition: "ALTER TABLE report ENABLE TRIGGER \(trigger)"),
-            (name: "report_phone", definition: PostgresSchema.fillReportPhone),
-            (name: "report_phone", definition: "ALTER TABLE report_phone ADD PRIMARY KEY (phone, report_id) INCLUDE (longitude, latitude, status)"),
-        ]
-        let indexes = try await c.query(
-            """
-            SELECT i.indexname, i.indexdef FROM pg_indexes i JOIN pg_index x ON x.indexrelid = (quote_ident(i.schemaname) || '.' || quote_ident(i.indexname))::regclass
-            WHERE i.schemaname = current_schema() AND i.tablename = 'report' AND NOT x.indisprimary ORDER BY i.indexname
-            """, logger: logger
-        ).collect().map { try $0.decode((String, String).self) }
-        let foreignKeys = try await c.query(
-            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'report'::regclass AND contype = 'f' ORDER BY conname",
-            logger: logger
-        ).collect().map { try $0.decode((String, String).self) }
-        for (name, _) in indexes { try await c.query(PostgresQuery(unsafeSQL: "DROP INDEX \(name)"), logger: logger) }
-        for (name, _) in foreignKeys { try await c.query(PostgresQuery(unsafeSQL: "ALTER TABLE report DROP CONSTRAINT \(name)"), logger: logger) }
-        return phones + indexes.map { (name: $0.0, definition: $0.1) }
-            + foreignKeys.map { (name: $0.0, definition: "ALTER TABLE report ADD CONSTRAINT \($0.0) \($0.1)") }
     }
 
     /// Whether `value` holds a backslash, tab, newline or carriage return (checked on its

@@ -9,8 +9,7 @@ import ReportModel
 enum PostgresSchema {
     /// The advisory lock under which a process migrates (one at a time).
     static let migrationLock: Int64 = 0x706F_7374_6572  // "poster"
-    /// The trigger that adds new reports' numbers to `report_phone`; an import into an
-    /// empty table turns it off and fills the table whole after the rows.
+    /// The trigger that adds new reports' numbers to `report_phone`.
     static let reportPhoneTrigger = "report_phone_added"
     /// Fills an empty `report_phone` from the reports (each report's numbers once).
     static let fillReportPhone = """
