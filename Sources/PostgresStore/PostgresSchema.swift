@@ -378,6 +378,11 @@ enum PostgresSchema {
             "CREATE TABLE change_log_name (name text NOT NULL)",
             "INSERT INTO change_log_name (name) VALUES (replace(gen_random_uuid()::text, '-', ''))",
         ]),
+        // A dispatcher takes each endpoint's soonest deliveries up to its share (a slow
+        // endpoint must not take every attempt in flight).
+        ("v11: each webhook endpoint's due deliveries", [
+            "CREATE INDEX webhook_delivery_endpoint_due ON webhook_delivery (webhook_id, next_at, id) WHERE state = 'pending'",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

@@ -116,12 +116,16 @@ public struct PostgresWebhooks: WebhookStorage {
 
     // MARK: The outbox
 
-    public func due(now: Date, limit: Int) async throws -> [DueDelivery] {
+    public func due(now: Date, limit: Int, perEndpoint: Int, excluding: Set<Int64>) async throws -> [DueDelivery] {
+        // Each enabled endpoint's soonest along its index, then the soonest of them all.
         try await database.client.query(
             """
             SELECT d.id, d.webhook_id, d.change_seq, d.attempts, d.next_at, d.payload, w.url, w.secret
-            FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
-            WHERE d.state = 'pending' AND d.next_at <= \(now.milliseconds) AND w.enabled ORDER BY d.next_at LIMIT \(limit)
+            FROM webhook w CROSS JOIN LATERAL (
+                SELECT * FROM webhook_delivery d WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_at <= \(now.milliseconds)
+                ORDER BY d.next_at, d.id LIMIT \(min(perEndpoint, limit))
+            ) d
+            WHERE w.enabled AND NOT (w.id = ANY(\(Array(excluding)))) ORDER BY d.next_at, d.id LIMIT \(limit)
             """, logger: logger
         ).collect().map { row in
             let (id, webhook, seq, attempts, next, payload, url, key) = try row.decode((Int64, Int64, Int64, Int, Int64, Data?, String, Data).self)

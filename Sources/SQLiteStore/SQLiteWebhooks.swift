@@ -104,19 +104,23 @@ public struct SQLiteWebhooks: WebhookStorage {
 
     // MARK: The outbox
 
-    public func due(now: Date, limit: Int) async throws -> [DueDelivery] {
+    public func due(now: Date, limit: Int, perEndpoint: Int, excluding: Set<Int64>) async throws -> [DueDelivery] {
         try await pool.read { db in
-            try Row.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT d.id, d.webhook_id, d.change_seq, d.attempts, d.next_at, d.payload, w.url, w.secret
-                    FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
-                    WHERE d.state = 'pending' AND d.next_at <= ? AND w.enabled ORDER BY d.next_at LIMIT ?
-                    """),
-                arguments: [now.milliseconds, limit]
-            ).map { row in
-                DueDelivery(
-                    id: row[0], webhookID: row[1], changeSeq: row[2], attempts: row[3], nextAt: row[4], payload: row[5], url: row[6], key: row[7])
+            // Each enabled endpoint's soonest along its index, then the soonest of them all
+            // (endpoints are few; SQLite has no LATERAL join).
+            let endpoints = try Int64.fetchAll(db.cachedStatement(sql: "SELECT id FROM webhook WHERE enabled ORDER BY id")).filter { !excluding.contains($0) }
+            let statement = try db.cachedStatement(sql: """
+                SELECT d.id, d.webhook_id, d.change_seq, d.attempts, d.next_at, d.payload, w.url, w.secret
+                FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
+                WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at, d.id LIMIT ?
+                """)
+            let due = try endpoints.flatMap { endpoint in
+                try Row.fetchAll(statement, arguments: [endpoint, now.milliseconds, min(perEndpoint, limit)]).map { row in
+                    DueDelivery(
+                        id: row[0], webhookID: row[1], changeSeq: row[2], attempts: row[3], nextAt: row[4], payload: row[5], url: row[6], key: row[7])
+                }
             }
+            return Array(due.sorted { ($0.nextAt, $0.id) < ($1.nextAt, $1.id) }.prefix(limit))
         }
     }
 

@@ -22,6 +22,7 @@ enum Schema {
         migrator.registerMigration("v9: autodial campaigns and their calls", migrate: v9Autodial)
         migrator.registerMigration("v10: assignments, in the reports' history", migrate: v10Assignments)
         migrator.registerMigration("v11: the change log's name", migrate: v11ChangeLogName)
+        migrator.registerMigration("v12: each webhook endpoint's due deliveries", migrate: v12EndpointDue)
         return migrator
     }
 
@@ -32,6 +33,12 @@ enum Schema {
             CREATE TABLE change_log_name (name TEXT NOT NULL);
             INSERT INTO change_log_name (name) VALUES (lower(hex(randomblob(16))));
             """)
+    }
+
+    /// A dispatcher takes each endpoint's soonest deliveries up to its share (a slow
+    /// endpoint must not take every attempt in flight).
+    static func v12EndpointDue(_ db: Database) throws {
+        try db.execute(sql: "CREATE INDEX webhook_delivery_endpoint_due ON webhook_delivery(webhook_id, next_at) WHERE state = 'pending'")
     }
 
     static func v1Reports(_ db: Database) throws {

@@ -31,8 +31,10 @@ public protocol WebhookStorage: Sendable {
 
     // MARK: The outbox
 
-    /// Pending deliveries due by `now` to enabled endpoints, soonest first.
-    func due(now: Date, limit: Int) async throws -> [DueDelivery]
+    /// Pending deliveries due by `now` to enabled endpoints, soonest first: at most
+    /// `perEndpoint` of any one endpoint, and none of the endpoints in `excluding` (those
+    /// whose attempts already fill their share of a dispatcher).
+    func due(now: Date, limit: Int, perEndpoint: Int, excluding: Set<Int64>) async throws -> [DueDelivery]
     /// Takes deliveries until `leaseEnd`, writing each payload not yet written; those
     /// another dispatcher took first are left out. Each one taken comes back with its
     /// payload as stored.
@@ -108,5 +110,12 @@ public struct AttemptOutcome: Sendable {
         self.milliseconds = milliseconds
         self.state = state
         self.retryAt = retryAt
+    }
+}
+
+extension WebhookStorage {
+    /// Pending deliveries due by `now` to enabled endpoints, soonest first.
+    public func due(now: Date, limit: Int) async throws -> [DueDelivery] {
+        try await due(now: now, limit: limit, perEndpoint: limit, excluding: [])
     }
 }

@@ -19,6 +19,11 @@ public struct WebhookSettings: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// The most attempts in flight at once.
     public var maxInFlight = 128
+    /// The most attempts in flight to one endpoint: one that hangs until the timeout holds
+    /// this many, and the others share the rest. As many as connections to one host: fewer
+    /// cost a busy endpoint's rate (16 halved it), more let fewer endpoints hang before the
+    /// rest wait (BENCHMARKS.md, the webhook section).
+    public var maxInFlightPerEndpoint = 32
     /// The most connections to one host.
     public var connectionsPerHost = 32
     /// Finished deliveries are forgotten after this long.
@@ -29,7 +34,9 @@ public struct WebhookSettings: Sendable {
 
 /// Sends the outbox: deliveries due are taken (payload written first, so every retry
 /// sends the same bytes), posted signed to their endpoints with at most
-/// ``WebhookSettings/maxInFlight`` in flight, and their outcome recorded in batches.
+/// ``WebhookSettings/maxInFlight`` in flight, at most
+/// ``WebhookSettings/maxInFlightPerEndpoint`` of them to one endpoint, and their outcome
+/// recorded in batches.
 ///
 /// Deliveries are at least once: a dispatcher that dies with attempts in flight leaves
 /// them taken only until their lease ends (the request timeout and a margin), when any
@@ -47,7 +54,7 @@ public final class WebhookDispatcher: Service, Sendable {
     private let active = Atomic(false)
 
     private struct State {
-        var inFlight = 0
+        var inFlight = InFlight()
         var outcomes: [AttemptOutcome] = []
     }
 
@@ -85,7 +92,7 @@ public final class WebhookDispatcher: Service, Sendable {
                         group.addTask {
                             let outcome = await self.send(delivery, with: client)
                             self.state.withLock {
-                                $0.inFlight -= 1
+                                $0.inFlight.remove(delivery)
                                 $0.outcomes.append(outcome)
                             }
                             self.waker.yield()  // to record it, whatever the endpoints now are
@@ -125,12 +132,13 @@ public final class WebhookDispatcher: Service, Sendable {
     /// is room in flight for.
     private func takeDue() async -> [DueDelivery] {
         await recordOutcomes()
-        let room = state.withLock { settings.maxInFlight - $0.inFlight }
+        let inFlight = state.withLock { $0.inFlight }
+        let room = settings.maxInFlight - inFlight.count
         guard room > 0 else { return [] }
         do {
             let leaseEnd = Date() + settings.requestTimeout.seconds + 5
-            let claimed = try await claim(limit: room, until: leaseEnd)
-            state.withLock { $0.inFlight += claimed.count }
+            let claimed = try await claim(limit: room, within: inFlight, until: leaseEnd)
+            state.withLock { for delivery in claimed { $0.inFlight.add(delivery) } }
             return claimed
         } catch {
             logger.error("webhook outbox unreadable", metadata: ["error": "\(error)"])
@@ -138,9 +146,11 @@ public final class WebhookDispatcher: Service, Sendable {
         }
     }
 
-    private func claim(limit: Int, until leaseEnd: Date) async throws -> [DueDelivery] {
+    private func claim(limit: Int, within inFlight: InFlight, until leaseEnd: Date) async throws -> [DueDelivery] {
         let now = Date()
-        let due = try await storage.due(now: now, limit: limit)
+        let cap = settings.maxInFlightPerEndpoint
+        let due = inFlight.admit(
+            try await storage.due(now: now, limit: limit, perEndpoint: cap, excluding: inFlight.full(cap: cap)), cap: cap)
         guard !due.isEmpty else { return [] }
         let unwritten = Set(due.filter { $0.payload == nil }.map(\.changeSeq))
         let payloads = try await self.payloads(of: unwritten)
@@ -255,5 +265,35 @@ extension AttemptOutcome {
         self.init(
             deliveryID: delivery.id, webhookID: delivery.webhookID, attempt: delivery.attempts + 1, at: at, status: nil, error: error,
             milliseconds: 0, state: .failed, retryAt: nil)
+    }
+}
+
+/// The attempts in flight, in all and by endpoint.
+struct InFlight: Sendable {
+    private(set) var count = 0
+    private var byEndpoint: [Int64: Int] = [:]
+
+    /// The endpoints with `cap` attempts in flight.
+    func full(cap: Int) -> Set<Int64> { Set(byEndpoint.filter { $0.value >= cap }.keys) }
+
+    /// Of `due`, soonest first, those that keep each endpoint within `cap` in flight.
+    func admit(_ due: [DueDelivery], cap: Int) -> [DueDelivery] {
+        var taken = byEndpoint
+        return due.filter { delivery in
+            guard taken[delivery.webhookID, default: 0] < cap else { return false }
+            taken[delivery.webhookID, default: 0] += 1
+            return true
+        }
+    }
+
+    mutating func add(_ delivery: DueDelivery) {
+        count += 1
+        byEndpoint[delivery.webhookID, default: 0] += 1
+    }
+
+    mutating func remove(_ delivery: DueDelivery) {
+        count -= 1
+        byEndpoint[delivery.webhookID, default: 0] -= 1
+        if byEndpoint[delivery.webhookID] == 0 { byEndpoint[delivery.webhookID] = nil }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 import Testing
 import TestSupport
 
@@ -127,5 +128,57 @@ struct WebhookTests {
         #expect(Set(back.delivered().values).isSuperset(of: second), "every pending delivery survives kill -9")
         #expect(back.requests().allSatisfy { $0["verified"] as? Bool == true })
         #expect(gone.requests().count == goneSeen, "a disabled endpoint receives nothing more")
+    }
+
+    /// A port that takes connections and never answers on them; how many it took.
+    final class Silent: @unchecked Sendable {
+        let port = CLI.freePort()
+        private let socket: Int32
+        private let taken = Mutex<[Int32]>([])
+
+        init() throws {
+            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            guard bound == 0, listen(socket, 1024) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            Thread.detachNewThread { [self] in
+                while case let connection = accept(socket, nil, nil), connection >= 0 { taken.withLock { $0.append(connection) } }
+            }
+        }
+
+        var connections: Int { taken.withLock { $0.count } }
+
+        func stop() {
+            shutdown(socket, Int32(SHUT_RDWR))
+            close(socket)
+            for connection in taken.withLock({ $0 }) { close(connection) }
+        }
+    }
+
+    @Test("an endpoint that never answers holds its share of the attempts in flight, no more: another endpoint's deliveries all arrive meanwhile")
+    func silentEndpoint() async throws {
+        let cli = try CLI()
+        try cli.addInspector(db: "w.sqlite")
+        let silent = try Silent()
+        defer { silent.stop() }
+        _ = try add(cli, url: "http://127.0.0.1:\(silent.port)/silent", events: "report.created")
+        let port = CLI.freePort()
+        let secret = try add(cli, url: "http://127.0.0.1:\(port)/fine", events: "report.created")
+        let fine = try await Receiver(cli, name: "fine", port: port, secret: secret)
+        defer { fine.stop() }
+        // Attempts to the silent endpoint end only after 300 s: every one that starts stays in flight.
+        let server = try await cli.serve(db: "w.sqlite", options: ["--webhook-timeout", "300"])
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let token = try await CrashTests.signIn(server.base)
+
+        // More filings than a dispatcher has attempts in flight (128): had the silent
+        // endpoint taken them all, the rest of the fine one's would wait out its timeout.
+        let filed = try await Self.file(server.base, token: token, from: 0, count: 200)
+        try await CLI.eventually { fine.delivered().count == filed.count }
+        #expect(Set(fine.delivered().values) == Set(filed))
+        #expect((1...32).contains(silent.connections), "the silent endpoint holds \(silent.connections) attempts")
     }
 }

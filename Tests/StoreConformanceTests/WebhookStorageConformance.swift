@@ -133,6 +133,34 @@ struct WebhookStorageConformance {
         #expect(retaken.map(\.payload) == again.map { d in taken.first { $0.id == d.id }!.payload }, "the payload written first is the one sent")
     }
 
+    @Test("due deliveries come soonest first, at most a share of each endpoint, none of an endpoint left out or disabled: as a brute force over every endpoint's deliveries picks them", arguments: StoreUnderTest.all)
+    func duePerEndpoint(_ under: StoreUnderTest) async throws {
+        let (stores, keep) = try await under.open()
+        defer { _ = keep }
+        let service = try await ReportService(storage: stores.reports)
+        let webhooks = WebhookService(storage: stores.webhooks)
+        let endpoints = [
+            try await register(webhooks, ["report.created"]), try await register(webhooks, ["report.created", "report.status_changed"]),
+            try await register(webhooks, ["report.status_changed"]), try await register(webhooks, ["report.created"], enabled: false),
+        ]
+        _ = try await write(service, count: 12, seed: 4)
+        let now = Date() + 1
+        var pending: [(endpoint: Int64, id: Int64, at: Date)] = []
+        for endpoint in endpoints where endpoint.enabled {
+            for delivery in try await stores.webhooks.deliveries(of: endpoint.id, state: nil, before: nil, limit: 1_000) where delivery.state == .pending {
+                pending.append((endpoint.id, delivery.id, try #require(delivery.nextAt)))
+            }
+        }
+        #expect(pending.count == 26)
+        for (limit, share, excluding) in [(100, 100, Set<Int64>()), (100, 3, []), (4, 3, []), (100, 2, [endpoints[1].id]), (100, 5, Set(endpoints.map(\.id)))] {
+            let expected = Dictionary(grouping: pending, by: \.endpoint).filter { !excluding.contains($0.key) }
+                .flatMap { $0.value.sorted { ($0.at.milliseconds, $0.id) < ($1.at.milliseconds, $1.id) }.prefix(share) }
+                .sorted { ($0.at.milliseconds, $0.id) < ($1.at.milliseconds, $1.id) }.prefix(limit).map(\.id)
+            let due = try await stores.webhooks.due(now: now, limit: limit, perEndpoint: share, excluding: excluding)
+            #expect(due.map(\.id) == expected, "limit \(limit), share \(share), excluding \(excluding)")
+        }
+    }
+
     @Test("two dispatchers claiming the same due deliveries at once: each delivery is taken by exactly one", arguments: StoreUnderTest.all)
     func racingClaims(_ under: StoreUnderTest) async throws {
         let (stores, keep) = try await under.open()
