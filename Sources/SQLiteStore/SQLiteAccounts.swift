@@ -19,7 +19,7 @@ public struct SQLiteAccounts: AccountStorage {
     // MARK: Accounts
 
     public func createAccount(_ new: NewAccount, now: Date) async throws -> Account {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE email_key = ?", arguments: [new.emailKey]) == true { throw EmailTaken() }
             try db.execute(
                 sql: "INSERT INTO account (name, email, email_key, phone, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -50,7 +50,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func updateAccount(id: Int64, role: Role?, name: String?, disabled: Bool?, now: Date) async throws -> Account {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             try db.execute(
                 sql: "UPDATE account SET role = coalesce(?, role), name = coalesce(?, name), disabled = coalesce(?, disabled) WHERE id = ?",
                 arguments: [role?.rawValue, name, disabled, id])
@@ -66,7 +66,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func setPasswordHash(id: Int64, _ hash: String, endingSessionsExcept kept: String?, now: Date) async throws {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             try db.execute(sql: "UPDATE account SET password_hash = ? WHERE id = ?", arguments: [hash, id])
             guard db.changesCount == 1 else { throw AccountNotFound(id: id) }
             try Self.endSessions(db, "account_id = ? AND id IS NOT ?", [id, kept], now: now)
@@ -74,7 +74,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func recordLogin(id: Int64, at time: Date) async throws {
-        try await pool.write { db in try db.execute(sql: "UPDATE account SET last_login_at = ? WHERE id = ?", arguments: [time.milliseconds, id]) }
+        try await pool.writeOrBusy { db in try db.execute(sql: "UPDATE account SET last_login_at = ? WHERE id = ?", arguments: [time.milliseconds, id]) }
     }
 
     static let columns = "id, name, email, phone, role, disabled, created_at, last_login_at"
@@ -92,7 +92,7 @@ public struct SQLiteAccounts: AccountStorage {
     // MARK: Sessions
 
     public func startSession(_ session: Session, refreshHash: Data, forgetBefore: Date, ifPasswordHash passwordHash: String?) async throws -> Bool {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             if let passwordHash {
                 let current = try Bool.fetchOne(
                     db, sql: "SELECT password_hash = ? AND NOT disabled FROM account WHERE id = ?", arguments: [passwordHash, session.accountID])
@@ -111,7 +111,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func rotateRefresh(presented: Data, session claimed: String?, next: Data, expiresAt: Date, kept: Int, now: Date) async throws -> RefreshOutcome {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             if let row = try Row.fetchOne(
                 db, sql: "SELECT \(Self.sessionColumns) FROM session WHERE refresh_hash = ? AND ended_at IS NULL AND expires_at > ?",
                 arguments: [presented, now.milliseconds])
@@ -145,7 +145,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func endSessions(_ which: SessionSelection, now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             switch which {
             case .one(let id, let accountID): try Self.endSessions(db, "id = ? AND account_id = ?", [id, accountID], now: now)
             case .all(let accountID, let kept): try Self.endSessions(db, "account_id = ? AND id IS NOT ?", [accountID, kept], now: now)
@@ -184,7 +184,7 @@ public struct SQLiteAccounts: AccountStorage {
     // MARK: API keys
 
     public func createAPIKey(name: String, role: Role, keyHash: Data, now: Date) async throws -> APIKey {
-        let id = try await pool.write { db in
+        let id = try await pool.writeOrBusy { db in
             try db.execute(
                 sql: "INSERT INTO api_key (name, role, key_hash, created_at) VALUES (?, ?, ?, ?)", arguments: [name, role.rawValue, keyHash, now.milliseconds])
             return db.lastInsertedRowID
@@ -203,7 +203,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func revokeAPIKey(id: Int64, now: Date) async throws {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM api_key WHERE id = ?", arguments: [id]) == true else { throw APIKeyNotFound(id: id) }
             try db.execute(sql: "UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now.milliseconds, id])
             if db.changesCount == 1 { try Self.record(.apiKeyRevoked(id: id), db, now: now) }
@@ -224,7 +224,7 @@ public struct SQLiteAccounts: AccountStorage {
         // Read without the writers' lock (servers read the keys again while they run).
         let kept = try await pool.read { db in try Self.signingKeys(db) }
         if !kept.isEmpty { return kept }
-        return try await pool.write { db in
+        return try await pool.writeOrBusy { db in
             if try Int.fetchOne(db, sql: "SELECT count(*) FROM signing_key") == 0 { try Self.insert(first, db) }
             return try Self.signingKeys(db)
         }
@@ -236,7 +236,7 @@ public struct SQLiteAccounts: AccountStorage {
     }
 
     public func addSigningKey(_ key: SigningKey, keeping: Int) async throws {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             try Self.insert(key, db)
             try db.execute(
                 sql: "DELETE FROM signing_key WHERE kid NOT IN (SELECT kid FROM signing_key ORDER BY rowid DESC LIMIT ?)", arguments: [keeping])

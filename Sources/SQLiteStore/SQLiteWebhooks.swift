@@ -16,7 +16,7 @@ public struct SQLiteWebhooks: WebhookStorage {
     // MARK: Endpoints
 
     public func registerWebhook(_ draft: WebhookDraft, key: Data, limit: Int, now: Date) async throws -> Webhook {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM webhook") ?? 0
             guard count < limit else { throw TooManyWebhooks(limit: limit) }
             try db.execute(
@@ -39,7 +39,7 @@ public struct SQLiteWebhooks: WebhookStorage {
     }
 
     public func updateWebhook(_ id: Int64, _ patch: WebhookPatch, now: Date) async throws -> Webhook {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             guard let before = try Self.fetch(db, id: id) else { throw WebhookNotFound(id: id) }
             try db.execute(
                 sql: "UPDATE webhook SET url = coalesce(?, url), description = coalesce(?, description), updated_at = ? WHERE id = ?",
@@ -56,7 +56,7 @@ public struct SQLiteWebhooks: WebhookStorage {
     }
 
     public func deleteWebhook(_ id: Int64) async throws {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             try db.execute(sql: "DELETE FROM webhook WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw WebhookNotFound(id: id) }
         }
@@ -151,7 +151,7 @@ public struct SQLiteWebhooks: WebhookStorage {
     /// A delivery is taken only while pending and due as read (`next_at` unchanged), so
     /// of two dispatchers one gets it.
     public func claim(_ deliveries: [DueDelivery], payloads: [Int64: Data], until leaseEnd: Date) async throws -> [DueDelivery] {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             let statement = try db.cachedStatement(sql: """
                 UPDATE webhook_delivery SET next_at = ?, payload = coalesce(payload, ?)
                 WHERE id = ? AND state = 'pending' AND next_at = ? RETURNING payload
@@ -169,7 +169,7 @@ public struct SQLiteWebhooks: WebhookStorage {
 
     public func record(_ outcomes: [AttemptOutcome], now: Date) async throws {
         guard !outcomes.isEmpty else { return }
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             let attempt = try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO webhook_attempt (delivery_id, number, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
                 """)
@@ -199,7 +199,7 @@ public struct SQLiteWebhooks: WebhookStorage {
 
     @discardableResult
     public func forgetDeliveries(finishedBefore cutoff: Date) async throws -> Int {
-        try await pool.write { db in
+        try await pool.writeOrBusy { db in
             try db.execute(sql: "DELETE FROM webhook_delivery WHERE state != 'pending' AND finished_at < ?", arguments: [cutoff.milliseconds])
             return db.changesCount
         }

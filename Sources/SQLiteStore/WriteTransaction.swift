@@ -231,7 +231,7 @@ extension SQLiteReports {
                     try finishCheckpointIfDue(db)
                 }
             } catch {
-                let error = (error as? DatabaseError)?.resultCode == .SQLITE_BUSY ? StoreBusy() : error
+                let error = StoreBusy.replacing(error)
                 for i in pending where outcomes[i] == nil || (try? outcomes[i]?.get()) != nil { outcomes[i] = .failure(error) }
                 break
             }

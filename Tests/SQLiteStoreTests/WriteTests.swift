@@ -37,6 +37,36 @@ struct WriteTests {
         #expect(try store.commit(writes).map { try $0.get().id } == [1, 2, 3])
     }
 
+    @Test("an account or webhook write that cannot start (another process holds the lock past the busy timeout) throws StoreBusy, not SQLite's error, and writes nothing; the next one writes")
+    func accountsLockedOut() async throws {
+        let fixture = try TemporaryStore()
+        let store = try SQLiteReports(path: fixture.directory.path("test.sqlite"), tuning: QueryTuning(busySeconds: 0.2))
+        let accounts = SQLiteAccounts(store), webhooks = SQLiteWebhooks(store)
+        let account = NewAccount(name: "Оксана", email: "o@example.org", emailKey: "o@example.org", phone: "380671234567", role: .inspector, passwordHash: "hash")
+        let hook = try WebhookDraft(url: "http://127.0.0.1:9/hook", events: ["report.created"], description: nil)
+        // The other process's write, held on a thread of its own while these try.
+        let (holding, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = try DatabaseQueue(path: fixture.directory.path("test.sqlite"))
+        Thread.detachNewThread {
+            try? holder.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                holding.signal()
+                release.wait()
+                try db.execute(sql: "ROLLBACK")
+            }
+        }
+        holding.wait()
+        await #expect(throws: StoreBusy.self) { _ = try await accounts.createAccount(account, now: Date()) }
+        await #expect(throws: StoreBusy.self) { _ = try await webhooks.registerWebhook(hook, key: Data(repeating: 7, count: 32), limit: 10, now: Date()) }
+        release.signal()
+        let (noAccounts, noHooks) = (try await accounts.accounts(role: nil, after: 0, limit: 10), try await webhooks.webhooks())
+        #expect(noAccounts.isEmpty && noHooks.isEmpty)
+        _ = try await accounts.createAccount(account, now: Date())
+        _ = try await webhooks.registerWebhook(hook, key: Data(repeating: 7, count: 32), limit: 10, now: Date())
+        let (written, hooks) = (try await accounts.accounts(role: nil, after: 0, limit: 10), try await webhooks.webhooks())
+        #expect(written.count == 1 && hooks.count == 1)
+    }
+
     @Test("a report round-trips exactly, with defaults for id, status and times")
     func roundTrip() throws {
         let fixture = try TemporaryStore()
