@@ -53,7 +53,7 @@ extension PostgresReports {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             for c in [connection] + loaders { try? await c.close() }
             if swapping, let cleaner = try? await database.connect() {
-                try? await ReportTableSwap.discard(on: cleaner, logger: logger)
+                try? await ReportTableSwap.discardUnderLock(on: cleaner, logger: logger)
                 try? await cleaner.close()
             }
             throw error

@@ -14,10 +14,13 @@ import PostgresNIO
 /// What refers to the two tables is read from the catalogue and carried over: indexes and
 /// constraints built again under their names, triggers made again, grants given again,
 /// and the views that read the tables replaced in place (so that their own grants and
-/// dependents stay). ``plan(on:logger:)`` declines when something else refers to them (a
-/// materialized view, a policy, a rule, a publication of the table, a column's grant, a
-/// table's comment, extended statistics, an exclusion or deferrable constraint), and the
-/// import then loads the table in place.
+/// dependents stay), the owner kept. ``plan(on:logger:)`` declines when something else
+/// refers to them or sets them apart (a materialized view, a rule, a policy, a publication
+/// of the table, a foreign key into it, a function or sequence depending on it, its row
+/// type used elsewhere, a column's grant, a table's comment, extended statistics, an
+/// exclusion or deferrable constraint, a trigger turned off, storage parameters, a replica
+/// identity, an unlogged table, a partition or inheritance), and the import then loads the
+/// table in place.
 struct ReportTableSwap {
     /// The tables swapped, and their stand-ins' names.
     static let tables = ["report", "report_phone"]
@@ -40,7 +43,7 @@ struct ReportTableSwap {
     let builds: [[Build]]
     /// Run once the builds are done: the foreign keys (they check every row).
     let afterBuilds: [Build]
-    /// Grants on the stand-ins, as the tables have them.
+    /// The stand-ins' owner, then their grants, as the tables have them.
     private let grants: [String]
     /// Run after the swap: the views made again over the new tables, then the old tables
     /// dropped, the indexes given their names and the keys made, the triggers made again.
@@ -53,17 +56,18 @@ struct ReportTableSwap {
         // Every index, and the key or unique constraint it makes, if any.
         let indexes = try await c.query(
             """
-            SELECT t.relname, ic.relname, am.amname,
+            SELECT t.relname, am.amname,
                    format('CREATE %sINDEX %I ON %I USING %s', CASE WHEN x.indisunique THEN 'UNIQUE ' ELSE '' END,
                           ic.relname || '_load', t.relname || '_load', substring(pg_get_indexdef(x.indexrelid) FROM ' USING (.*)$')),
-                   CASE WHEN k.oid IS NULL THEN '' ELSE format('ALTER TABLE %I ADD CONSTRAINT %I %s USING INDEX %I', t.relname, k.conname,
-                                   CASE k.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END, ic.relname || '_load') END
+                   CASE WHEN k.oid IS NULL THEN format('ALTER INDEX %I RENAME TO %I', ic.relname || '_load', ic.relname)
+                        ELSE format('ALTER TABLE %I ADD CONSTRAINT %I %s USING INDEX %I', t.relname, k.conname,
+                                    CASE k.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END, ic.relname || '_load') END
             FROM pg_index x JOIN pg_class ic ON ic.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid JOIN pg_am am ON am.oid = ic.relam
             LEFT JOIN pg_constraint k ON k.conindid = x.indexrelid AND k.conrelid = t.oid AND k.contype IN ('p', 'u')
             WHERE t.oid IN ('report'::regclass, 'report_phone'::regclass)
             ORDER BY t.relname, ic.relname
             """, logger: logger
-        ).collect().map { try $0.decode((String, String, String, String, String).self) }
+        ).collect().map { try $0.decode((String, String, String, String).self) }
         // Foreign keys keep their names (a constraint's name is its table's own).
         let foreignKeys = try await c.query(
             """
@@ -88,10 +92,16 @@ struct ReportTableSwap {
         ).collect().map { try $0.decode((String, String).self) }
         let grants = try await c.query(
             """
-            SELECT format('GRANT %s ON %I TO %s', a.privilege_type, t.relname || '_load',
-                          CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END)
-            FROM pg_class t, aclexplode(t.relacl) a
-            WHERE t.oid IN ('report'::regclass, 'report_phone'::regclass) AND a.grantee <> t.relowner
+            SELECT statement FROM (
+                SELECT 0 AS turn, format('ALTER TABLE %I OWNER TO %I', t.relname || '_load', pg_get_userbyid(t.relowner)) AS statement
+                FROM pg_class t WHERE t.oid IN ('report'::regclass, 'report_phone'::regclass)
+                UNION ALL
+                SELECT 1, format('GRANT %s ON %I TO %s%s', a.privilege_type, t.relname || '_load',
+                                 CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
+                                 CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+                FROM pg_class t, aclexplode(t.relacl) a
+                WHERE t.oid IN ('report'::regclass, 'report_phone'::regclass) AND a.grantee <> t.relowner
+            ) s ORDER BY turn
             """, logger: logger
         ).collect().map { try $0.decode(String.self) }
 
@@ -106,10 +116,10 @@ struct ReportTableSwap {
         var rest = [Build(statement: fill, phase: .search)]
         var after = views.map { "CREATE OR REPLACE VIEW \($0.0) AS \($0.1)" }
         after.append("DROP TABLE " + tables.map { $0 + "_retired" }.joined(separator: ", "))
-        for (table, name, method, statement, constraint) in indexes {
+        for (table, method, statement, naming) in indexes {
             let phase: Phase = table == "report_phone" || method == "gin" ? .search : method == "gist" ? .position : .secondary
             if method == "gin" || method == "gist" { trees.append(Build(statement: statement, phase: phase)) } else { rest.append(Build(statement: statement, phase: phase)) }
-            after.append(constraint.isEmpty ? "ALTER INDEX \(stand(in: name)) RENAME TO \(name)" : constraint)
+            after.append(naming)
         }
         after += triggers
         return ReportTableSwap(
@@ -131,6 +141,14 @@ struct ReportTableSwap {
                 OR EXISTS (SELECT 1 FROM pg_description c WHERE c.classoid = 'pg_class'::regclass AND c.objoid IN (SELECT oid FROM t) AND c.objsubid = 0)
                 OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid IN (SELECT oid FROM t) AND (c.relrowsecurity OR c.relispartition OR c.relhassubclass))
                 OR EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conrelid IN (SELECT oid FROM t) AND (k.contype IN ('x', 't') OR (k.contype IN ('p', 'u') AND k.condeferrable)))
+                OR EXISTS (SELECT 1 FROM pg_constraint k WHERE k.confrelid IN (SELECT oid FROM t) AND k.conrelid NOT IN (SELECT oid FROM t))
+                OR EXISTS (SELECT 1 FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid IN (SELECT oid FROM t)
+                           AND (d.classid = 'pg_proc'::regclass
+                                OR (d.classid = 'pg_class'::regclass AND (SELECT relkind FROM pg_class WHERE oid = d.objid) = 'S')))
+                OR EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_class c ON c.reltype = a.atttypid WHERE c.oid IN (SELECT oid FROM t) AND a.attrelid NOT IN (SELECT oid FROM t))
+                OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid IN (SELECT oid FROM t)
+                           AND (c.relpersistence <> 'p' OR c.reloptions IS NOT NULL OR c.relreplident <> 'd'))
+                OR EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid IN (SELECT oid FROM t) AND NOT g.tgisinternal AND g.tgenabled <> 'O')
             """, logger: logger
         ).collect()[0].decode(Bool.self)
     }
@@ -150,6 +168,16 @@ struct ReportTableSwap {
         statements += Self.tables.map { "ALTER TABLE \($0) RENAME TO \($0)_retired" }
         statements += Self.tables.map { "ALTER TABLE \(Self.stand(in: $0)) RENAME TO \($0)" }
         for statement in statements + afterSwap { try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+    }
+
+    /// Drops the stand-ins of an import that failed, under the writers' lock, unless
+    /// another import holds it (its stand-ins are its own; it dropped what was left).
+    static func discardUnderLock(on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("BEGIN", logger: logger)
+        if try await !c.query("SELECT 1 FROM change_counter FOR UPDATE SKIP LOCKED", logger: logger).collect().isEmpty {
+            try await discard(on: c, logger: logger)
+        }
+        try await c.query("COMMIT", logger: logger)
     }
 
     /// Drops the stand-ins, if any.

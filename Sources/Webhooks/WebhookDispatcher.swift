@@ -19,10 +19,11 @@ public struct WebhookSettings: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// The most attempts in flight at once.
     public var maxInFlight = 128
-    /// The most attempts in flight to one endpoint: one that hangs until the timeout holds
-    /// this many, and the others share the rest. As many as connections to one host: fewer
-    /// cost a busy endpoint's rate (16 halved it), more let fewer endpoints hang before the
-    /// rest wait (BENCHMARKS.md, the webhook section).
+    /// The most attempts in flight to one endpoint, or to the endpoints of one host and port
+    /// (they share its connections): one that hangs until the timeout holds this many, and
+    /// the others share the rest. As many as connections to one host: fewer cost a busy
+    /// endpoint's rate (16 halved it), more let fewer endpoints hang before the rest wait
+    /// (BENCHMARKS.md, the webhook section).
     public var maxInFlightPerEndpoint = 32
     /// The most connections to one host.
     public var connectionsPerHost = 32
@@ -35,8 +36,8 @@ public struct WebhookSettings: Sendable {
 /// Sends the outbox: deliveries due are taken (payload written first, so every retry
 /// sends the same bytes), posted signed to their endpoints with at most
 /// ``WebhookSettings/maxInFlight`` in flight, at most
-/// ``WebhookSettings/maxInFlightPerEndpoint`` of them to one endpoint, and their outcome
-/// recorded in batches.
+/// ``WebhookSettings/maxInFlightPerEndpoint`` of them to one host and port, and their
+/// outcome recorded in batches.
 ///
 /// Deliveries are at least once: a dispatcher that dies with attempts in flight leaves
 /// them taken only until their lease ends (the request timeout and a margin), when any
@@ -149,8 +150,10 @@ public final class WebhookDispatcher: Service, Sendable {
     private func claim(limit: Int, within inFlight: InFlight, until leaseEnd: Date) async throws -> [DueDelivery] {
         let now = Date()
         let cap = settings.maxInFlightPerEndpoint
-        let due = inFlight.admit(
-            try await storage.due(now: now, limit: limit, perEndpoint: cap, excluding: inFlight.full(cap: cap)), cap: cap)
+        // Read past `limit` by what is in flight: as many as that may be turned away by
+        // their origin's cap, so the rest of the room still fills.
+        let read = try await storage.due(now: now, limit: limit + inFlight.count, perEndpoint: cap, excluding: inFlight.full(cap: cap))
+        let due = Array(inFlight.admit(read, cap: cap).prefix(limit))
         guard !due.isEmpty else { return [] }
         let unwritten = Set(due.filter { $0.payload == nil }.map(\.changeSeq))
         let payloads = try await self.payloads(of: unwritten)
@@ -268,32 +271,47 @@ extension AttemptOutcome {
     }
 }
 
-/// The attempts in flight, in all and by endpoint.
+/// The attempts in flight, in all and by where they go: endpoints on one host and port
+/// share its connections (``WebhookSettings/connectionsPerHost``), so they share one cap.
 struct InFlight: Sendable {
     private(set) var count = 0
-    private var byEndpoint: [Int64: Int] = [:]
+    private var byOrigin: [String: Int] = [:]
+    /// Each endpoint with attempts in flight: how many, and its origin.
+    private var endpoints: [Int64: (count: Int, origin: String)] = [:]
 
-    /// The endpoints with `cap` attempts in flight.
-    func full(cap: Int) -> Set<Int64> { Set(byEndpoint.filter { $0.value >= cap }.keys) }
+    /// Where an endpoint's requests go: its scheme, host and port (the HTTP client's pool key).
+    static func origin(of url: String) -> String {
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), let host = parts.host?.lowercased() else { return url }
+        return "\(scheme)://\(host):\(parts.port ?? (scheme == "https" ? 443 : 80))"
+    }
 
-    /// Of `due`, soonest first, those that keep each endpoint within `cap` in flight.
+    /// The endpoints in flight whose origin has `cap` attempts in flight.
+    func full(cap: Int) -> Set<Int64> { Set(endpoints.filter { byOrigin[$0.value.origin, default: 0] >= cap }.keys) }
+
+    /// Of `due`, soonest first, those that keep each origin within `cap` in flight.
     func admit(_ due: [DueDelivery], cap: Int) -> [DueDelivery] {
-        var taken = byEndpoint
+        var taken = byOrigin
         return due.filter { delivery in
-            guard taken[delivery.webhookID, default: 0] < cap else { return false }
-            taken[delivery.webhookID, default: 0] += 1
+            let origin = Self.origin(of: delivery.url)
+            guard taken[origin, default: 0] < cap else { return false }
+            taken[origin, default: 0] += 1
             return true
         }
     }
 
     mutating func add(_ delivery: DueDelivery) {
+        let origin = Self.origin(of: delivery.url)
         count += 1
-        byEndpoint[delivery.webhookID, default: 0] += 1
+        byOrigin[origin, default: 0] += 1
+        endpoints[delivery.webhookID, default: (0, origin)].count += 1
     }
 
     mutating func remove(_ delivery: DueDelivery) {
+        let origin = Self.origin(of: delivery.url)
         count -= 1
-        byEndpoint[delivery.webhookID, default: 0] -= 1
-        if byEndpoint[delivery.webhookID] == 0 { byEndpoint[delivery.webhookID] = nil }
+        byOrigin[origin, default: 0] -= 1
+        if byOrigin[origin] == 0 { byOrigin[origin] = nil }
+        endpoints[delivery.webhookID, default: (0, origin)].count -= 1
+        if endpoints[delivery.webhookID]?.count == 0 { endpoints[delivery.webhookID] = nil }
     }
 }

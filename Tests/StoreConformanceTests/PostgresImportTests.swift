@@ -12,14 +12,14 @@ import TestSupport
 /// with what a city added to it (grants) kept.
 @Suite("PostgreSQL: an import into an empty database", .enabled(if: TestPostgres.url != nil))
 struct PostgresImportTests {
-    static let reader = "posterwatch_gis_reader"
+    static let reader = "posterwatch_gis_reader", owner = "posterwatch_table_owner"
 
-    /// The schema as `pg_dump` prints it, grants included (without the random key of its
-    /// `\restrict` lines).
+    /// The schema as `pg_dump` prints it, owners and grants included (without the random
+    /// key of its `\restrict` lines).
     static func schema(_ name: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/pg_dump")
-        process.arguments = ["--schema-only", "--no-owner", TestPostgres.url(of: name)]
+        process.arguments = ["--schema-only", TestPostgres.url(of: name)]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -31,11 +31,17 @@ struct PostgresImportTests {
     }
 
     /// A migrated database whose GIS staff were given the public reports (and, as a city
-    /// might, the table itself).
+    /// might, the table itself, with the right to pass it on), its tables owned by a role
+    /// other than the one importing.
     static func granted() async throws -> TestPostgres {
         let database = try await TestPostgres.fresh()
-        try TestPostgres.psql("DO $$ BEGIN CREATE ROLE \(reader); EXCEPTION WHEN duplicate_object THEN NULL; END $$")
-        try TestPostgres.psql("GRANT SELECT ON public_report, report TO \(reader)", database: database.name)
+        for role in [reader, owner] {
+            try TestPostgres.psql("DO $$ BEGIN CREATE ROLE \(role); EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        }
+        try TestPostgres.psql("GRANT SELECT ON public_report TO \(reader)", database: database.name)
+        try TestPostgres.psql("GRANT SELECT ON report TO \(reader) WITH GRANT OPTION", database: database.name)
+        try TestPostgres.psql("ALTER TABLE report OWNER TO \(owner)", database: database.name)
+        try TestPostgres.psql("ALTER TABLE report_phone OWNER TO \(owner)", database: database.name)
         return database
     }
 
@@ -95,14 +101,14 @@ struct PostgresImportTests {
         #expect(try TestPostgres.psql("SELECT count(*) FROM report", database: database.name) == ["0"])
         #expect(try Self.strayTables(database.name).isEmpty)
 
-        try TestPostgres.psql("CREATE TABLE report_load (id bigint); INSERT INTO report_load VALUES (1)", database: database.name)
+        try TestPostgres.psql("CREATE TABLE report_load (id bigint); INSERT INTO report_load VALUES (1); CREATE TABLE report_phone_load (x int)", database: database.name)
         let summary = try await Self.importing(Self.drafts(40, seed: 64), into: storage)
         #expect(summary.imported == 40 && summary.rebuiltIndexes)
         #expect(try Self.strayTables(database.name).isEmpty)
         #expect(try TestPostgres.psql("SELECT count(*) FROM report", database: database.name) == ["40"])
     }
 
-    @Test("a materialized view over the reports, which a swap would not carry: the rows go into the table in place, the view kept")
+    @Test("a materialized view over the reports, or a table whose foreign key refers to them, which a swap would not carry: the rows go into the table in place, both kept")
     func inPlace() async throws {
         let database = try await Self.granted()
         try TestPostgres.psql("CREATE MATERIALIZED VIEW district_count AS SELECT district, count(*) FROM report GROUP BY district", database: database.name)
@@ -111,5 +117,11 @@ struct PostgresImportTests {
         #expect(summary.imported == 50 && !summary.rebuiltIndexes)
         try TestPostgres.psql("REFRESH MATERIALIZED VIEW district_count", database: database.name)
         #expect(try TestPostgres.psql("SELECT sum(count) FROM district_count", database: database.name) == ["50"])
+
+        let other = try await Self.granted()
+        try TestPostgres.psql("CREATE TABLE inspection (report_id bigint REFERENCES report(id))", database: other.name)
+        let again = try await Self.importing(Self.drafts(50, seed: 66), into: PostgresReports(other.database))
+        #expect(again.imported == 50 && !again.rebuiltIndexes)
+        try TestPostgres.psql("INSERT INTO inspection VALUES (7)", database: other.name)
     }
 }
