@@ -47,12 +47,16 @@ struct WebhookStorageConformance {
         return pairs
     }
 
+    /// A fresh store's reports service and webhook service (and what keeps the store alive).
+    func services(_ store: StoreUnderTest) async throws -> (stores: Stores, service: ReportService, webhooks: WebhookService, keep: AnyObject) {
+        let (stores, keep) = try await store.open()
+        return (stores, try await ReportService(storage: stores.reports), WebhookService(storage: stores.webhooks), keep)
+    }
+
     @Test("each change is queued once for each enabled endpoint subscribed to its type, in the change's transaction", arguments: StoreUnderTest.all)
     func queued(_ store: StoreUnderTest) async throws {
-        let (stores, keep) = try await store.open()
+        let (stores, service, webhooks, keep) = try await services(store)
         defer { _ = keep }
-        let service = try await ReportService(storage: stores.reports)
-        let webhooks = WebhookService(storage: stores.webhooks)
         let created = try await register(webhooks, ["report.created"])
         let moved = try await register(webhooks, ["report.status_changed", "report.hidden"])
         _ = try await register(webhooks, ["report.created"], enabled: false)
@@ -135,10 +139,8 @@ struct WebhookStorageConformance {
 
     @Test("due deliveries come soonest first, at most a share of each endpoint, none of an endpoint left out or disabled: as a brute force over every endpoint's deliveries picks them", arguments: StoreUnderTest.all)
     func duePerEndpoint(_ under: StoreUnderTest) async throws {
-        let (stores, keep) = try await under.open()
+        let (stores, service, webhooks, keep) = try await services(under)
         defer { _ = keep }
-        let service = try await ReportService(storage: stores.reports)
-        let webhooks = WebhookService(storage: stores.webhooks)
         let endpoints = [
             try await register(webhooks, ["report.created"]), try await register(webhooks, ["report.created", "report.status_changed"]),
             try await register(webhooks, ["report.status_changed"]), try await register(webhooks, ["report.created"]),
