@@ -288,29 +288,36 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     }
 
     private static func text(_ value: String, _ field: String, max: Int) throws(ValidationError) -> String {
+        try checkLength(value, field, max: max)
         let trimmed = value.trimmingWhitespace
         guard !trimmed.isEmpty else { throw ValidationError(field: field, "must not be empty") }
-        try checkText(trimmed, field, max: max, lines: false)
+        try checkText(trimmed, field, lines: false)
         return trimmed
     }
 
     /// A free text trimmed, nil when empty, checked as every text of a report is (see
-    /// ``checkText(_:_:max:lines:)``); notes are checked by it too.
+    /// ``checkLength(_:_:max:)`` and ``checkText(_:_:lines:)``); notes are checked by it too.
     public static func optionalText(_ value: String?, _ field: String, max: Int, lines: Bool = false) throws(ValidationError) -> String? {
         guard let value else { return nil }
+        try checkLength(value, field, max: max)
         let trimmed = value.trimmingWhitespace
         if trimmed.isEmpty { return nil }
-        try checkText(trimmed, field, max: max, lines: lines)
+        try checkText(trimmed, field, lines: lines)
         return trimmed
     }
 
-    /// Limits count Unicode scalars (as SQLite's `length()` does), and control characters
-    /// are refused (a NUL would cut the text short in SQLite), but for line breaks and
-    /// tabs where `lines` allows them. The usual short ASCII text is answered by its bytes.
-    private static func checkText(_ text: String, _ field: String, max: Int, lines: Bool) throws(ValidationError) {
-        var count = 0
+    /// Limits count Unicode scalars (as SQLite's `length()` does) of the text as sent,
+    /// surrounding white space included, as the OpenAPI document's `maxLength` counts
+    /// (a text padded past it had been taken once trimmed: schemathesis found it).
+    private static func checkLength(_ value: String, _ field: String, max: Int) throws(ValidationError) {
+        let count = value.unicodeScalars.count
+        guard count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(count)") }
+    }
+
+    /// Control characters are refused (a NUL would cut the text short in SQLite), but for
+    /// line breaks and tabs where `lines` allows them.
+    private static func checkText(_ text: String, _ field: String, lines: Bool) throws(ValidationError) {
         for scalar in text.unicodeScalars {
-            count += 1
             if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
                 guard lines, scalar == "\n" || scalar == "\r" || scalar == "\t" else {
                     throw ValidationError(field: field, "must not contain control characters (found U+\(String(format: "%04X", scalar.value)))")
@@ -321,7 +328,6 @@ public struct ReferenceData: Sendable, Hashable, Codable {
                 throw ValidationError(field: field, "must not contain U+\(String(format: "%04X", scalar.value)), which is not a character")
             }
         }
-        guard count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(count)") }
     }
 }
 

@@ -100,7 +100,7 @@ struct ReferenceDataTests {
     @Test("each broken rule names its field", arguments: [
         "id", "latitude", "longitude", "address", "address-long", "city", "district", "object_type", "balance_holder",
         "balance_holder-misfit", "status", "phones", "comment", "updated_at", "created_at",
-        "address-emoji", "address-nul", "city-control", "violator-newline",
+        "address-emoji", "address-nul", "city-control", "violator-newline", "address-padded", "comment-padded",
     ])
     func broken(rule: String) {
         var d = draft()
@@ -124,6 +124,9 @@ struct ReferenceDataTests {
         case "address-nul": d.address = "\u{0}вул. Хрещатик, 1"
         case "city-control": d.city = "Ки\u{7}їв"
         case "violator-newline": d.violator = "ТОВ\n«Кредит»"
+        // Within the limit once trimmed, past it as sent (the OpenAPI maxLength counts what is sent).
+        case "address-padded": d.address = " " + String(repeating: "а", count: 255)
+        case "comment-padded": d.comment = "\u{3000}" + String(repeating: "x", count: 2000) + "\n"
         default:
             d.createdAt = Date(timeIntervalSince1970: 100)
             d.updatedAt = Date(timeIntervalSince1970: 99)
