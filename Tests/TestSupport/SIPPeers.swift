@@ -81,8 +81,10 @@ public final class RTPEar: Sendable {
         Thread.detachNewThread { [self] in
             var packet = [UInt8](repeating: 0, count: 2_048)
             var started = false
-            // Up to 60 s for the first packet, then until 2 s of silence on the wire.
-            let deadline = Date() + 60
+            // Up to 300 s for the first packet (the ear is made before the server starts and
+            // the call is placed: under make test's load on a slow machine that took over
+            // 60 s, and the ear had stopped listening), then until 2 s of silence on the wire.
+            let deadline = Date() + 300
             while Date() < deadline {
                 let n = packet.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
                 if n <= 0 { if started { break } else { continue } }
