@@ -54,7 +54,7 @@ struct WebhookBench {
         try await Task.sleep(for: .milliseconds(300))
 
         var settings = WebhookSettings()
-        settings.maxInFlightPerEndpoint = perEndpoint
+        settings.maxInFlightPerHost = perEndpoint
         let dispatcher = WebhookDispatcher(storage: webhooks.storage, feed: ChangeFeed(storage: store), settings: settings)
         let started = DispatchTime.now().uptimeNanoseconds
         let sending = Task { try await dispatcher.run() }
@@ -81,7 +81,7 @@ extension Bench {
     func measureWebhooks(_ report: inout Report) async throws {
         let bench = WebhookBench()
         // The default share of one endpoint, and one endpoint taking every attempt in flight.
-        let shares = [WebhookSettings().maxInFlightPerEndpoint, WebhookSettings().maxInFlight]
+        let shares = [WebhookSettings().maxInFlightPerHost, WebhookSettings().maxInFlight]
         var results: [WebhookBench.Result] = []
         for share in shares { results.append(try await bench.run(work: work, port: 22_000 + Int.random(in: 0..<2_000), perEndpoint: share)) }
         let rates = results.map { Double($0.delivered) / $0.seconds }

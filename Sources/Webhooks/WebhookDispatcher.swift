@@ -19,12 +19,12 @@ public struct WebhookSettings: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// The most attempts in flight at once.
     public var maxInFlight = 128
-    /// The most attempts in flight to one endpoint, or to the endpoints of one host and port
-    /// (they share its connections): one that hangs until the timeout holds this many, and
+    /// The most attempts in flight to one host and port (its endpoints share its
+    /// connections): one that hangs until the timeout holds this many, and
     /// the others share the rest. As many as connections to one host: fewer cost a busy
     /// endpoint's rate (16 halved it), more let fewer endpoints hang before the rest wait
     /// (BENCHMARKS.md, the webhook section).
-    public var maxInFlightPerEndpoint = 32
+    public var maxInFlightPerHost = 32
     /// The most connections to one host.
     public var connectionsPerHost = 32
     /// Finished deliveries are forgotten after this long.
@@ -36,7 +36,7 @@ public struct WebhookSettings: Sendable {
 /// Sends the outbox: deliveries due are taken (payload written first, so every retry
 /// sends the same bytes), posted signed to their endpoints with at most
 /// ``WebhookSettings/maxInFlight`` in flight, at most
-/// ``WebhookSettings/maxInFlightPerEndpoint`` of them to one host and port, and their
+/// ``WebhookSettings/maxInFlightPerHost`` of them to one host and port, and their
 /// outcome recorded in batches.
 ///
 /// Deliveries are at least once: a dispatcher that dies with attempts in flight leaves
@@ -149,7 +149,7 @@ public final class WebhookDispatcher: Service, Sendable {
 
     private func claim(limit: Int, within inFlight: InFlight, until leaseEnd: Date) async throws -> [DueDelivery] {
         let now = Date()
-        let cap = settings.maxInFlightPerEndpoint
+        let cap = settings.maxInFlightPerHost
         // Read past `limit` by what is in flight: as many as that may be turned away by
         // their origin's cap, so the rest of the room still fills.
         let read = try await storage.due(now: now, limit: limit + inFlight.count, perEndpoint: cap, excluding: inFlight.full(cap: cap))
