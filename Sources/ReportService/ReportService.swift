@@ -88,9 +88,9 @@ public final class ReportService: Sendable {
         switch start {
         case .build:
             (index, tally, lastChange) = try await Self.build(storage, grid: grid)
-        case .saved(let path):
+        case .saved(let path, let catchUp):
             do {
-                (index, tally, lastChange) = try await SavedIndex.load(path, storage: storage, grid: grid, reference: reference)
+                (index, tally, lastChange) = try await SavedIndex.load(path, storage: storage, grid: grid, reference: reference, catchUp: catchUp)
             } catch {
                 // Empty until built in the background (below); a write meanwhile reaches the
                 // built index through the change log.
@@ -119,6 +119,13 @@ public final class ReportService: Sendable {
             }
             tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
+        }
+        if indexReady, case .saved = start {
+            // A saved index behind the log (allowed by the start) reads the changes since.
+            do { _ = try await followLog() } catch {
+                startProblem.withLock { $0 = "the saved index could not read the changes made since it was saved: \(error)" }
+                ready.store(false, ordering: .releasing)
+            }
         }
         if !indexReady {
             backgroundBuild.withLock {

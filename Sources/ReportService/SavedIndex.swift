@@ -20,6 +20,13 @@ import Tally
 /// in the background while the server serves what needs no index
 /// (``ReportService/IndexStart``).
 ///
+/// A start may allow it to be some changes behind (a replica of several on PostgreSQL,
+/// whose others write while it restarts): it is then used only when the log still holds
+/// the change it was saved at, the same change (its ``mark(_:)``: a log restored from a
+/// backup and written on since numbers other writes alike), and every change after it;
+/// the start reads those as a running server follows other processes' writes, before it
+/// serves.
+///
 /// The server saves it on a clean stop (``ReportService/saveIndex(to:)``): through a
 /// temporary file renamed into place, so a crash midway leaves the last whole one (which
 /// the next start refuses if writes came since).
@@ -48,6 +55,12 @@ public enum SavedIndex {
         return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// What tells the change a saved index was saved at from another write given the same
+    /// number in a log restored from a backup and written on since.
+    static func mark(_ change: ChangeRow) -> String {
+        "\(change.seq) \(change.action.rawValue) \(change.reportID) \(change.at.milliseconds) \(change.phone ?? "")"
+    }
+
     /// The name a save writes under before it renames the file into place.
     static func partialPrefix(_ target: URL) -> String { "." + target.lastPathComponent + ".partial-" }
 
@@ -63,9 +76,10 @@ public enum SavedIndex {
         }
     }
 
-    /// The index and tally saved at `path`, when they are the database's current state.
+    /// The index and tally saved at `path`, when they are the database's current state or
+    /// at most `catchUp` changes behind it (see above), and the change they hold.
     static func load(
-        _ path: String, storage: any ReportStorage, grid: ClusterGrid, reference: ReferenceData
+        _ path: String, storage: any ReportStorage, grid: ClusterGrid, reference: ReferenceData, catchUp: Int64
     ) async throws -> (index: ClusterIndex, tally: ReportTally, change: Int64) {
         removeLeftovers(beside: path)
         guard FileManager.default.fileExists(atPath: path) else { throw Refused(description: "there is none") }
@@ -76,9 +90,10 @@ public enum SavedIndex {
         guard p["fingerprint"] == fingerprint(reference, grid) else { throw Refused(description: "it was saved for other reference data or another grid") }
         let (last, name) = try await Blocking.offPool { (try await storage.lastChange(), try await storage.changeLogName()) }
         guard p["change_log"] == name else { throw Refused(description: "it was saved from another database") }
-        guard let change = p["change"].flatMap(Int64.init), change == last else {
+        guard let change = p["change"].flatMap(Int64.init), change <= last else {
             throw Refused(description: "it was saved at change \(p["change"] ?? "none"), the database is at change \(last)")
         }
+        if change < last { try await checkCatchUp(from: change, mark: p["change_mark"], last: last, limit: catchUp, storage: storage) }
         let statusCount = reference.statuses.count, districtCount = reference.districts.count, typeCount = reference.objectTypes.count
         // The index and the tally on two threads, a level of period trees moved beside the
         // tally so that the two take about as long: a start waits for the longer. (The
@@ -108,9 +123,24 @@ public enum SavedIndex {
         }
     }
 
-    /// Writes `index` and `tally`, which hold exactly the changes through `change`, to `path`.
+    /// Throws unless an index saved at change `from` (its ``mark(_:)`` `mark`) may be brought
+    /// to the log's `last` by reading the changes between: at most `limit` of them, and the
+    /// log still holds change `from`, the same one, and all after it.
+    private static func checkCatchUp(from: Int64, mark: String?, last: Int64, limit: Int64, storage: any ReportStorage) async throws {
+        let behind = "it was saved at change \(from), the database is at change \(last)"
+        guard last - from <= limit else {
+            throw Refused(description: limit == 0 ? behind : "\(behind): more than the \(limit) changes a start catches up")
+        }
+        let kept = try await Blocking.offPool { try await storage.changes(after: from - 1, limit: 1) }.rows.first
+        guard let mark, let kept, kept.seq == from, Self.mark(kept) == mark else {
+            throw Refused(description: "\(behind), and the change log no longer holds the change it was saved at (forgotten, or the database restored from a backup)")
+        }
+    }
+
+    /// Writes `index` and `tally`, which hold exactly the changes through `change` (the last
+    /// of them `last`, nil when the log held none), to `path`.
     static func save(
-        _ index: ClusterIndex, _ tally: ReportTally, change: Int64, changeLog: String, fingerprint: String, to path: String
+        _ index: ClusterIndex, _ tally: ReportTally, change: Int64, last: ChangeRow?, changeLog: String, fingerprint: String, to path: String
     ) throws {
         let target = URL(fileURLWithPath: path)
         let temporary = target.deletingLastPathComponent().appendingPathComponent(partialPrefix(target) + UUID().uuidString)
@@ -119,7 +149,9 @@ public enum SavedIndex {
             try index.save(to: file, sections: ("clusters", periodSections))
             try tally.save(to: file)
             try file.endSection("tally")
-            try file.finish(properties: ["format": format, "fingerprint": fingerprint, "change_log": changeLog, "change": String(change)])
+            var properties = ["format": format, "fingerprint": fingerprint, "change_log": changeLog, "change": String(change)]
+            if let last, last.seq == change { properties["change_mark"] = mark(last) }
+            try file.finish(properties: properties)
             try Durable.rename(temporary, to: target)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
@@ -133,10 +165,11 @@ extension ReportService {
     public enum IndexStart: Sendable {
         /// Built from the rows before the service is returned (a command, a test).
         case build
-        /// Read from the index saved at `path` when it is current (``SavedIndex``);
-        /// otherwise built from the rows in the background: until then, what needs the
-        /// index throws ``IndexBuilding`` and the rest of the service works.
-        case saved(path: String)
+        /// Read from the index saved at `path` when it is current, or at most `catchUp`
+        /// changes behind (``SavedIndex``: the changes since are read from the log before the
+        /// service is returned); otherwise built from the rows in the background: until
+        /// then, what needs the index throws ``IndexBuilding`` and the rest of the service works.
+        case saved(path: String, catchUp: Int64 = 0)
     }
 
     /// Whether the index is built (false while a start builds it in the background).
@@ -166,12 +199,12 @@ extension ReportService {
             let copies = try await commits.perform { [self] t in
                 guard try t.changes(after: through, limit: 1).isEmpty, try t.prunedThrough() <= through,
                       followed.load(ordering: .acquiring) == through
-                else { return ((ClusterIndex, ReportTally)?.none, IndexEffect()) }
-                return ((index.frozenCopy(), tally.frozenCopy()), IndexEffect())
+                else { return ((ClusterIndex, ReportTally, ChangeRow?)?.none, IndexEffect()) }
+                return ((index.frozenCopy(), tally.frozenCopy(), try t.changes(after: through - 1, limit: 1).first), IndexEffect())
             }
-            if let (index, tally) = copies {
+            if let (index, tally, last) = copies {
                 try await Blocking.offPool {
-                    try SavedIndex.save(index, tally, change: through, changeLog: name, fingerprint: fingerprint, to: path)
+                    try SavedIndex.save(index, tally, change: through, last: last, changeLog: name, fingerprint: fingerprint, to: path)
                 }
                 return through
             }

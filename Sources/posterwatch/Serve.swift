@@ -111,6 +111,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where the cluster index and tally are saved on a clean stop, and read at start when still current (default: beside a SQLite database, its name + .index; none for PostgreSQL). \"none\": build them from the rows at every start.", valueName: "path"))
     var savedIndex: String?
 
+    @Option(help: ArgumentHelp("How many changes behind the database the saved index may be and still be read, the changes since then read from the change log before serving (default: 100000 on PostgreSQL, where the other replicas write while one restarts; 0 on SQLite: only an index saved at the last change).", valueName: "changes"))
+    var savedIndexCatchUp: Int64?
+
     @OptionGroup var store: StoreOptions
 
     @OptionGroup(title: "Autodial") var autodial: AutodialOptions
@@ -143,7 +146,23 @@ struct Serve: AsyncParsableCommand {
         for origin in corsOrigin where !RateLimits.isOrigin(origin) {
             throw ValidationError("--cors-origin must be scheme://host[:port] with no path, e.g. https://map.example.org, got \(origin).")
         }
+        if let savedIndexCatchUp, !(0...Self.catchUpBound).contains(savedIndexCatchUp) {
+            throw ValidationError("--saved-index-catch-up must be from 0 to \(Self.catchUpBound) changes, got \(savedIndexCatchUp).")
+        }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
+    }
+
+    /// The most changes a start may read to bring a saved index up to date: beyond some
+    /// millions, building from the rows is the quicker.
+    static let catchUpBound: Int64 = 10_000_000
+
+    /// How far behind the database a saved index may be (see --saved-index-catch-up).
+    var catchUp: Int64 {
+        get throws {
+            if let savedIndexCatchUp { return savedIndexCatchUp }
+            if case .postgres = try store.location { return 100_000 }
+            return 0
+        }
     }
 
     /// Where the index is saved, if anywhere.
@@ -193,7 +212,7 @@ struct Serve: AsyncParsableCommand {
         intake.duplicateRadius = duplicateRadius
         if let photoWorkers, photoWorkers < 1 { throw ValidationError("--photo-workers must be at least 1") }
         let savedIndexPath = try self.savedIndexPath
-        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers, start: savedIndexPath.map { .saved(path: $0) } ?? .build)
+        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers, start: try savedIndexPath.map { .saved(path: $0, catchUp: try catchUp) } ?? .build)
         let service = backend.service
         if let note = service.indexStartNote {
             Console.error("\(note); building the index from \(store.name) in the background, serving meanwhile: http://\(host):\(port)/")

@@ -329,6 +329,7 @@ struct CLITests {
         (["clusters", "--bbox", "0,0,1,1", "--zoom", "3", "--cell-size", "48"], "cell_size: must be 32, 64, 128 or 256 pixels"),
         (["import", "missing.geojsonl"], "missing.geojsonl"),
         (["generate", "--count", "0", "--out", "x.geojsonl"], "--count must be from 1"),
+        (["serve", "--saved-index-catch-up", "10000001"], "--saved-index-catch-up must be from 0 to 10000000 changes, got 10000001."),
         (["stats", "--db", "/proc/none/x.sqlite"], "cannot open the database /proc/none/x.sqlite: cannot create its folder"),
         (["render", "-o", "x.png"], "Give either --z, --x and --y (a tile) or --bbox and --zoom (a picture)"),
         (["render", "--z", "3", "--x", "1", "-o", "x.png"], "A tile needs all of --z, --x and --y"),

@@ -67,4 +67,36 @@ struct SavedIndexServeTests {
         let health = try JSONSerialization.jsonObject(with: try await Self.get(third.base + "/health").body) as? [String: Any]
         #expect(health?["reports"] as? Int == 3_200)
     }
+
+    @Test(
+        "a replica on PostgreSQL restarts from its saved index while another files: it reads the filings made meanwhile from the change log before its first answer; with --saved-index-catch-up 0 the same file is refused",
+        .enabled(if: TestPostgresDatabase.clusterURL != nil))
+    func replicaCatchesUp() async throws {
+        let cli = try CLI()
+        let database = try TestPostgresDatabase()
+        #expect(try cli.run("generate", "--count", "300", "--seed", "14", "--out", "r.geojsonl").status == 0)
+        #expect(try cli.run(["import", "r.geojsonl", "--database", database.url], input: nil).status == 0)
+        try cli.addInspector(db: database.url)
+        let index = ["--saved-index", cli.path("replica.index")]
+        let first = try await cli.serve(db: database.url, options: index)
+        try await CLI.eventually { (try? await Self.get(first.base + "/health").status) == 200 }
+        Self.stop(first.process)
+        #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("saved the index at change"))
+
+        let other = try await cli.serve(db: database.url)
+        defer { Self.stop(other.process) }
+        let token = try await CrashTests.signIn(other.base)
+        _ = try await WebhookTests.file(other.base, token: token, from: 20, count: 5)
+
+        let restarted = try await cli.serve(db: database.url, options: index)
+        #expect(try await TwoProcessTests.counts(restarted.base) == (305, 305), "the first answers hold the other replica's filings")
+        #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("indexed 305 reports from the saved index"))
+        Self.stop(restarted.process)
+
+        _ = try await WebhookTests.file(other.base, token: token, from: 30, count: 1)
+        let exact = try await cli.serve(db: database.url, options: index + ["--saved-index-catch-up", "0"])
+        defer { Self.stop(exact.process) }
+        #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("the saved index was not used: it was saved at change"))
+        try await CLI.eventually { (try? await TwoProcessTests.counts(exact.base)) ?? (0, 0) == (306, 306) }
+    }
 }

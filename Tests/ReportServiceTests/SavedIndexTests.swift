@@ -1,6 +1,7 @@
 import Clustering
 import Foundation
 import Generator
+import GRDB
 import Geometry
 import ReportModel
 @testable import ReportService
@@ -145,6 +146,52 @@ struct SavedIndexTests {
         try await Self.ready(restarted)
         #expect(restarted.reportCount == (try await temporary.store.count(in: .world)))
         #expect(try await Self.answers(restarted) == (try await Self.answers(try await ReportService(storage: temporary.store, grid: grid))))
+    }
+
+    @Test(
+        "a saved index some changes behind, where the start allows it: the changes since are read from the log before the service is returned, and it answers as an index built from the rows; refused past the limit, when the change it was saved at is another write under its number, or forgotten",
+        arguments: StoreUnderTest.all)
+    func caughtUp(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports, directory = try TemporaryDirectory(), path = directory.path("replica.index")
+        var rng = SplitMix64(state: 88)
+        let first = try await ReportService(storage: storage)
+        let ids = try first.insert((0..<2_000).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.5 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }).map(\.id)
+        try await ChangeFeedTests.randomWrites(first, ids: Array(ids.prefix(50)), steps: 40, workers: 1, seed: 88)
+        let savedAt = try #require(try await first.saveIndex(to: path))
+        // Another replica writes on: filings, moves and new numbers, transitions, hides.
+        try await ChangeFeedTests.randomWrites(try await ReportService(storage: storage), ids: ids, steps: 150, workers: 2, seed: 89)
+        let behind = try await storage.lastChange() - savedAt
+        #expect(behind > 100)
+
+        let caughtUp = try await ReportService(storage: storage, start: .saved(path: path, catchUp: behind))
+        #expect(caughtUp.indexReady && caughtUp.indexStartNote == nil, "\(caughtUp.indexStartNote ?? "")")
+        #expect(caughtUp.reportCount == (try await storage.count(in: .world)), "caught up before it was returned")
+        #expect(try await Self.answers(caughtUp) == (try await Self.answers(try await ReportService(storage: storage))))
+
+        func refusal(_ catchUp: Int64) async throws -> String? {
+            let service = try await ReportService(storage: storage, start: .saved(path: path, catchUp: catchUp))
+            try await Self.ready(service)
+            #expect(service.reportCount == (try await storage.count(in: .world)))
+            return service.indexStartNote
+        }
+        #expect(try await refusal(behind - 1)?.contains("at change \(savedAt), the database is at change \(savedAt + behind): more than the \(behind - 1) changes") == true)
+        // The change it was saved at made again, otherwise: as in a database restored from a
+        // backup and written on since, under the same numbers.
+        let retime = { (delta: Int) throws in
+            let sql = "UPDATE report_change SET at = at + \(delta) WHERE seq = \(savedAt)"
+            if let postgres = keep as? TestPostgres {
+                try TestPostgres.psql(sql, database: postgres.name)
+            } else {
+                try DatabaseQueue(path: try #require(keep as? TemporaryDirectory).path("test.sqlite")).write { try $0.execute(sql: sql) }
+            }
+        }
+        try retime(1)
+        #expect(try await refusal(behind)?.contains("no longer holds the change it was saved at") == true)
+        try retime(-1)
+        #expect(try await refusal(behind) == nil, "the same change again: used")
+        _ = try await storage.forgetChanges(before: Date().addingTimeInterval(60))
+        #expect(try await refusal(behind)?.contains("no longer holds the change it was saved at") == true)
     }
 
     @Test("while the index is built in the background: what needs it answers IndexBuilding, never a wrong answer; search and writes work; the writes meanwhile are in the built index")
