@@ -13,7 +13,8 @@ import Tally
 /// takes to read the rows and build them.
 ///
 /// A saved index is used only when it is exactly the database's state: saved at the
-/// change log's last number, of this change log (its name, ``ChangeLog/changeLogName()``),
+/// change log's last number, of this change log (its name, ``ChangeLog/changeLogName()``,
+/// and while the log holds it, the same change at that number: its ``mark(_:)``),
 /// for the same reference data, grid and record layout, and whole (each section's
 /// checksum; the references a walk follows within their arrays). Anything else (an older number, another database, a file
 /// cut short or damaged) is refused with its reason, and the index is built from the rows
@@ -22,8 +23,7 @@ import Tally
 ///
 /// A start may allow it to be some changes behind (a replica of several on PostgreSQL,
 /// whose others write while it restarts): it is then used only when the log still holds
-/// the change it was saved at, the same change (its ``mark(_:)``: a log restored from a
-/// backup and written on since numbers other writes alike), and every change after it;
+/// the change it was saved at, the same change, and every change after it;
 /// the start reads those as a running server follows other processes' writes, before it
 /// serves.
 ///
@@ -93,7 +93,7 @@ public enum SavedIndex {
         guard let change = p["change"].flatMap(Int64.init), change <= last else {
             throw Refused(description: "it was saved at change \(p["change"] ?? "none"), the database is at change \(last)")
         }
-        if change < last { try await checkCatchUp(from: change, mark: p["change_mark"], last: last, limit: catchUp, storage: storage) }
+        try await checkHistory(from: change, mark: p["change_mark"], last: last, limit: catchUp, storage: storage)
         let statusCount = reference.statuses.count, districtCount = reference.districts.count, typeCount = reference.objectTypes.count
         // The index and the tally on two threads, a level of period trees moved beside the
         // tally so that the two take about as long: a start waits for the longer. (The
@@ -123,16 +123,25 @@ public enum SavedIndex {
         }
     }
 
-    /// Throws unless an index saved at change `from` (its ``mark(_:)`` `mark`) may be brought
-    /// to the log's `last` by reading the changes between: at most `limit` of them, and the
-    /// log still holds change `from`, the same one, and all after it.
-    private static func checkCatchUp(from: Int64, mark: String?, last: Int64, limit: Int64, storage: any ReportStorage) async throws {
+    /// Throws unless an index saved at change `from` (its ``mark(_:)`` `mark`) is the log's
+    /// history: at its last number `last` and, when the log still holds change `from`, the
+    /// same change; or behind, and then brought up to date by reading the changes between:
+    /// at most `limit` of them, and the log still holds change `from`, the same one, and all
+    /// after it.
+    private static func checkHistory(from: Int64, mark: String?, last: Int64, limit: Int64, storage: any ReportStorage) async throws {
+        let kept = from > 0 ? try await Blocking.offPool { try await storage.changes(after: from - 1, limit: 1) }.rows.first.flatMap { $0.seq == from ? $0 : nil } : nil
+        if from == last {
+            // A log restored from a backup and written on to the same number.
+            if let kept, let mark, Self.mark(kept) != mark {
+                throw Refused(description: "the database's change \(from) is another write than the one it was saved at (restored from a backup and written on since)")
+            }
+            return
+        }
         let behind = "it was saved at change \(from), the database is at change \(last)"
         guard last - from <= limit else {
             throw Refused(description: limit == 0 ? behind : "\(behind): more than the \(limit) changes a start catches up")
         }
-        let kept = try await Blocking.offPool { try await storage.changes(after: from - 1, limit: 1) }.rows.first
-        guard let mark, let kept, kept.seq == from, Self.mark(kept) == mark else {
+        guard let mark, let kept, Self.mark(kept) == mark else {
             throw Refused(description: "\(behind), and the change log no longer holds the change it was saved at (forgotten, or the database restored from a backup)")
         }
     }

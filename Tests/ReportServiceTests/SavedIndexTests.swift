@@ -149,7 +149,7 @@ struct SavedIndexTests {
     }
 
     @Test(
-        "a saved index some changes behind, where the start allows it: the changes since are read from the log before the service is returned, and it answers as an index built from the rows; refused past the limit, when the change it was saved at is another write under its number, or forgotten",
+        "a saved index some changes behind, where the start allows it: the changes since are read from the log before the service is returned, and it answers as an index built from the rows; refused past the limit, when the change it was saved at is another write under its number (at the last change too), or forgotten",
         arguments: StoreUnderTest.all)
     func caughtUp(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
@@ -178,20 +178,31 @@ struct SavedIndexTests {
         #expect(try await refusal(behind - 1)?.contains("at change \(savedAt), the database is at change \(savedAt + behind): more than the \(behind - 1) changes") == true)
         // The change it was saved at made again, otherwise: as in a database restored from a
         // backup and written on since, under the same numbers.
-        let retime = { (delta: Int) throws in
-            let sql = "UPDATE report_change SET at = at + \(delta) WHERE seq = \(savedAt)"
+        let retime = { (seq: Int64, delta: Int) throws in
+            let sql = "UPDATE report_change SET at = at + \(delta) WHERE seq = \(seq)"
             if let postgres = keep as? TestPostgres {
                 try TestPostgres.psql(sql, database: postgres.name)
             } else {
                 try DatabaseQueue(path: try #require(keep as? TemporaryDirectory).path("test.sqlite")).write { try $0.execute(sql: sql) }
             }
         }
-        try retime(1)
+        try retime(savedAt, 1)
         #expect(try await refusal(behind)?.contains("no longer holds the change it was saved at") == true)
-        try retime(-1)
+        try retime(savedAt, -1)
         #expect(try await refusal(behind) == nil, "the same change again: used")
+        // Saved at the last change: another write under its number is refused all the same.
+        let writer = try await ReportService(storage: storage)
+        let savedLast = try #require(try await writer.saveIndex(to: path))
+        try retime(savedLast, 1)
+        #expect(try await refusal(0)?.contains("change \(savedLast) is another write than the one it was saved at") == true)
+        try retime(savedLast, -1)
+        #expect(try await refusal(0) == nil)
+        // Its change forgotten: used at the last change (nothing to read since), refused behind.
         _ = try await storage.forgetChanges(before: Date().addingTimeInterval(60))
-        #expect(try await refusal(behind)?.contains("no longer holds the change it was saved at") == true)
+        #expect(try await refusal(0) == nil)
+        try await ChangeFeedTests.randomWrites(writer, ids: ids, steps: 5, workers: 1, seed: 90)
+        #expect(try await storage.lastChange() > savedLast)
+        #expect(try await refusal(10_000)?.contains("no longer holds the change it was saved at") == true)
     }
 
     @Test("while the index is built in the background: what needs it answers IndexBuilding, never a wrong answer; search and writes work; the writes meanwhile are in the built index")
