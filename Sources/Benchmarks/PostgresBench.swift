@@ -56,7 +56,7 @@ extension Bench {
         // A replica's start: its index and tally from the rows.
         var sqliteService: ReportService?, pgService: ReportService?
         let sqliteStart = try await time { sqliteService = try await ReportService(storage: sqlite) }
-        let pgStart = try await time { pgService = try await ReportService(storage: pgReports) }
+        let pgStart = try await time { pgService = try await ReportService(storage: pgReports, rowCacheSize: Self.replicaRowCache) }
         report.row(["a server's start: index and tally from the rows (s)", f2(sqliteStart), f2(pgStart), f2(pgStart / sqliteStart)])
         report.goal("a new PostgreSQL replica's start on 1,000,000 (from the rows): ≤ 3 s", "\(f2(pgStart)) s", pgStart <= 3)
         // Saved as a replica's clean stop saves it; read at the end, after the writes below.
@@ -64,7 +64,7 @@ extension Bench {
         let savedAt = try await pgService!.saveIndex(to: savedIndex) ?? 0
 
         // Over HTTP: each store's server in turn, the same requests.
-        func served(_ stores: Stores, _ service: ReportService, photos: (any PhotoStorage)?) async throws -> [String: WrkResult] {
+        func served(_ stores: Stores, _ service: ReportService, photos: (any PhotoStorage)?, filings: Bool = true) async throws -> [String: WrkResult] {
             let accounts = try await AccountService(storage: stores.accounts)
             let backend = Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: stores.webhooks), feed: ChangeFeed(storage: stores.reports))
             let (port, server) = try await startServer(backend) { $0.photoStorage = photos }
@@ -76,6 +76,7 @@ extension Bench {
             for digits in [3, 4, 7] {
                 results["search\(digits)"] = try wrk(port: port, paths: Self.searchFragments(digits).map { "/v1/search?q=\($0)&limit=50" })
             }
+            guard filings else { return results }
             let bodies = Self.filingBodies(4_000, seed: 90, reference: stores.reports.reference)
             let filings = [bodies.map { WrkRequest(method: "POST", path: "/v1/reports", body: $0) }]
             _ = try startWrk(port: port, lists: filings, bearerTokens: tokens, seconds: 3, name: "wrk-filings")()
@@ -83,7 +84,10 @@ extension Bench {
             return results
         }
         let onSQLite = try await served(sqliteStores, sqliteService!, photos: nil)
+        // The same reads on a PostgreSQL service that keeps no rows: each page read over the socket.
+        let uncached = try await served(postgres.stores, try await ReportService(storage: pgReports), photos: postgres.photos, filings: false)
         let onPostgres = try await served(postgres.stores, pgService!, photos: postgres.photos)
+        let kept = pgService!.rowCacheCounts
         for (key, what) in [
             ("filings", "`POST /v1/reports`, 64 connections (per second; p99 ms)"), ("clusters", "`/v1/clusters` z14 viewports (per second; p99 ms)"),
             ("search3", "phone search, 3 digits, first 50 (per second; p99 ms)"), ("search4", "phone search, 4 digits (per second; p99 ms)"),
@@ -91,7 +95,13 @@ extension Bench {
         ] {
             let (a, b) = (onSQLite[key]!, onPostgres[key]!)
             report.row([what, "\(fmt(Int(a.rate))); \(f2(a.p99))", "\(fmt(Int(b.rate))); \(f2(b.p99))", f2(b.rate / a.rate)])
+            if let c = uncached[key] {
+                report.row(["the same, PostgreSQL keeping no rows (`--row-cache 0`)", "", "\(fmt(Int(c.rate))); \(f2(c.p99))", f2(c.rate / a.rate)])
+            }
         }
+        report.note(
+            "PostgreSQL's replica kept up to \(fmt(Self.replicaRowCache)) rows (`posterwatch serve`'s default there): of the rows its clusters and searches "
+                + "answered with, \(fmt(kept.hits)) came from memory and \(fmt(kept.misses)) were read (the 20 fragments of each length and 32 viewports repeat).")
         let filings = (onSQLite["filings"]!, onPostgres["filings"]!)
         report.goal(
             "PostgreSQL filings over HTTP: ≥ 80% of SQLite's rate, p99 ≤ 50 ms", "\(Int(100 * filings.1.rate / filings.0.rate))%, p99 \(f2(filings.1.p99)) ms",
@@ -118,6 +128,9 @@ extension Bench {
             "\(f2(restart)) s, \(fmt(Int(behind))) changes behind", restart <= 3 && restarted?.indexStartNote == nil)
         try? FileManager.default.removeItem(atPath: savedIndex)
     }
+
+    /// The rows a replica keeps, as `posterwatch serve` on PostgreSQL by default.
+    static let replicaRowCache = 100_000
 
     /// What `posterwatch import` asks of the store: among it, a change that says the data set
     /// was replaced (a saved index is then not caught up across it).

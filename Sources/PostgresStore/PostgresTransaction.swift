@@ -15,6 +15,11 @@ struct PostgresTransaction: ReportTransaction {
     let codes: ReferenceCodes
 
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] { try session.rows(query) }
+
+    func takeReportsWritten() -> [Int64] {
+        defer { session.reportsWritten.removeAll() }
+        return session.reportsWritten
+    }
     func execute(_ query: PostgresQuery) throws { try session.execute(query) }
 
     // MARK: Reports
@@ -41,6 +46,7 @@ struct PostgresTransaction: ReportTransaction {
             throw ValidationError(field: "id", "report \(id) already exists")
         }
         session.lastID = max(session.lastID, id)
+        session.reportsWritten.append(id)
         return report
     }
 
@@ -137,6 +143,7 @@ struct PostgresTransaction: ReportTransaction {
     ) throws -> Int64 {
         let at = now.milliseconds
         let changesText = changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(changes), as: UTF8.self)
+        session.reportsWritten.append(id)
         return try rows(
             """
             WITH h AS (
@@ -277,6 +284,7 @@ struct PostgresTransaction: ReportTransaction {
     /// Moves the report's version forward and numbers the change (a photo's: no history row).
     private func touch(_ id: Int64, _ action: ReportAction, now: Date) throws {
         let at = now.milliseconds
+        session.reportsWritten.append(id)
         try execute(
             """
             WITH a AS (UPDATE report SET updated_at = greatest(\(at), updated_at + 1) WHERE id = \(id)),

@@ -44,6 +44,8 @@ final class WriteSession {
     let logger: Logger
     private(set) var lastChange: Int64 = 0
     var lastID: Int64 = 0
+    /// The reports whose rows the steps wrote (``PostgresTransaction/takeReportsWritten()``).
+    var reportsWritten: [Int64] = []
     private var start: (change: Int64, id: Int64) = (0, 0)
     private var pending = PendingFilings()
     /// Whether filings wait to be sent together. Off, each is sent when made, and its

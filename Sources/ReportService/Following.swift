@@ -98,6 +98,7 @@ extension ReportService {
         for id in ids.sorted() where tally.entry(id: id) != phones[id] {
             effect.phones.append(phones[id].map { .set(id: id, $0) } ?? .remove(id: id))
         }
+        effect.rowsChanged = Array(ids)
         return effect
     }
 

@@ -12,6 +12,9 @@ struct IndexEffect: Sendable {
     var touched: [ClusterEntry] = []
     /// What the write changes in the phone tally.
     var phones: [ReportTally.Change] = []
+    /// The reports whose rows changed: written by the transaction, or by other processes
+    /// as the change log says (the row cache drops them).
+    var rowsChanged: [Int64] = []
     /// An index and a tally rebuilt from the rows, to take the place of those served
     /// (before the changes of this and later effects are applied).
     var replacement: (index: ClusterIndex, tally: ReportTally)?
@@ -21,6 +24,7 @@ struct IndexEffect: Sendable {
         total.changes += other.changes
         total.touched += other.touched
         total.phones += other.phones
+        total.rowsChanged += other.rowsChanged
     }
 }
 
@@ -95,7 +99,8 @@ package final class GroupCommit: Sendable {
         let value = Mutex<T?>(nil)
         submit(Pending(
             write: { transaction in
-                let (result, effect) = try write(transaction)
+                var (result, effect) = try write(transaction)
+                effect.rowsChanged += transaction.takeReportsWritten()
                 value.withLock { $0 = result }
                 return effect
             },

@@ -60,22 +60,27 @@ public final class ReportService: Sendable {
     let diverged = Flag()
     /// A start's background build, cancelled by ``shutDown()``.
     let backgroundBuild = Mutex<Task<Void, Never>?>(nil)
+    /// Public rows kept in memory (nil: every read goes to the store).
+    let rowCache: RowCache?
 
     /// Opens the service over `storage`, with the index of every stored report built or
     /// read as `start` says. Photos are processed `photoWorkers` at a time (by default
     /// ``defaultPhotoWorkers``).
     public convenience init(
         storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil,
-        searchCountCap: Int = ReportService.defaultSearchCountCap, start: IndexStart = .build
+        searchCountCap: Int = ReportService.defaultSearchCountCap, rowCacheSize: Int = 0, start: IndexStart = .build
     ) async throws {
-        try await self.init(storage: storage, grid: grid, intake: intake, photoWorkers: photoWorkers, searchCountCap: searchCountCap, start: start, buildWaits: nil)
+        try await self.init(
+            storage: storage, grid: grid, intake: intake, photoWorkers: photoWorkers, searchCountCap: searchCountCap, rowCacheSize: rowCacheSize, start: start,
+            buildWaits: nil)
     }
 
     /// The same; a background build first awaits `buildWaits` (the tests hold it there to
-    /// see the service while it builds).
+    /// see the service while it builds). Up to `rowCacheSize` public rows are kept in
+    /// memory (``RowCache``; 0: none).
     package init(
         storage: any ReportStorage, grid: ClusterGrid = .standard, intake: IntakeSettings? = nil, photoWorkers: Int? = nil,
-        searchCountCap: Int = ReportService.defaultSearchCountCap, start: IndexStart, buildWaits: (@Sendable () async -> Void)?
+        searchCountCap: Int = ReportService.defaultSearchCountCap, rowCacheSize: Int = 0, start: IndexStart, buildWaits: (@Sendable () async -> Void)?
     ) async throws {
         self.storage = storage
         self.searchCountCap = searchCountCap
@@ -105,10 +110,15 @@ public final class ReportService: Sendable {
         self.index = index
         self.tally = tally
         self.intake = intake ?? IntakeSettings(reference: reference)
+        let rowCache = rowCacheSize > 0 ? RowCache(capacity: rowCacheSize) : nil
+        self.rowCache = rowCache
         commits = GroupCommit(storage: storage) { effects in
+            // Before the writers are answered: a read after a write finds the new row.
+            for effect in effects { rowCache?.drop(effect.rowsChanged) }
             if let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement {
                 index.replaceContents(with: rebuilt.index)
                 tally.replaceContents(with: rebuilt.tally)
+                rowCache?.dropAll()
                 observers.notifyReplaced()
             }
             for effect in effects where !effect.changes.isEmpty {
@@ -330,7 +340,7 @@ public final class ReportService: Sendable {
         try requireIndex()
         let page = try index.leaves(of: id, limit: limit, offset: offset, filter: filter)
         let ids = page.members.map(\.id)
-        return (page.total, page.members.count, try await read { try await $0.reports(ids: ids) })
+        return (page.total, page.members.count, try await publicReports(ids: ids))
     }
 
     /// One cluster, counted under the filter.
@@ -343,7 +353,25 @@ public final class ReportService: Sendable {
     public func report(id: Int64) async throws -> Report? { try await read { try await $0.report(id: id) } }
 
     /// The public reports with these ids, in the order given; the others left out.
-    public func reports(ids: [Int64]) async throws -> [Report] { try await read { try await $0.reports(ids: ids) } }
+    public func reports(ids: [Int64]) async throws -> [Report] { try await publicReports(ids: ids) }
+
+    /// The same, those the row cache holds from it and the rest read (and kept).
+    func publicReports(ids: [Int64]) async throws -> [Report] {
+        // While a start builds the index, other processes' writes are not followed yet.
+        guard let rowCache, indexReady else { return try await read { try await $0.reports(ids: ids) } }
+        let lookup = rowCache.lookup(ids)
+        guard !lookup.missing.isEmpty else { return ids.compactMap { lookup.found[$0] } }
+        let read = try await read { try await $0.reports(ids: lookup.missing) }
+        rowCache.keep(read, stamps: lookup.stamps)
+        var found = lookup.found
+        for report in read { found[report.id] = report }
+        return ids.compactMap { found[$0] }
+    }
+
+    /// How many rows the row cache answered, and how many were read (zeros without one).
+    public var rowCacheCounts: (hits: Int, misses: Int) {
+        (rowCache?.hits.load(ordering: .relaxed) ?? 0, rowCache?.misses.load(ordering: .relaxed) ?? 0)
+    }
 
     /// Reports by a phone fragment or id (exact id first, then newest), and how many match,
     /// from the tally's memory: the newest matches of three or four digits kept write by
@@ -366,7 +394,7 @@ public final class ReportService: Sendable {
         // The report whose id the fragment is comes first, when there is one: read with the
         // newest in one read (a round trip fewer for PostgreSQL), the page cut after.
         let exact = Phone.exactID(digits)
-        let found = try await read { try await $0.reports(ids: (exact.map { [$0] } ?? []) + newest.filter { $0 != exact }.prefix(limit)) }
+        let found = try await publicReports(ids: (exact.map { [$0] } ?? []) + newest.filter { $0 != exact }.prefix(limit))
         return (Array(found.prefix(limit)), matched)
     }
 
@@ -435,7 +463,7 @@ public final class ReportService: Sendable {
             if case .report(let member) = item { return member.id }
             return nil
         }
-        let reports = ids.isEmpty ? [] : try await read { try await $0.reports(ids: ids) }
+        let reports = ids.isEmpty ? [] : try await publicReports(ids: ids)
         return ClusterAnswer(items: items, reports: Dictionary(reports.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
     }
 }

@@ -37,6 +37,7 @@ extension WriteTransaction {
 
     /// Moves the report's version forward and numbers the change.
     private func touch(_ id: Int64, _ action: ReportAction, now: Date) throws {
+        written.ids.append(id)
         for table in ["report", "report_hidden"] {
             try db.execute(sql: "UPDATE \(table) SET updated_at = max(?, updated_at + 1) WHERE id = ?", arguments: [ReportRow.milliseconds(now), id])
         }

@@ -13,6 +13,17 @@ import StorePorts
 public struct WriteTransaction: ReportTransaction {
     let db: Database
     public let reference: ReferenceData
+    /// The reports whose rows the steps wrote (``takeReportsWritten()``).
+    let written = ReportsWritten()
+
+    final class ReportsWritten {
+        var ids: [Int64] = []
+    }
+
+    public func takeReportsWritten() -> [Int64] {
+        defer { written.ids.removeAll() }
+        return written.ids
+    }
 
     // MARK: Reports
 
@@ -167,6 +178,7 @@ public struct WriteTransaction: ReportTransaction {
     ) throws -> Int64 {
         let at = ReportRow.milliseconds(now)
         let changesText = changes.isEmpty ? nil : String(decoding: try JSONEncoder().encode(changes), as: UTF8.self)
+        written.ids.append(id)
         try db.cachedStatement(sql: """
             INSERT INTO report_history (report_id, at, account_id, api_key_id, action, from_status, to_status, note, changes)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

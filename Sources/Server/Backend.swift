@@ -18,10 +18,10 @@ public struct Backend: Sendable {
 
     /// Opens the services over `stores`; the report service builds its index from them.
     public static func open(
-        _ stores: Stores, intake: IntakeSettings? = nil, photoWorkers: Int? = nil, start: ReportService.IndexStart = .build
+        _ stores: Stores, intake: IntakeSettings? = nil, photoWorkers: Int? = nil, rowCacheSize: Int = 0, start: ReportService.IndexStart = .build
     ) async throws -> Backend {
         Backend(
-            service: try await ReportService(storage: stores.reports, intake: intake, photoWorkers: photoWorkers, start: start),
+            service: try await ReportService(storage: stores.reports, intake: intake, photoWorkers: photoWorkers, rowCacheSize: rowCacheSize, start: start),
             accounts: try await AccountService(storage: stores.accounts), webhooks: WebhookService(storage: stores.webhooks),
             feed: ChangeFeed(storage: stores.reports))
     }

@@ -163,6 +163,10 @@ public protocol ReportWrites: Sendable {
 public protocol ReportTransaction {
     var reference: ReferenceData { get }
 
+    /// The reports whose rows this transaction's steps wrote since the last call (every
+    /// change it numbered names one): what a cache of rows drops once it commits.
+    func takeReportsWritten() -> [Int64]
+
     // MARK: Reports
 
     /// Stores a new report (numbered by the store), its history and its change.

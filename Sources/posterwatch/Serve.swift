@@ -114,6 +114,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How many changes behind the database the saved index may be and still be read, the changes since then read from the change log before serving (default: 100000 on PostgreSQL, where the other replicas write while one restarts; 0 on SQLite: only an index saved at the last change).", valueName: "changes"))
     var savedIndexCatchUp: Int64?
 
+    @Option(help: ArgumentHelp("How many public report rows to keep in memory for searches and the map's single markers, dropped as writes change them (default: 100000 on PostgreSQL, where each read is a round trip; 0 on SQLite, which reads them in the process).", valueName: "rows"))
+    var rowCache: Int?
+
     @OptionGroup var store: StoreOptions
 
     @OptionGroup(title: "Autodial") var autodial: AutodialOptions
@@ -149,6 +152,9 @@ struct Serve: AsyncParsableCommand {
         if let savedIndexCatchUp, !(0...Self.catchUpBound).contains(savedIndexCatchUp) {
             throw ValidationError("--saved-index-catch-up must be from 0 to \(Self.catchUpBound) changes, got \(savedIndexCatchUp).")
         }
+        if let rowCache, !(0...10_000_000).contains(rowCache) {
+            throw ValidationError("--row-cache must be from 0 to 10000000 rows, got \(rowCache).")
+        }
         guard (0...65_536).contains(tileCacheMb) else { throw ValidationError("--tile-cache-mb must be from 0 to 65536, got \(tileCacheMb).") }
     }
 
@@ -160,6 +166,15 @@ struct Serve: AsyncParsableCommand {
     var catchUp: Int64 {
         get throws {
             if let savedIndexCatchUp { return savedIndexCatchUp }
+            if case .postgres = try store.location { return 100_000 }
+            return 0
+        }
+    }
+
+    /// How many rows the service keeps (see --row-cache).
+    var rowCacheSize: Int {
+        get throws {
+            if let rowCache { return rowCache }
             if case .postgres = try store.location { return 100_000 }
             return 0
         }
@@ -212,7 +227,7 @@ struct Serve: AsyncParsableCommand {
         intake.duplicateRadius = duplicateRadius
         if let photoWorkers, photoWorkers < 1 { throw ValidationError("--photo-workers must be at least 1") }
         let savedIndexPath = try self.savedIndexPath
-        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers, start: try savedIndexPath.map { .saved(path: $0, catchUp: try catchUp) } ?? .build)
+        let backend = try await Backend.open(stores, intake: intake, photoWorkers: photoWorkers, rowCacheSize: try rowCacheSize, start: try savedIndexPath.map { .saved(path: $0, catchUp: try catchUp) } ?? .build)
         let service = backend.service
         if let note = service.indexStartNote {
             Console.error("\(note); building the index from \(store.name) in the background, serving meanwhile: http://\(host):\(port)/")
