@@ -38,14 +38,31 @@ extension ReportService {
         return try await followLog()
     }
 
-    /// ``catchUp()``, also before the index is ready (the background build's own).
-    func followLog() async throws -> CatchUp {
+    /// ``catchUp()``, also before the index is ready (the background build's own). Where
+    /// only the rows can say what the changes did (an import, forgotten changes, a log that
+    /// went back), the index is rebuilt from them, or with `rebuilding` false
+    /// ``CatchUpNeedsRebuild`` is thrown (a start from a saved index builds in the
+    /// background instead). A pass that fails marks the rows kept in memory as not to be
+    /// trusted until one succeeds (``publicReports(ids:)``).
+    func followLog(rebuilding: Bool = true) async throws -> CatchUp {
+        do {
+            let result = try await followPasses(rebuilding: rebuilding)
+            followFailing.store(false, ordering: .releasing)
+            return result
+        } catch {
+            followFailing.store(true, ordering: .releasing)
+            throw error
+        }
+    }
+
+    private func followPasses(rebuilding: Bool) async throws -> CatchUp {
         var result = CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false)
         while true {
             let last = try await lastChange(), from = followed.load(ordering: .acquiring)
             if last < from {
                 // The log went back: the database was restored from an older backup under
                 // this process. Only the rows can say what it holds now.
+                guard rebuilding else { throw CatchUpNeedsRebuild() }
                 try await rebuild()
                 result.rebuilt = true
                 continue
@@ -64,6 +81,7 @@ extension ReportService {
             followed.store(pass.end, ordering: .releasing)
             result.applied += pass.applied
             if pass.rebuild {
+                guard rebuilding else { throw CatchUpNeedsRebuild() }
                 try await rebuild()
                 result.rebuilt = true
             }
@@ -131,4 +149,10 @@ extension ReportService {
 
     /// The longest an idle follower waits for a change before it catches up anyway.
     static let idleWait = Duration.seconds(5)
+}
+
+/// The changes after a saved index hold an import or changes already forgotten: only the
+/// rows can say what they did.
+struct CatchUpNeedsRebuild: Error, CustomStringConvertible {
+    var description: String { "the changes since hold an import, or changes already forgotten" }
 }

@@ -62,6 +62,9 @@ public final class ReportService: Sendable {
     let backgroundBuild = Mutex<Task<Void, Never>?>(nil)
     /// Public rows kept in memory (nil: every read goes to the store).
     let rowCache: RowCache?
+    /// Whether the last pass over other processes' changes failed: their writes may then
+    /// not have reached the rows kept, which are not used until a pass succeeds.
+    let followFailing = Atomic(false)
 
     /// Opens the service over `storage`, with the index of every stored report built or
     /// read as `start` says. Photos are processed `photoWorkers` at a time (by default
@@ -132,7 +135,7 @@ public final class ReportService: Sendable {
         }
         if indexReady, case .saved = start {
             // A saved index behind the log (allowed by the start) reads the changes since.
-            do { _ = try await followLog() } catch {
+            do { _ = try await followLog(rebuilding: false) } catch {
                 startProblem.withLock { $0 = "the saved index could not read the changes made since it was saved: \(error)" }
                 ready.store(false, ordering: .releasing)
             }
@@ -357,8 +360,9 @@ public final class ReportService: Sendable {
 
     /// The same, those the row cache holds from it and the rest read (and kept).
     func publicReports(ids: [Int64]) async throws -> [Report] {
-        // While a start builds the index, other processes' writes are not followed yet.
-        guard let rowCache, indexReady else { return try await read { try await $0.reports(ids: ids) } }
+        // While a start builds the index, other processes' writes are not followed yet; nor
+        // while following fails (a report hidden elsewhere would be shown on).
+        guard let rowCache, indexReady, !followFailing.load(ordering: .acquiring) else { return try await read { try await $0.reports(ids: ids) } }
         let lookup = rowCache.lookup(ids)
         guard !lookup.missing.isEmpty else { return ids.compactMap { lookup.found[$0] } }
         let read = try await read { try await $0.reports(ids: lookup.missing) }

@@ -58,7 +58,8 @@ public enum SavedIndex {
     /// What tells the change a saved index was saved at from another write given the same
     /// number in a log restored from a backup and written on since.
     static func mark(_ change: ChangeRow) -> String {
-        "\(change.seq) \(change.action.rawValue) \(change.reportID) \(change.at.milliseconds) \(change.phone ?? "")"
+        // Not the phone number of a phone's change: the file holds what the public map shows.
+        "\(change.seq) \(change.action.rawValue) \(change.reportID) \(change.at.milliseconds)"
     }
 
     /// The name a save writes under before it renames the file into place.

@@ -111,7 +111,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where the cluster index and tally are saved on a clean stop, and read at start when still current (default: beside a SQLite database, its name + .index; none for PostgreSQL). \"none\": build them from the rows at every start.", valueName: "path"))
     var savedIndex: String?
 
-    @Option(help: ArgumentHelp("How many changes behind the database the saved index may be and still be read, the changes since then read from the change log before serving (default: 100000 on PostgreSQL, where the other replicas write while one restarts; 0 on SQLite: only an index saved at the last change).", valueName: "changes"))
+    @Option(help: ArgumentHelp("How many changes behind the database the saved index may be and still be read, the changes since then read from the change log before serving (default: 50000 on PostgreSQL, where the other replicas write while one restarts; 0 on SQLite: only an index saved at the last change).", valueName: "changes"))
     var savedIndexCatchUp: Int64?
 
     @Option(help: ArgumentHelp("How many public report rows to keep in memory for searches and the map's single markers, dropped as writes change them (default: 100000 on PostgreSQL, where each read is a round trip; 0 on SQLite, which reads them in the process).", valueName: "rows"))
@@ -166,7 +166,7 @@ struct Serve: AsyncParsableCommand {
     var catchUp: Int64 {
         get throws {
             if let savedIndexCatchUp { return savedIndexCatchUp }
-            if case .postgres = try store.location { return 100_000 }
+            if case .postgres = try store.location { return 50_000 }
             return 0
         }
     }

@@ -103,7 +103,11 @@ struct TwoProcessTests {
     }
 
     /// Whether writers still write (an Atomic cannot be captured by an escaping closure).
-    final class Writing: Sendable { let on = Atomic<Bool>(true) }
+    final class Writing: Sendable {
+        let on = Atomic<Bool>(true)
+        /// Filings answered so far.
+        let made = Atomic<Int>(0)
+    }
 
     /// One HTTP call to `base`: its status and JSON body.
     static func call(_ base: String, _ path: String, method: String = "GET", token: String? = nil, json: [String: Any]? = nil) async throws
@@ -193,15 +197,19 @@ struct TwoProcessTests {
             while writing.on.load(ordering: .acquiring) {
                 _ = try? await URLSession.shared.data(for: CrashTests.request(one.base, "/v1/reports", method: "POST", token: filer, body: CrashTests.report(n)))
                 n += 1
+                writing.made.add(1, ordering: .releasing)
             }
             return n - 10
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Filings before and after the disable, however slowly each is answered under load.
+        try await CLI.eventually { writing.made.load(ordering: .acquiring) >= 5 }
         #expect(try cli.run(["user", "disable", "\(ids["super"]!)"] + CLI.database(db), input: nil).status == 0)
         let lastBefore = try #require(try await Self.call(one.base, "/v1/changes?since=0&limit=1000").json["last_seq"] as? Int)
+        let madeBefore = writing.made.load(ordering: .acquiring)
         try await Self.aSecond()
+        try await CLI.eventually { writing.made.load(ordering: .acquiring) >= madeBefore + 5 }
         writing.on.store(false, ordering: .releasing)
-        #expect(await filings.value > 10, "filings went on around the disable")
+        #expect(await filings.value >= 10, "filings went on around the disable")
         #expect(try await Self.call(two.base, "/v1/me", token: supervisor.access).status == 401)
         let rest = await stream.readToClose()
         #expect(rest.closed, "the stream was closed")

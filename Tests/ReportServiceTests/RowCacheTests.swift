@@ -1,5 +1,6 @@
 import Foundation
 import Generator
+import GRDB
 import Geometry
 import Photos
 import ReportModel
@@ -29,8 +30,8 @@ struct RowCacheTests {
         let (stores, keep) = try await store.open()
         defer { _ = keep }
         let storage = stores.reports, directory = try TemporaryDirectory()
-        // Small, so that full stripes are emptied too.
-        let cached = try await ReportService(storage: storage, rowCacheSize: 640)
+        // Room for every row: a row not dropped when written stays, and the check fails.
+        let cached = try await ReportService(storage: storage, rowCacheSize: 64 * 64)
         let other = try await ReportService(storage: storage)
         var rng = SplitMix64(state: 91)
         var ids = try cached.insert((0..<600).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) }).map(\.id)
@@ -59,12 +60,50 @@ struct RowCacheTests {
         _ = try await cached.verify(number, outcome: .violator, note: nil, by: PhoneTests.supervisor)
         _ = try await cached.block(number, note: nil, by: PhoneTests.supervisor)
         #expect(try await Self.current(cached, ids, storage))
-        // Rebuilt from the rows (as after an import by another process): nothing old kept.
+        // Rebuilt from the rows (as after an import by another process) with another
+        // replica's writes not followed: they are in the rows read, and nothing old is kept.
+        _ = try await cached.reports(ids: ids)
+        try await ChangeFeedTests.randomWrites(other, ids: ids, steps: 40, workers: 1, seed: 95)
+        #expect(try await !Self.current(cached, ids, storage), "kept rows are behind another replica's writes until followed")
         try await cached.rebuild()
         #expect(try await Self.current(cached, ids, storage))
         let (hits, misses) = cached.rowCacheCounts
         #expect(hits > misses && misses > 0, "the cache answered (\(hits) hits, \(misses) misses)")
         #expect(other.rowCacheCounts == (0, 0))
+    }
+
+    /// Runs `sql` on the test's database, as another client would.
+    static func execute(_ sql: String, keep: AnyObject) throws {
+        if let postgres = keep as? TestPostgres {
+            try TestPostgres.psql(sql, database: postgres.name)
+        } else {
+            try DatabaseQueue(path: try #require(keep as? TemporaryDirectory).path("test.sqlite")).write { try $0.execute(sql: sql) }
+        }
+    }
+
+    @Test(
+        "while following other processes' changes fails, the rows kept are not used (a report hidden by another replica is not shown from memory); once a pass succeeds they are again",
+        arguments: StoreUnderTest.all)
+    func followingFails(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        let storage = stores.reports
+        let cached = try await ReportService(storage: storage, rowCacheSize: 10_000)
+        let other = try await ReportService(storage: storage)
+        var rng = SplitMix64(state: 96)
+        let ids = try cached.insert((0..<50).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng) }).map(\.id)
+        #expect(try await cached.reports(ids: ids).count == 50)
+        _ = try await other.hide(ids[0], note: "спам", by: WorkflowTests.supervisor)
+        // A table the follow pass reads, away (SQLite reads its last number elsewhere).
+        let table = keep is TestPostgres ? "report_change" : "report_change_pruned"
+        try Self.execute("ALTER TABLE \(table) RENAME TO \(table)_away", keep: keep)
+        await #expect(throws: (any Error).self) { try await cached.catchUp() }
+        let hits = cached.rowCacheCounts.hits
+        #expect(try await cached.reports(ids: ids).map(\.id) == Array(ids.dropFirst()), "read from the store: the hidden one left out")
+        #expect(cached.rowCacheCounts.hits == hits)
+        try Self.execute("ALTER TABLE \(table)_away RENAME TO \(table)", keep: keep)
+        _ = try await cached.catchUp()
+        for _ in 0..<2 { #expect(try await cached.reports(ids: ids).map(\.id) == Array(ids.dropFirst())) }
+        #expect(cached.rowCacheCounts.hits > hits, "kept rows used again")
     }
 }
 

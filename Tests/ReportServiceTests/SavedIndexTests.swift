@@ -149,7 +149,7 @@ struct SavedIndexTests {
     }
 
     @Test(
-        "a saved index some changes behind, where the start allows it: the changes since are read from the log before the service is returned, and it answers as an index built from the rows; refused past the limit, when the change it was saved at is another write under its number (at the last change too), or forgotten",
+        "a saved index some changes behind, where the start allows it: the changes since are read from the log before the service is returned, and it answers as an index built from the rows; refused past the limit, when the change it was saved at is another write under its number (at the last change too), or forgotten; an import since: built in the background",
         arguments: StoreUnderTest.all)
     func caughtUp(_ store: StoreUnderTest) async throws {
         let (stores, keep) = try await store.open()
@@ -179,12 +179,7 @@ struct SavedIndexTests {
         // The change it was saved at made again, otherwise: as in a database restored from a
         // backup and written on since, under the same numbers.
         let retime = { (seq: Int64, delta: Int) throws in
-            let sql = "UPDATE report_change SET at = at + \(delta) WHERE seq = \(seq)"
-            if let postgres = keep as? TestPostgres {
-                try TestPostgres.psql(sql, database: postgres.name)
-            } else {
-                try DatabaseQueue(path: try #require(keep as? TemporaryDirectory).path("test.sqlite")).write { try $0.execute(sql: sql) }
-            }
+            try RowCacheTests.execute("UPDATE report_change SET at = at + \(delta) WHERE seq = \(seq)", keep: keep)
         }
         try retime(savedAt, 1)
         #expect(try await refusal(behind)?.contains("no longer holds the change it was saved at") == true)
@@ -203,6 +198,12 @@ struct SavedIndexTests {
         try await ChangeFeedTests.randomWrites(writer, ids: ids, steps: 5, workers: 1, seed: 90)
         #expect(try await storage.lastChange() > savedLast)
         #expect(try await refusal(10_000)?.contains("no longer holds the change it was saved at") == true)
+        // An import among the changes since: only the rows can say what it did, so the start
+        // builds from them in the background rather than in its own time.
+        #expect(try await writer.saveIndex(to: path) != nil)
+        var batch: [DraftRecord]? = Drafts.records((0..<30).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.4), using: &rng) })
+        _ = try await ReportImport(storage: storage).run(options: ImportOptions(), next: { defer { batch = nil }; return batch })
+        #expect(try await refusal(10_000)?.contains("an import") == true)
     }
 
     @Test("while the index is built in the background: what needs it answers IndexBuilding, never a wrong answer; search and writes work; the writes meanwhile are in the built index")

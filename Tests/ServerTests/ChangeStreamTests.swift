@@ -132,8 +132,15 @@ struct ChangeStreamTests {
             var filed = 0
             // Some MB fill the kernel's buffers here; hosts with larger ones need more.
             while try await cutOff() == 0, filed < 100_000 {
-                for _ in 0..<100 {
-                    _ = try await fixture.service.file(Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng), by: Caller(accountID: nil, role: .inspector))
+                // A hundred at once, so that the group commit takes them in a few turns: one
+                // after another under make test's load they outlasted the test client's
+                // connection (closed by the server as idle).
+                let drafts = (0..<100).map { _ in Drafts.make(Drafts.positions(1, using: &rng)[0], using: &rng) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for draft in drafts {
+                        group.addTask { _ = try await fixture.service.file(draft, by: Caller(accountID: nil, role: .inspector)) }
+                    }
+                    try await group.waitForAll()
                 }
                 filed += 100
             }
