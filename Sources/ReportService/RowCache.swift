@@ -67,7 +67,7 @@ final class RowCache: Sendable {
             let l = lane(row.id)
             lanes[l].state.withLock { stripe in
                 guard stripe.drops == stamps[l] else { return }
-                if stripe.rows.count >= perLane { stripe.rows.removeAll(keepingCapacity: true) }
+                if stripe.rows.count >= perLane, stripe.rows[row.id] == nil { stripe.rows.removeAll(keepingCapacity: true) }
                 stripe.rows[row.id] = row
             }
         }
