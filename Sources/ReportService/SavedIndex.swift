@@ -14,7 +14,7 @@ import Tally
 ///
 /// A saved index is used only when it is exactly the database's state: saved at the
 /// change log's last number, of this change log (its name, ``ChangeLog/changeLogName()``,
-/// and while the log holds it, the same change at that number: its ``mark(_:)``),
+/// and while the log holds it, the same change at that number: its ``mark(of:at:)``),
 /// for the same reference data, grid and record layout, and whole (each section's
 /// checksum; the references a walk follows within their arrays). Anything else (an older number, another database, a file
 /// cut short or damaged) is refused with its reason, and the index is built from the rows
@@ -55,11 +55,13 @@ public enum SavedIndex {
         return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// What tells the change a saved index was saved at from another write given the same
-    /// number in a log restored from a backup and written on since.
-    static func mark(_ change: ChangeRow) -> String {
+    /// What tells change `seq` from another write given the same number in a log restored
+    /// from a backup and written on since; nil when `changes` (those after `seq - 1`, as
+    /// read) do not begin with it.
+    static func mark(of changes: [ChangeRow], at seq: Int64) -> String? {
+        guard seq > 0, let change = changes.first, change.seq == seq else { return nil }
         // Not the phone number of a phone's change: the file holds what the public map shows.
-        "\(change.seq) \(change.action.rawValue) \(change.reportID) \(change.at.milliseconds)"
+        return "\(change.seq) \(change.action.rawValue) \(change.reportID) \(change.at.milliseconds)"
     }
 
     /// The name a save writes under before it renames the file into place.
@@ -124,16 +126,16 @@ public enum SavedIndex {
         }
     }
 
-    /// Throws unless an index saved at change `from` (its ``mark(_:)`` `mark`) is the log's
+    /// Throws unless an index saved at change `from` (its ``mark(of:at:)`` `mark`) is the log's
     /// history: at its last number `last` and, when the log still holds change `from`, the
     /// same change; or behind, and then brought up to date by reading the changes between:
     /// at most `limit` of them, and the log still holds change `from`, the same one, and all
     /// after it.
     private static func checkHistory(from: Int64, mark: String?, last: Int64, limit: Int64, storage: any ReportStorage) async throws {
-        let kept = from > 0 ? try await Blocking.offPool { try await storage.changes(after: from - 1, limit: 1) }.rows.first.flatMap { $0.seq == from ? $0 : nil } : nil
+        let kept = from > 0 ? Self.mark(of: try await Blocking.offPool { try await storage.changes(after: from - 1, limit: 1) }.rows, at: from) : nil
         if from == last {
             // A log restored from a backup and written on to the same number.
-            if let kept, let mark, Self.mark(kept) != mark {
+            if let kept, let mark, kept != mark {
                 throw Refused(description: "the database's change \(from) is another write than the one it was saved at (restored from a backup and written on since)")
             }
             return
@@ -142,15 +144,15 @@ public enum SavedIndex {
         guard last - from <= limit else {
             throw Refused(description: limit == 0 ? behind : "\(behind): more than the \(limit) changes a start catches up")
         }
-        guard let mark, let kept, Self.mark(kept) == mark else {
+        guard let mark, let kept, kept == mark else {
             throw Refused(description: "\(behind), and the change log no longer holds the change it was saved at (forgotten, or the database restored from a backup)")
         }
     }
 
-    /// Writes `index` and `tally`, which hold exactly the changes through `change` (the last
-    /// of them `last`, nil when the log held none), to `path`.
+    /// Writes `index` and `tally`, which hold exactly the changes through `change` (its
+    /// ``mark(of:at:)`` `mark`, nil when the log no longer holds it), to `path`.
     static func save(
-        _ index: ClusterIndex, _ tally: ReportTally, change: Int64, last: ChangeRow?, changeLog: String, fingerprint: String, to path: String
+        _ index: ClusterIndex, _ tally: ReportTally, change: Int64, mark: String?, changeLog: String, fingerprint: String, to path: String
     ) throws {
         let target = URL(fileURLWithPath: path)
         let temporary = target.deletingLastPathComponent().appendingPathComponent(partialPrefix(target) + UUID().uuidString)
@@ -160,7 +162,7 @@ public enum SavedIndex {
             try tally.save(to: file)
             try file.endSection("tally")
             var properties = ["format": format, "fingerprint": fingerprint, "change_log": changeLog, "change": String(change)]
-            if let last, last.seq == change { properties["change_mark"] = mark(last) }
+            properties["change_mark"] = mark
             try file.finish(properties: properties)
             try Durable.rename(temporary, to: target)
         } catch {
@@ -209,12 +211,13 @@ extension ReportService {
             let copies = try await commits.perform { [self] t in
                 guard try t.changes(after: through, limit: 1).isEmpty, try t.prunedThrough() <= through,
                       followed.load(ordering: .acquiring) == through
-                else { return ((ClusterIndex, ReportTally, ChangeRow?)?.none, IndexEffect()) }
-                return ((index.frozenCopy(), tally.frozenCopy(), try t.changes(after: through - 1, limit: 1).first), IndexEffect())
+                else { return ((ClusterIndex, ReportTally, String?)?.none, IndexEffect()) }
+                let mark = SavedIndex.mark(of: try t.changes(after: through - 1, limit: 1), at: through)
+                return ((index.frozenCopy(), tally.frozenCopy(), mark), IndexEffect())
             }
-            if let (index, tally, last) = copies {
+            if let (index, tally, mark) = copies {
                 try await Blocking.offPool {
-                    try SavedIndex.save(index, tally, change: through, last: last, changeLog: name, fingerprint: fingerprint, to: path)
+                    try SavedIndex.save(index, tally, change: through, mark: mark, changeLog: name, fingerprint: fingerprint, to: path)
                 }
                 return through
             }

@@ -164,20 +164,19 @@ struct Serve: AsyncParsableCommand {
 
     /// How far behind the database a saved index may be (see --saved-index-catch-up).
     var catchUp: Int64 {
-        get throws {
-            if let savedIndexCatchUp { return savedIndexCatchUp }
-            if case .postgres = try store.location { return 50_000 }
-            return 0
-        }
+        get throws { try given(savedIndexCatchUp, else: (postgres: 50_000, sqlite: 0)) }
     }
 
     /// How many rows the service keeps (see --row-cache).
     var rowCacheSize: Int {
-        get throws {
-            if let rowCache { return rowCache }
-            if case .postgres = try store.location { return 100_000 }
-            return 0
-        }
+        get throws { try given(rowCache, else: (postgres: 100_000, sqlite: 0)) }
+    }
+
+    /// An option as given, or else its default for the store opened.
+    private func given<T>(_ option: T?, else defaults: (postgres: T, sqlite: T)) throws -> T {
+        if let option { return option }
+        if case .postgres = try store.location { return defaults.postgres }
+        return defaults.sqlite
     }
 
     /// Where the index is saved, if anywhere.
