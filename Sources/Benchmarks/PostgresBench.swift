@@ -62,6 +62,8 @@ extension Bench {
         // Saved as a replica's clean stop saves it; read at the end, after the writes below.
         let savedIndex = "\(work)/replica.index"
         let savedAt = try await pgService!.saveIndex(to: savedIndex) ?? 0
+        // And shared through the database, as a replica shares it once built, for new replicas.
+        let sharedAt = try await pgService!.shareIndex(from: savedIndex, unlessWithin: 0, saved: savedAt)
 
         // Over HTTP: each store's server in turn, the same requests.
         func served(_ stores: Stores, _ service: ReportService, photos: (any PhotoStorage)?, filings: Bool = true) async throws -> [String: WrkResult] {
@@ -127,6 +129,19 @@ extension Bench {
             "a PostgreSQL replica's restart on 1,000,000 (its saved index, the changes since from the log): ≤ 3 s",
             "\(f2(restart)) s, \(fmt(Int(behind))) changes behind", restart <= 3 && restarted?.indexStartNote == nil)
         try? FileManager.default.removeItem(atPath: savedIndex)
+
+        // A new replica, with no file of its own: the database's copy and the changes since.
+        let newIndex = "\(work)/new-replica.index"
+        try? FileManager.default.removeItem(atPath: newIndex)
+        var fresh: ReportService?
+        let freshStart = try await time { fresh = try await ReportService(storage: pgReports, start: .saved(path: newIndex, catchUp: behind)) }
+        let fromCopy = sharedAt != nil && fresh?.startedFromSharedIndex == true && fresh?.indexStartNote == nil
+        if !fromCopy { report.note("The new replica did not start from the database's copy: \(fresh?.indexStartNote ?? "the copy was not shared").") }
+        report.row(["a new replica's start from the database's copy of a saved index, \(fmt(Int(behind))) changes behind (s)", "", f2(freshStart), ""])
+        report.goal(
+            "a new PostgreSQL replica's start on 1,000,000 (the database's copy of a saved index, the changes since): ≤ 3 s",
+            "\(f2(freshStart)) s, \(fmt(Int(behind))) changes behind", freshStart <= 3 && fromCopy)
+        try? FileManager.default.removeItem(atPath: newIndex)
     }
 
     /// The rows a replica keeps, as `posterwatch serve` on PostgreSQL by default.

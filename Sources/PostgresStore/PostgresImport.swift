@@ -131,10 +131,12 @@ extension PostgresReports {
     }
 
     /// One change says the data set changed (a server on this database rebuilds its index,
-    /// and feed readers start again from a snapshot); the counters move on and replicas
-    /// are told.
+    /// and feed readers start again from a snapshot), and the shared saved index is dropped;
+    /// the counters move on and replicas are told.
     private func finish(on c: PostgresConnection, lastChange: Int64, lastID: Int64, summary: ImportSummary, options: ImportOptions) async throws {
         var last = lastChange
+        // The shared saved index is of the data set before.
+        if summary.imported > 0 { try await c.query("DELETE FROM saved_index_part", logger: logger) }
         if summary.imported > 0 && options.marksDataSetChanged {
             last += 1
             try await c.query(

@@ -383,6 +383,11 @@ enum PostgresSchema {
         ("v11: each webhook endpoint's due deliveries", [
             "CREATE INDEX webhook_delivery_endpoint_due ON webhook_delivery (webhook_id, next_at, id) WHERE state = 'pending'",
         ]),
+        // A replica's saved index, for new replicas to start from (``SharedIndexStorage``).
+        ("v12: the shared saved index", [
+            "CREATE TABLE saved_index_part (part integer PRIMARY KEY, change bigint NOT NULL, data bytea NOT NULL)",
+            "ALTER TABLE saved_index_part ALTER COLUMN data SET STORAGE EXTERNAL",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

@@ -56,6 +56,9 @@ public final class ReportService: Sendable {
     let ready: Atomic<Bool>
     /// Why a saved index was not used, and a background build's trouble.
     let startProblem = Mutex<String?>(nil)
+    /// Whether the start read the database's copy of a saved index (``SharedIndexStorage``)
+    /// because its own file could not be used.
+    public let startedFromSharedIndex: Bool
     /// Raised when the index refused a committed write: it is not saved then.
     let diverged = Flag()
     /// A start's background build, cancelled by ``shutDown()``.
@@ -92,13 +95,13 @@ public final class ReportService: Sendable {
         photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
         statusCodes = reference.statuses.map(\.code)
         let index: ClusterIndex, tally: ReportTally, lastChange: Int64
-        var building = false
+        var building = false, fetched = false
         switch start {
         case .build:
             (index, tally, lastChange) = try await Self.build(storage, grid: grid)
         case .saved(let path, let catchUp):
             do {
-                (index, tally, lastChange) = try await SavedIndex.load(path, storage: storage, grid: grid, reference: reference, catchUp: catchUp)
+                (index, tally, lastChange, fetched) = try await SavedIndex.load(path, storage: storage, grid: grid, reference: reference, catchUp: catchUp)
             } catch {
                 // Empty until built in the background (below); a write meanwhile reaches the
                 // built index through the change log.
@@ -108,6 +111,7 @@ public final class ReportService: Sendable {
             }
         }
         ready = Atomic(!building)
+        startedFromSharedIndex = fetched
         followed = Atomic(lastChange)
         let observers = self.observers, diverged = self.diverged
         self.index = index

@@ -30,6 +30,11 @@ import Tally
 /// The server saves it on a clean stop (``ReportService/saveIndex(to:)``): through a
 /// temporary file renamed into place, so a crash midway leaves the last whole one (which
 /// the next start refuses if writes came since).
+///
+/// A store several replicas share may keep a copy of one replica's file
+/// (``SharedIndexStorage``, ``ReportService/shareIndex(from:unlessWithin:saved:)``): a
+/// start whose own file is refused (a new replica has none) fetches the copy into its place
+/// and reads it under the same checks.
 public enum SavedIndex {
     /// The format's name and version; another is refused. A change to what is saved or to
     /// how the index derives it from the rows is a new version.
@@ -80,8 +85,49 @@ public enum SavedIndex {
     }
 
     /// The index and tally saved at `path`, when they are the database's current state or
-    /// at most `catchUp` changes behind it (see above), and the change they hold.
+    /// at most `catchUp` changes behind it (see above), and the change they hold; else, when
+    /// the store keeps a copy (``SharedIndexStorage``) near enough, the copy fetched to
+    /// `path` (`fetched`), under the same checks.
     static func load(
+        _ path: String, storage: any ReportStorage, grid: ClusterGrid, reference: ReferenceData, catchUp: Int64
+    ) async throws -> (index: ClusterIndex, tally: ReportTally, change: Int64, fetched: Bool) {
+        do {
+            let (index, tally, change) = try await loadFile(path, storage: storage, grid: grid, reference: reference, catchUp: catchUp)
+            return (index, tally, change, false)
+        } catch let refused as Refused {
+            guard let shared = storage as? any SharedIndexStorage else { throw refused }
+            let (kept, last) = try await Blocking.offPool { (try await shared.sharedIndexChange(), try await storage.lastChange()) }
+            guard let kept else { throw refused }
+            guard kept <= last, last - kept <= catchUp else {
+                throw Refused(description: "\(refused); nor the database's copy: saved at change \(kept), the database is at change \(last)")
+            }
+            do {
+                try await fetch(shared, to: path)
+                let (index, tally, change) = try await loadFile(path, storage: storage, grid: grid, reference: reference, catchUp: catchUp)
+                return (index, tally, change, true)
+            } catch {
+                throw Refused(description: "\(refused); nor the database's copy: \(error)")
+            }
+        }
+    }
+
+    /// The store's copy written to `path` through a temporary file renamed into place.
+    private static func fetch(_ shared: any SharedIndexStorage, to path: String) async throws {
+        let target = URL(fileURLWithPath: path)
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(partialPrefix(target) + UUID().uuidString)
+        do {
+            guard try await Blocking.offPool({ try await shared.copySharedIndex(to: temporary.path) }) != nil else {
+                throw Refused(description: "the database no longer keeps one")
+            }
+            try Durable.rename(temporary, to: target)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    /// The file at `path` alone (see ``load(_:storage:grid:reference:catchUp:)``).
+    private static func loadFile(
         _ path: String, storage: any ReportStorage, grid: ClusterGrid, reference: ReferenceData, catchUp: Int64
     ) async throws -> (index: ClusterIndex, tally: ReportTally, change: Int64) {
         removeLeftovers(beside: path)
@@ -223,6 +269,26 @@ extension ReportService {
             }
         }
         return nil
+    }
+
+    /// Whether the store keeps a copy of a saved index for the replicas that share it
+    /// (``SharedIndexStorage``).
+    public var sharesIndex: Bool { storage is any SharedIndexStorage }
+
+    /// Replaces the store's copy of a saved index (``SharedIndexStorage``) with this
+    /// replica's, unless the copy is at most `slack` changes behind: the file `saved` at
+    /// that change (just saved by ``saveIndex(to:)``), or else the index saved to `path` now.
+    /// Returns the change shared at; nil when the copy was near enough, the store keeps
+    /// none, the index could not be saved, or another replica shared a later one meanwhile.
+    @discardableResult
+    public func shareIndex(from path: String, unlessWithin slack: Int64, saved: Int64? = nil) async throws -> Int64? {
+        guard let shared = storage as? any SharedIndexStorage, indexReady else { return nil }
+        let (kept, last) = try await Blocking.offPool { (try await shared.sharedIndexChange(), try await storage.lastChange()) }
+        if let kept, (saved ?? last) - kept <= slack { return nil }
+        var change = saved
+        if change == nil { change = try await saveIndex(to: path) }
+        guard let change else { return nil }
+        return try await Blocking.offPool { try await shared.share(file: path, change: change) } ? change : nil
     }
 
     /// Builds the index from the rows, trying again every few seconds should a read fail,

@@ -188,17 +188,38 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// Saves the index for the next start; a failure is said, and the stop goes on.
-    private func save(_ service: ReportService, to path: String) async {
+    /// Saves the index for the next start, and returns the change saved at; a failure is
+    /// said, and the stop goes on.
+    private func save(_ service: ReportService, to path: String) async -> Int64? {
         let started = Date()
         do {
             if let change = try await service.saveIndex(to: path) {
                 Console.error("saved the index at change \(change) to \(path) in \(Format.seconds(Date().timeIntervalSince(started)))")
+                return change
             } else {
                 Console.error("the index was not saved: it was still being built, or other processes kept writing")
             }
         } catch {
             Console.error("the index was not saved to \(path): \(error)")
+        }
+        return nil
+    }
+
+    /// How often a replica on PostgreSQL looks whether the database's copy of a saved index
+    /// has fallen behind (see ``share(_:from:saved:)``).
+    static let sharingInterval: Duration = .seconds(600)
+
+    /// Replaces the database's copy of a saved index with this replica's when the copy is
+    /// missing or more than half of --saved-index-catch-up behind (a new replica catches up
+    /// from it); a failure is said, and the server goes on.
+    private func share(_ service: ReportService, from path: String, saved: Int64? = nil) async {
+        let started = Date()
+        do {
+            if let change = try await service.shareIndex(from: path, unlessWithin: try catchUp / 2, saved: saved) {
+                Console.error("shared the index at change \(change) with new replicas, through the database, in \(Format.seconds(Date().timeIntervalSince(started)))")
+            }
+        } catch {
+            Console.error("the index was not shared through the database: \(error)")
         }
     }
 
@@ -231,8 +252,9 @@ struct Serve: AsyncParsableCommand {
         if let note = service.indexStartNote {
             Console.error("\(note); building the index from \(store.name) in the background, serving meanwhile: http://\(host):\(port)/")
         } else {
+            let source = savedIndexPath == nil ? store.name : service.startedFromSharedIndex ? "the database's copy of a saved index" : "the saved index"
             Console.error(
-                "indexed \(Format.count(service.reportCount)) reports from \(savedIndexPath == nil ? store.name : "the saved index") in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
+                "indexed \(Format.count(service.reportCount)) reports from \(source) in \(Format.seconds(Date().timeIntervalSince(started))); serving http://\(host):\(port)/")
         }
         var configuration = ServerConfiguration(host: host, port: port, cacheControl: cacheControl, publicURL: publicURL)
         configuration.tileCacheBytes = tileCacheMb << 20
@@ -279,6 +301,16 @@ struct Serve: AsyncParsableCommand {
             }
         }
         defer { forgetting.cancel() }
+        // A replica shares its index once built, then whenever the copy has fallen behind.
+        let sharing = Task {
+            guard let savedIndexPath, service.sharesIndex else { return }
+            while !Task.isCancelled, !service.indexReady { try? await Task.sleep(for: .seconds(1)) }
+            while !Task.isCancelled {
+                await share(service, from: savedIndexPath)
+                try? await Task.sleep(for: Self.sharingInterval)
+            }
+        }
+        defer { sharing.cancel() }
         // SIGTERM (systemd, make run's Ctrl-C as SIGINT): no new connections, the requests
         // in flight finished within --shutdown-timeout, webhook attempts in flight settled
         // and recorded (the others stay in the outbox), then the log folded into the file.
@@ -290,7 +322,10 @@ struct Serve: AsyncParsableCommand {
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: group).run()
-        if let savedIndexPath { await save(service, to: savedIndexPath) }
+        sharing.cancel()
+        if let savedIndexPath, let change = await save(service, to: savedIndexPath), service.sharesIndex {
+            await share(service, from: savedIndexPath, saved: change)
+        }
         if try await service.shutDown() {
             Console.error("stopped: every request answered, the database checkpointed")
         } else {

@@ -69,7 +69,7 @@ struct SavedIndexServeTests {
     }
 
     @Test(
-        "a replica on PostgreSQL restarts from its saved index while another files: it reads the filings made meanwhile from the change log before its first answer; with --saved-index-catch-up 0 the same file is refused",
+        "a replica on PostgreSQL restarts from its saved index while another files: it reads the filings made meanwhile from the change log before its first answer; a new replica starts from the copy the first shared through the database; with --saved-index-catch-up 0 the same file is refused",
         .enabled(if: TestPostgresDatabase.clusterURL != nil))
     func replicaCatchesUp() async throws {
         let cli = try CLI()
@@ -80,6 +80,8 @@ struct SavedIndexServeTests {
         let index = ["--saved-index", cli.path("replica.index")]
         let first = try await cli.serve(db: database.url, options: index)
         try await CLI.eventually { (try? await Self.get(first.base + "/health").status) == 200 }
+        // Built from the rows (it had no file), then shared for new replicas.
+        try await CLI.eventually { (try? String(contentsOfFile: cli.path("serve.log"), encoding: .utf8))?.contains("shared the index at change") == true }
         Self.stop(first.process)
         #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("saved the index at change"))
 
@@ -92,6 +94,11 @@ struct SavedIndexServeTests {
         #expect(try await TwoProcessTests.counts(restarted.base) == (305, 305), "the first answers hold the other replica's filings")
         #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("indexed 305 reports from the saved index"))
         Self.stop(restarted.process)
+
+        let fresh = try await cli.serve(db: database.url, options: ["--saved-index", cli.path("fresh.index")])
+        #expect(try await TwoProcessTests.counts(fresh.base) == (305, 305), "the first answers hold the filings made since the copy")
+        #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("indexed 305 reports from the database's copy of a saved index"))
+        Self.stop(fresh.process)
 
         _ = try await WebhookTests.file(other.base, token: token, from: 30, count: 1)
         let exact = try await cli.serve(db: database.url, options: index + ["--saved-index-catch-up", "0"])

@@ -1,0 +1,21 @@
+/// A copy of a saved cluster index kept in the database itself, for a store that several
+/// replicas share (PostgreSQL): a new replica, which has no saved file of its own, starts
+/// from the copy and the changes made since instead of building its index from every row.
+///
+/// The copy is a saved index's file, byte for byte; what it holds is checked when it is
+/// read as any saved file is (its change, its database, its checksums). A store keeps one
+/// copy: the one saved at the highest change.
+///
+/// Requirements: ``share(file:change:)`` replaces the copy in one transaction, so that a
+/// reader finds the whole old copy or the whole new one; two replicas sharing at once leave
+/// the later change's; an import of a new data set drops the copy (it is of the old one).
+public protocol SharedIndexStorage: Sendable {
+    /// The change the kept copy was saved at; nil when the database keeps none.
+    func sharedIndexChange() async throws -> Int64?
+    /// Keeps the file at `path`, an index saved at `change`, in place of the copy, unless
+    /// the copy was saved at `change` or later; whether it was kept.
+    func share(file path: String, change: Int64) async throws -> Bool
+    /// Writes the kept copy to a new file at `path` and returns the change it was saved
+    /// at; nil (and no file) when the database keeps none.
+    func copySharedIndex(to path: String) async throws -> Int64?
+}
