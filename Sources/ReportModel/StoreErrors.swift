@@ -34,6 +34,11 @@ public protocol RedactedError: Error {
     var logDescription: String { get }
 }
 
+/// An error in words for a log line or a note: a ``RedactedError``'s own, else its description.
+public func loggable(_ error: any Error) -> String {
+    (error as? any RedactedError)?.logDescription ?? "\(error)"
+}
+
 /// The database could not take a write in time: another process holds its lock (an
 /// import into the served file). The write was not made; trying again later may.
 public struct StoreBusy: Error, Sendable, CustomStringConvertible {

@@ -59,6 +59,9 @@ public final class ReportService: Sendable {
     /// Whether the start read the database's copy of a saved index (``SharedIndexStorage``)
     /// because its own file could not be used.
     public let startedFromSharedIndex: Bool
+    /// Whether the start fetched the database's copy and refused it: the copy is then
+    /// replaced however near it is (``shareIndex(from:unlessWithin:saved:)``).
+    let sharedCopyRefused: Atomic<Bool>
     /// Raised when the index refused a committed write: it is not saved then.
     let diverged = Flag()
     /// A start's background build, cancelled by ``shutDown()``.
@@ -95,7 +98,7 @@ public final class ReportService: Sendable {
         photoLanes = Lanes(width: max(1, photoWorkers ?? Self.defaultPhotoWorkers))
         statusCodes = reference.statuses.map(\.code)
         let index: ClusterIndex, tally: ReportTally, lastChange: Int64
-        var building = false, fetched = false
+        var building = false, fetched = false, copyRefused = false
         switch start {
         case .build:
             (index, tally, lastChange) = try await Self.build(storage, grid: grid)
@@ -105,13 +108,15 @@ public final class ReportService: Sendable {
             } catch {
                 // Empty until built in the background (below); a write meanwhile reaches the
                 // built index through the change log.
-                startProblem.withLock { $0 = "the saved index was not used: \(error)" }
+                startProblem.withLock { $0 = "the saved index was not used: \(loggable(error))" }
+                copyRefused = (error as? SavedIndex.Refused)?.copyRefused ?? false
                 building = true
                 (index, tally, lastChange) = (try ClusterIndex(grid: grid, statusCount: statusCodes.count, entries: []), Self.tally([], reference), 0)
             }
         }
         ready = Atomic(!building)
         startedFromSharedIndex = fetched
+        sharedCopyRefused = Atomic(copyRefused)
         followed = Atomic(lastChange)
         let observers = self.observers, diverged = self.diverged
         self.index = index

@@ -49,6 +49,9 @@ public enum SavedIndex {
     /// Why a saved index was not used.
     public struct Refused: Error, CustomStringConvertible, Sendable {
         public var description: String
+        /// Whether the database's copy (``SharedIndexStorage``) was fetched and refused: a
+        /// copy no replica can read, to be replaced once the index is built.
+        var copyRefused = false
     }
 
     /// What a saved index is for: the reference data's codes, the grid, and the layout of
@@ -106,7 +109,7 @@ public enum SavedIndex {
                 let (index, tally, change) = try await loadFile(path, storage: storage, grid: grid, reference: reference, catchUp: catchUp)
                 return (index, tally, change, true)
             } catch {
-                throw Refused(description: "\(refused); nor the database's copy: \(error)")
+                throw Refused(description: "\(refused); nor the database's copy: \(loggable(error))", copyRefused: true)
             }
         }
     }
@@ -278,17 +281,21 @@ extension ReportService {
     /// Replaces the store's copy of a saved index (``SharedIndexStorage``) with this
     /// replica's, unless the copy is at most `slack` changes behind: the file `saved` at
     /// that change (just saved by ``saveIndex(to:)``), or else the index saved to `path` now.
+    /// A copy this replica's start fetched and refused is replaced however near.
     /// Returns the change shared at; nil when the copy was near enough, the store keeps
     /// none, the index could not be saved, or another replica shared a later one meanwhile.
     @discardableResult
     public func shareIndex(from path: String, unlessWithin slack: Int64, saved: Int64? = nil) async throws -> Int64? {
         guard let shared = storage as? any SharedIndexStorage, indexReady else { return nil }
+        let slack = sharedCopyRefused.load(ordering: .acquiring) ? nil : slack
         let (kept, last) = try await Blocking.offPool { (try await shared.sharedIndexChange(), try await storage.lastChange()) }
-        if let kept, (saved ?? last) - kept <= slack { return nil }
+        if let kept, let slack, kept >= (saved ?? last) || (saved ?? last) - kept <= slack { return nil }
         var change = saved
         if change == nil { change = try await saveIndex(to: path) }
         guard let change else { return nil }
-        return try await Blocking.offPool { try await shared.share(file: path, change: change) } ? change : nil
+        guard try await Blocking.offPool({ try await shared.share(file: path, change: change, unlessWithin: slack) }) else { return nil }
+        sharedCopyRefused.store(false, ordering: .releasing)
+        return change
     }
 
     /// Builds the index from the rows, trying again every few seconds should a read fail,

@@ -4,6 +4,7 @@ import Clustering
 import Foundation
 import struct Geometry.BoundingBox
 import Logging
+import ReportModel
 import ReportService
 import Server
 import ServiceLifecycle
@@ -200,7 +201,7 @@ struct Serve: AsyncParsableCommand {
                 Console.error("the index was not saved: it was still being built, or other processes kept writing")
             }
         } catch {
-            Console.error("the index was not saved to \(path): \(error)")
+            Console.error("the index was not saved to \(path): \(loggable(error))")
         }
         return nil
     }
@@ -219,7 +220,7 @@ struct Serve: AsyncParsableCommand {
                 Console.error("shared the index at change \(change) with new replicas, through the database, in \(Format.seconds(Date().timeIntervalSince(started)))")
             }
         } catch {
-            Console.error("the index was not shared through the database: \(error)")
+            Console.error("the index was not shared through the database: \(loggable(error))")
         }
     }
 
@@ -301,9 +302,11 @@ struct Serve: AsyncParsableCommand {
             }
         }
         defer { forgetting.cancel() }
-        // A replica shares its index once built, then whenever the copy has fallen behind.
+        // A replica shares its index once built, then whenever the copy has fallen behind
+        // (not with --saved-index-catch-up 0: no new replica could read a copy then).
+        let sharesIndex = try service.sharesIndex && catchUp > 0
         let sharing = Task {
-            guard let savedIndexPath, service.sharesIndex else { return }
+            guard let savedIndexPath, sharesIndex else { return }
             while !Task.isCancelled, !service.indexReady { try? await Task.sleep(for: .seconds(1)) }
             while !Task.isCancelled {
                 await share(service, from: savedIndexPath)
@@ -322,8 +325,10 @@ struct Serve: AsyncParsableCommand {
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: group).run()
+        // Not two saves at once to one file.
         sharing.cancel()
-        if let savedIndexPath, let change = await save(service, to: savedIndexPath), service.sharesIndex {
+        await sharing.value
+        if let savedIndexPath, let change = await save(service, to: savedIndexPath), sharesIndex {
             await share(service, from: savedIndexPath, saved: change)
         }
         if try await service.shutDown() {

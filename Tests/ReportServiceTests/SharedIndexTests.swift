@@ -42,11 +42,13 @@ struct SharedIndexTests {
         #expect(restarted.indexReady && !restarted.startedFromSharedIndex, "its own file, as good as the copy, is read")
 
         /// A start with no file of its own, built in the background: why the copy was not used.
+        var lastStarted: ReportService?
         func refusal(_ catchUp: Int64) async throws -> String? {
             let path = directory.path("new-\(UUID().uuidString).index")
             let service = try await ReportService(storage: storage, start: .saved(path: path, catchUp: catchUp))
             try await SavedIndexTests.ready(service)
             #expect(try await SavedIndexTests.answers(service) == (try await SavedIndexTests.answers(try await ReportService(storage: storage))))
+            lastStarted = service
             return service.indexStartNote
         }
         #expect(
@@ -64,9 +66,14 @@ struct SharedIndexTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: own))
         let cut = directory.path("cut.index")
         try bytes.prefix(bytes.count - 1).write(to: URL(fileURLWithPath: cut))
-        #expect(try await shared.share(file: cut, change: try await storage.lastChange()))
+        #expect(try await shared.share(file: cut, change: try await storage.lastChange(), unlessWithin: 0))
         let cutNote = try await refusal(10)
         #expect(cutNote?.contains("nor the database's copy: ") == true && cutNote?.contains("is not a whole flat file") == true, "\(cutNote ?? "used")")
+        // The replica that refused it replaces it once built, although it is within the slack.
+        let mended = try #require(lastStarted)
+        #expect(try await mended.shareIndex(from: directory.path("mended.index"), unlessWithin: 10) != nil)
+        #expect(try await refusal(10) == nil)
+        #expect(try await lastStarted?.shareIndex(from: directory.path("again.index"), unlessWithin: 10) == nil, "a copy it read is replaced only past the slack")
 
         // Another database's index, shared in this one under its number.
         let (otherStores, otherKeep) = try await Self.postgres.open()
@@ -77,7 +84,7 @@ struct SharedIndexTests {
         try await ChangeFeedTests.randomWrites(other, ids: ids, steps: 5, workers: 1, seed: 94)
         let last = try await storage.lastChange()
         #expect(foreignAt < last)
-        #expect(try await shared.share(file: foreign, change: last))
+        #expect(try await shared.share(file: foreign, change: last, unlessWithin: 0))
         let foreignNote = try await refusal(10)
         #expect(foreignNote?.contains("nor the database's copy: it was saved from another database") == true, "\(foreignNote ?? "used")")
         withExtendedLifetime((keep, otherKeep)) {}
