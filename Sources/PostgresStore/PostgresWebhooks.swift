@@ -141,15 +141,18 @@ public struct PostgresWebhooks: WebhookStorage {
         try await database.client.query("SELECT EXISTS (SELECT 1 FROM webhook WHERE enabled)", logger: logger).collect()[0].decode(Bool.self)
     }
 
-    public func nextDue() async throws -> Date? {
+    public func nextDue(excluding: Set<Int64>) async throws -> Date? {
         // Of enabled endpoints only, as a claim takes them (a disabled one's retries keep
-        // their times); the due index walked from its start to the first.
+        // their times); each endpoint's first along its due index.
         try await database.client.query(
             """
-            SELECT d.next_at FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
-            WHERE d.state = 'pending' AND d.next_at IS NOT NULL AND w.enabled ORDER BY d.next_at LIMIT 1
+            SELECT min(d.next_at) FROM webhook w CROSS JOIN LATERAL (
+                SELECT d.next_at FROM webhook_delivery d WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_at IS NOT NULL
+                ORDER BY d.next_at LIMIT 1
+            ) d
+            WHERE w.enabled AND NOT (w.id = ANY(\(Array(excluding))))
             """, logger: logger)
-            .collect().first.map { Date(milliseconds: try $0.decode(Int64.self)) }
+            .collect().first.flatMap { try $0.decode(Int64?.self) }.map(Date.init(milliseconds:))
     }
 
     public func claim(_ deliveries: [DueDelivery], payloads: [Int64: Data], until leaseEnd: Date) async throws -> [DueDelivery] {

@@ -46,8 +46,10 @@ public protocol WebhookStorage: Sendable {
     func backlog() async throws -> Int
     /// Whether any endpoint is enabled.
     func anyEnabled() async throws -> Bool
-    /// When the next pending delivery is due, if any is.
-    func nextDue() async throws -> Date?
+    /// When the next pending delivery of an enabled endpoint not in `excluding` is due, if
+    /// any is (a dispatcher leaves out the endpoints whose host has all the attempts in
+    /// flight it may: their due deliveries must wait for an answer, not wake it).
+    func nextDue(excluding: Set<Int64>) async throws -> Date?
     /// Forgets delivered and given-up deliveries finished before `cutoff`; how many.
     func forgetDeliveries(finishedBefore cutoff: Date) async throws -> Int
     /// An endpoint's deliveries, newest first, before the cursor (a delivery id), of one

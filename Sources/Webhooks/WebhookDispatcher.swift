@@ -115,9 +115,12 @@ public final class WebhookDispatcher: Service, Sendable {
         var lastPrune = ContinuousClock.now - .seconds(3600)
         while !Task.isCancelled {
             active.store((try? await storage.anyEnabled()) ?? true, ordering: .relaxed)
-            let next = (try? await storage.nextDue()) ?? nil
-            // Due already (every slot busy, or the outbox unreadable): the next completion
-            // wakes the loop; this only checks again a little later, never spins.
+            // With every slot busy, or only endpoints whose host is at its cap due, the next
+            // answer wakes the loop: their deliveries are not looked at meanwhile.
+            let (room, full) = state.withLock { (settings.maxInFlight - $0.inFlight.count, $0.inFlight.full(cap: settings.maxInFlightPerHost)) }
+            let next = room > 0 ? ((try? await storage.nextDue(excluding: full)) ?? nil) : nil
+            // Due already (the outbox unreadable, or claimed by another dispatcher first):
+            // this only checks again a little later, never spins.
             let untilNext = next.map { Duration.seconds(max($0.timeIntervalSinceNow, 0.05)) } ?? settings.pollInterval
             try? await Task.sleep(for: min(untilNext, settings.pollInterval))
             nudge()
