@@ -135,17 +135,17 @@ extension PostgresReports {
     /// the counters move on and replicas are told.
     private func finish(on c: PostgresConnection, lastChange: Int64, lastID: Int64, summary: ImportSummary, options: ImportOptions) async throws {
         var last = lastChange
-        // The shared saved index is of the data set before (the lock: a share under way
-        // commits first, and is dropped here, or waits and sees this import's change).
         if summary.imported > 0 {
+            // The shared saved index is of the data set before (the lock: a share under way
+            // commits first, and is dropped here, or waits and sees this import's change).
             try await c.query("SELECT pg_advisory_xact_lock(\(Self.sharingLock))", logger: logger)
             try await c.query("DELETE FROM saved_index_part", logger: logger)
-        }
-        if summary.imported > 0 && options.marksDataSetChanged {
-            last += 1
-            try await c.query(
-                "INSERT INTO report_change (seq, report_id, action, at) VALUES (\(last), 0, \(ReportAction.imported.rawValue), \(Date().milliseconds))",
-                logger: logger)
+            if options.marksDataSetChanged {
+                last += 1
+                try await c.query(
+                    "INSERT INTO report_change (seq, report_id, action, at) VALUES (\(last), 0, \(ReportAction.imported.rawValue), \(Date().milliseconds))",
+                    logger: logger)
+            }
         }
         try await c.query(
             """

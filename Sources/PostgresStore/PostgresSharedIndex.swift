@@ -13,8 +13,11 @@ extension PostgresReports: SharedIndexStorage {
     /// two replicas sharing at once take turns and no share lands across an import.
     static let sharingLock: Int64 = 0x7368_6172_6564  // "shared"
 
+    /// The copy's change: its first part's.
+    static let keptChange: PostgresQuery = "SELECT change FROM saved_index_part WHERE part = 0"
+
     public func sharedIndexChange() async throws -> Int64? {
-        try await rows("SELECT change FROM saved_index_part WHERE part = 0").first?.decode(Int64.self)
+        try await rows(Self.keptChange).first?.decode(Int64.self)
     }
 
     public func share(file path: String, change: Int64, unlessWithin slack: Int64?) async throws -> Bool {
@@ -23,8 +26,8 @@ extension PostgresReports: SharedIndexStorage {
         let logger = self.logger
         return try await database.transaction { c in
             try await c.query("SELECT pg_advisory_xact_lock(\(Self.sharingLock))", logger: logger)
-            let kept = try await c.query("SELECT change FROM saved_index_part WHERE part = 0", logger: logger).collect().first?.decode(Int64.self)
-            if let kept, let slack, kept >= change || change - kept <= slack { return false }
+            let kept = try await c.query(Self.keptChange, logger: logger).collect().first?.decode(Int64.self)
+            if Self.keeps(kept, over: change, unlessWithin: slack) { return false }
             // An index of the data set an import replaced since (saved before it, shared after).
             let replaced = try await c.query(
                 "SELECT EXISTS (SELECT 1 FROM report_change WHERE seq > \(change) AND action = \(ReportAction.imported.rawValue))", logger: logger

@@ -289,7 +289,7 @@ extension ReportService {
         guard let shared = storage as? any SharedIndexStorage, indexReady else { return nil }
         let slack = sharedCopyRefused.load(ordering: .acquiring) ? nil : slack
         let (kept, last) = try await Blocking.offPool { (try await shared.sharedIndexChange(), try await storage.lastChange()) }
-        if let kept, let slack, kept >= (saved ?? last) || (saved ?? last) - kept <= slack { return nil }
+        if type(of: shared).keeps(kept, over: saved ?? last, unlessWithin: slack) { return nil }
         var change = saved
         if change == nil { change = try await saveIndex(to: path) }
         guard let change else { return nil }

@@ -22,3 +22,14 @@ public protocol SharedIndexStorage: Sendable {
     /// at; nil (and no file) when the database keeps none.
     func copySharedIndex(to path: String) async throws -> Int64?
 }
+
+extension SharedIndexStorage {
+    /// Whether a copy saved at `kept` stays rather than give way to one saved at `change`:
+    /// at or past it, or at most `slack` changes before it (nil: it gives way, whatever its
+    /// change). The rule of ``share(file:change:unlessWithin:)``, which a caller may check
+    /// first to spare itself a save.
+    public static func keeps(_ kept: Int64?, over change: Int64, unlessWithin slack: Int64?) -> Bool {
+        guard let kept, let slack else { return false }
+        return kept >= change || change - kept <= slack
+    }
+}
