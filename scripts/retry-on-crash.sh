@@ -10,6 +10,9 @@
 # started) and runs the command once more. A test that fails is never run again: only a
 # crash is, and only once, and the first run's crash stays in the log.
 #
+# A run that fails ends with its failures again, gathered from the hundreds of lines above:
+# CI keeps only the last lines of a run.
+#
 #   scripts/retry-on-crash.sh COMMAND [ARGUMENTS...]
 set -uo pipefail
 crashed='^\*\*\* (Program crashed|Signal [0-9]+: Backtracing)'
@@ -31,6 +34,11 @@ for attempt in 1 2; do
         rm -f "$log"
         echo "retry-on-crash: the test process crashed (above); running the command once more" >&2
         continue
+    fi
+    if [ "$status" != 0 ]; then
+        sleep 2  # tee's last lines, to the log and above these
+        echo "retry-on-crash: the run failed ($status); its issues and failed tests, from above:" >&2
+        grep -E 'recorded an issue|^✘ Test "|Fatal error|\*\*\* (Program crashed|Signal)' "$log" | cut -c1-900 | head -n 12 >&2
     fi
     rm -f "$log"
     exit "$status"

@@ -73,9 +73,9 @@ struct AutodialServeTests {
         #expect(try await boss.send("/v1/phones/\(number)/autodial", ["note": "e2e"]).0 == 201)
 
         var calls: [[String: Any]] = []
-        for _ in 0..<300 where calls.first?["outcome"] as? String != "answered" {
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually("the call to be answered") {
             calls = try await boss.calls(number)
+            return calls.first?["outcome"] as? String == "answered"
         }
         #expect(calls.count == 1 && calls.first?["outcome"] as? String == "answered" && calls.first?["sip_code"] as? Int == 200, "\(calls)")
         #expect(await peer.status() == 0, "sipp challenged, was answered, then got the dialer's BYE")
@@ -119,9 +119,9 @@ struct AutodialServeTests {
         let again = try await cli.serve(db: "t.sqlite", options: options(busy))
         defer { again.process.terminate() }
         let boss2 = try await Supervisor(again.base)
-        for _ in 0..<700 where calls.count < 2 || calls.first?["outcome"] as? String == "placing" {
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually("a second call, ended") {
             calls = try await boss2.calls(number)
+            return calls.count >= 2 && calls.first?["outcome"] as? String != "placing"
         }
         #expect(calls.map { $0["outcome"] as? String } == ["busy", "interrupted"], "\(calls)")
         let placed = calls.compactMap { ($0["placed_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) } }
@@ -173,9 +173,9 @@ struct AutodialServeTests {
         #expect(try await boss.send("/v1/phones/\(number)/verification", ["outcome": "violator"]).0 == 200)
         #expect(try await boss.send("/v1/phones/\(number)/autodial", [:]).0 == 201)
         var calls: [[String: Any]] = []
-        for _ in 0..<100 where calls.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
+        try await eventually("the call to be placed", every: .milliseconds(50)) {
             calls = try await boss.calls(number)
+            return !calls.isEmpty
         }
         return (server, calls)
     }

@@ -60,12 +60,14 @@ struct CLI {
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// Starts `posterwatch serve` over `db` on a free port, with `options`, and waits until it answers.
     /// The arguments naming a database: `--database` for a URL, `--db` for a file.
     static func database(_ db: String) -> [String] {
         db.hasPrefix("postgres://") ? ["--database", db] : ["--db", db]
     }
 
+    /// Starts `posterwatch serve` over `db` on a free port, with `options`, and waits until it
+    /// answers. A server that exits first (the port taken meanwhile by another test's) is an
+    /// error, so that no test talks to another's server.
     func serve(db: String, options: [String] = []) async throws -> (process: Process, base: String) {
         let port = Self.freePort()
         let server = Process()
@@ -80,12 +82,16 @@ struct CLI {
         server.standardError = log
         try server.run()
         let base = "http://127.0.0.1:\(port)"
-        for _ in 0..<100 {
-            if (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil { return (server, base) }
-            try await Task.sleep(for: .milliseconds(100))
+        let answered = try await eventually("posterwatch serve to answer on port \(port)") {
+            guard server.isRunning else { return true }
+            return (try? await URLSession.shared.data(from: URL(string: base + "/health")!)) != nil
         }
-        server.terminate()
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "posterwatch serve did not answer on port \(port)"])
+        guard answered, server.isRunning else {
+            if server.isRunning { server.terminate() }
+            let log = (try? String(contentsOfFile: path("serve.log"), encoding: .utf8)) ?? ""
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "posterwatch serve did not answer on port \(port): \(log.suffix(2_000))"])
+        }
+        return (server, base)
     }
 
     /// A loopback port nothing listens on now.
@@ -99,14 +105,6 @@ struct CLI {
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
         close(probe)
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Waits until `done` holds, for at most 60 s (the caller checks again after).
-    static func eventually(_ done: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while await !done() && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
     }
 
     static let inspectorEmail = "i@example.org"
@@ -236,13 +234,11 @@ struct CLITests {
         client.arguments = ["-sN", "-o", cli.path("stream.txt"), server.base + "/v1/changes/stream?since=0"]
         try client.run()
         defer { client.terminate() }
-        for _ in 0..<100 where !((try? String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8))?.contains(": live") ?? false) {
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually("the stream to go live") {
+            (try? String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8))?.contains(": live") ?? false
         }
-        #expect(try String(contentsOfFile: cli.path("stream.txt"), encoding: .utf8).contains(": live"))
         server.process.terminate()
-        for _ in 0..<300 where server.process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(!server.process.isRunning, "serve still runs 30 s after SIGTERM")
+        try await eventually("serve to stop after SIGTERM (an open stream must not hold it)") { !server.process.isRunning }
     }
 
     @Test("an import with invalid records lists each and imports nothing, unless told to skip them")

@@ -38,7 +38,7 @@ struct SavedIndexServeTests {
 
         // No saved index yet: built in the background; the stop saves it once it is built.
         let first = try await cli.serve(db: "t.sqlite")
-        try await CLI.eventually { (try? await Self.get(first.base + "/health").status) == 200 }
+        try await eventually { (try? await Self.get(first.base + "/health").status) == 200 }
         Self.stop(first.process)
         #expect(first.process.terminationStatus == 0)
         let attributes = try FileManager.default.attributesOfItem(atPath: cli.path("t.sqlite.index"))
@@ -63,7 +63,7 @@ struct SavedIndexServeTests {
         let third = try await cli.serve(db: "t.sqlite")
         defer { Self.stop(third.process) }
         #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("the saved index was not used: it was saved at change"))
-        try await CLI.eventually { (try? await Self.get(third.base + "/health").status) == 200 }
+        try await eventually { (try? await Self.get(third.base + "/health").status) == 200 }
         let health = try JSONSerialization.jsonObject(with: try await Self.get(third.base + "/health").body) as? [String: Any]
         #expect(health?["reports"] as? Int == 3_200)
     }
@@ -79,9 +79,9 @@ struct SavedIndexServeTests {
         try cli.addInspector(db: database.url)
         let index = ["--saved-index", cli.path("replica.index")]
         let first = try await cli.serve(db: database.url, options: index)
-        try await CLI.eventually { (try? await Self.get(first.base + "/health").status) == 200 }
+        try await eventually { (try? await Self.get(first.base + "/health").status) == 200 }
         // Built from the rows (it had no file), then shared for new replicas.
-        try await CLI.eventually { (try? String(contentsOfFile: cli.path("serve.log"), encoding: .utf8))?.contains("shared the index at change") == true }
+        try await eventually { (try? String(contentsOfFile: cli.path("serve.log"), encoding: .utf8))?.contains("shared the index at change") == true }
         Self.stop(first.process)
         #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("saved the index at change"))
 
@@ -104,6 +104,6 @@ struct SavedIndexServeTests {
         let exact = try await cli.serve(db: database.url, options: index + ["--saved-index-catch-up", "0"])
         defer { Self.stop(exact.process) }
         #expect(try String(contentsOfFile: cli.path("serve.log"), encoding: .utf8).contains("the saved index was not used: it was saved at change"))
-        try await CLI.eventually { (try? await TwoProcessTests.counts(exact.base)) ?? (0, 0) == (306, 306) }
+        try await eventually { (try? await TwoProcessTests.counts(exact.base)) ?? (0, 0) == (306, 306) }
     }
 }

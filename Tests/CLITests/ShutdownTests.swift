@@ -28,7 +28,7 @@ struct ShutdownTests {
         try await Task.sleep(for: .milliseconds(200))
         kill(server.process.processIdentifier, SIGTERM)
         // The listener closes: a new client is refused while the filing is still open.
-        try await CLI.eventually { (try? RawConnection(port: port)) == nil }
+        try await eventually { (try? RawConnection(port: port)) == nil }
         connection.send(bytes: Array(body.dropFirst(20)))
         let answer = await connection.readToClose().text
         #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer.prefix(200))")

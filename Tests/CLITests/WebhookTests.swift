@@ -27,7 +27,7 @@ struct WebhookTests {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("webhook_receiver.py").path
             process.arguments = ["python3", script, secret, out, String(port), String(failFirst)] + (status.map { [String($0)] } ?? [])
             try process.run()
-            try await CLI.eventually { FileManager.default.fileExists(atPath: out) }
+            try await eventually { FileManager.default.fileExists(atPath: out) }
             #expect(FileManager.default.fileExists(atPath: out), "the receiver did not start")
         }
 
@@ -94,7 +94,7 @@ struct WebhookTests {
         let token = try await CrashTests.signIn(server.base)
 
         let first = try await Self.file(server.base, token: token, from: 0, count: 5)
-        try await CLI.eventually { flaky.delivered().count == 5 }
+        try await eventually { flaky.delivered().count == 5 }
         #expect(Set(flaky.delivered().values) == Set(first), "each report's creation is delivered")
         let requests = flaky.requests()
         #expect(requests.allSatisfy { $0["verified"] as? Bool == true }, "standardwebhooks verifies every signature")
@@ -107,7 +107,7 @@ struct WebhookTests {
         }
 
         // The 410 endpoint: disabled after its first answer; later changes are not sent to it.
-        try await CLI.eventually { (try? cli.run("webhook", "list", "--db", "w.sqlite").stdout.contains("disabled")) == true }
+        try await eventually { (try? cli.run("webhook", "list", "--db", "w.sqlite").stdout.contains("disabled")) == true }
         let listed = try cli.run("webhook", "list", "--db", "w.sqlite").stdout
         #expect(listed.contains("disabled (the endpoint answered 410 Gone"), "\(listed)")
         let goneSeen = gone.requests().count
@@ -124,7 +124,7 @@ struct WebhookTests {
         defer { back.stop() }
         let restarted = try await cli.serve(db: "w.sqlite", options: options)
         defer { kill(restarted.process.processIdentifier, SIGKILL) }
-        try await CLI.eventually { Set(back.delivered().values).isSuperset(of: second) }
+        try await eventually { Set(back.delivered().values).isSuperset(of: second) }
         #expect(Set(back.delivered().values).isSuperset(of: second), "every pending delivery survives kill -9")
         #expect(back.requests().allSatisfy { $0["verified"] as? Bool == true })
         #expect(gone.requests().count == goneSeen, "a disabled endpoint receives nothing more")
@@ -177,7 +177,7 @@ struct WebhookTests {
         // More filings than a dispatcher has attempts in flight (128): had the silent
         // endpoint taken them all, the rest of the fine one's would wait out its timeout.
         let filed = try await Self.file(server.base, token: token, from: 0, count: 200)
-        try await CLI.eventually { fine.delivered().count == filed.count }
+        try await eventually { fine.delivered().count == filed.count }
         #expect(Set(fine.delivered().values) == Set(filed))
         #expect(silent.connections >= 1, "the silent endpoint was tried")
     }

@@ -60,12 +60,8 @@ struct SavedIndexTests {
     }
 
     /// Waits for a background build to finish.
-    static func ready(_ service: ReportService) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !service.indexReady {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+    static func ready(_ service: ReportService, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await eventually("the background build", every: .milliseconds(10), sourceLocation: sourceLocation) { service.indexReady }
     }
 
     @Test("saved at the last change and read back: the same answers as an index built from the rows, before and after more writes; old leftovers of saves removed")

@@ -284,7 +284,7 @@ struct SharedTransactionTests {
         // A run that starts after the last commit has copied it.
         let before = checkpointer.runs.load(ordering: .relaxed)
         checkpointer.nudge()
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(Double(patience.components.seconds))
         while checkpointer.runs.load(ordering: .relaxed) < before + 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         let copy = fixture.directory.path("file-alone.sqlite")
         try FileManager.default.copyItem(atPath: fixture.directory.path("test.sqlite"), toPath: copy)

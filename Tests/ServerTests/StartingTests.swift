@@ -45,8 +45,7 @@ struct StartingTests {
             #expect(try await client.get("/v1/search?q=067&limit=3").status == .ok)
             #expect(try await client.get("/v1/districts").status == .ok)
             gate.open()
-            let deadline = ContinuousClock.now + .seconds(120)
-            while !service.indexReady, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually("the background build", every: .milliseconds(20)) { service.indexReady }
             #expect(try await client.get("/v1/clusters?bbox=30.2,50.2,30.9,50.7&zoom=10").status == .ok)
             #expect(try await client.get("/v1/tiles/10/598/345.png").status == .ok)
             let ready = try await client.get("/health")

@@ -71,8 +71,8 @@ public final class RawConnection: @unchecked Sendable {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         // Bounded even while bytes keep coming (a stream's heartbeats): a marker that never
-        // comes fails the test within a minute instead of holding it.
-        let deadline = DispatchTime.now() + .seconds(60)
+        // comes fails the test instead of holding it.
+        let deadline = DispatchTime.now() + .seconds(Int(patience.components.seconds))
         while !String(decoding: received, as: UTF8.self).contains(marker), DispatchTime.now() < deadline {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard n > 0 else { break }

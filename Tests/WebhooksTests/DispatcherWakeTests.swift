@@ -89,22 +89,15 @@ struct DispatcherWakeTests {
         }
         var settings = WebhookSettings()
         settings.maxInFlightPerHost = 2
-        settings.requestTimeout = .seconds(120)
+        settings.requestTimeout = .seconds(600)  // past any wait of the test
         settings.pollInterval = .milliseconds(200)
         let dispatcher = WebhookDispatcher(storage: watched, feed: ChangeFeed(storage: stores.reports), settings: settings)
         let running = Task { try await dispatcher.run() }
         defer { running.cancel() }
-        let deadline = ContinuousClock.now + .seconds(120)
-        func waitFor(_ condition: (_ nextDue: [Set<Int64>], _ claimed: Int) -> Bool) async throws {
-            while !watched.seen.withLock({ condition($0.nextDue, $0.claimed) }) {
-                guard ContinuousClock.now < deadline else { throw CancellationError() }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
-        try await waitFor { _, claimed in claimed == 2 }
+        try await eventually("two claims", every: .milliseconds(20)) { watched.seen.withLock { $0.claimed == 2 } }
         // Two looks after the claims (the first may have begun before they were counted in flight).
         let looked = watched.seen.withLock { $0.nextDue.count }
-        try await waitFor { nextDue, _ in nextDue.count >= looked + 2 }
+        try await eventually("two more looks for the next due", every: .milliseconds(20)) { watched.seen.withLock { $0.nextDue.count >= looked + 2 } }
         let seen = watched.seen.withLock { $0 }
         #expect(seen.claimed == 2, "the host's cap: four deliveries wait")
         #expect(seen.nextDue.last == [webhook.id], "the full host's endpoint left out")
