@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ReportModelTests", dependencies: ["ReportModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "StorePorts", "Generator", "TestSupport"]),
-        .testTarget(name: "OffloadingTests", dependencies: ["Offloading"]),
+        .testTarget(name: "OffloadingTests", dependencies: ["Offloading", "TestSupport"]),
         .testTarget(name: "FlatFilesTests", dependencies: ["FlatFiles", "TestSupport"]),
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(

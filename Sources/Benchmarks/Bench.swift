@@ -350,11 +350,13 @@ enum Console {
     static func error(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 }
 
-/// The Markdown result: sections of tables and notes.
+/// The Markdown result: sections of tables and notes. A section's notes follow its whole
+/// table, whenever they were made: a paragraph inside a table would end it.
 struct Report {
     var command: String
     var lines: [String] = []
     var goals: [String] = []
+    var notes: [String] = []
 
     /// A goal of the issue, with what was measured and whether it is met.
     mutating func goal(_ goal: String, _ measured: String, _ met: Bool) {
@@ -362,6 +364,8 @@ struct Report {
     }
 
     mutating func section(_ title: String, header: [String]) {
+        lines += notes.flatMap { ["", $0] }
+        notes.removeAll()
         lines += ["", "### \(title)", "", "| " + header.joined(separator: " | ") + " |",
                   "|" + header.map { _ in "---" }.joined(separator: "|") + "|"]
         Console.error("… \(title)")
@@ -372,13 +376,13 @@ struct Report {
         lines.append(line)
         Console.error("  \(line)")
     }
-    mutating func note(_ text: String) { lines += ["", text] }
+    mutating func note(_ text: String) { notes.append(text) }
 
     func markdown(machine: String, dataset: String) -> String {
         let date = ISO8601DateFormatter().string(from: Date())
         return (["# Benchmarks", "", "- command: `\(command)`", "- machine: \(machine)", "- data set: \(dataset)",
                  "- measured: \(date); absolute times drift between runs, compare rows of one run as ratios",
-                 "", "### Goals", "", "| goal | measured | |", "|---|---|---|"] + goals + lines)
+                 "", "### Goals", "", "| goal | measured | |", "|---|---|---|"] + goals + lines + notes.flatMap { ["", $0] })
             .joined(separator: "\n") + "\n"
     }
 }

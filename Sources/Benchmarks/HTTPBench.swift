@@ -288,6 +288,8 @@ struct WrkResult {
     var rate = Double.nan, p50 = Double.nan, p99 = Double.nan
     var failures = 0
 
+    init() {}
+
     init(parsing text: String) {
         func milliseconds(_ token: Substring) -> Double {
             for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)] where token.hasSuffix(suffix) {

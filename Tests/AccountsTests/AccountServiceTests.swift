@@ -130,10 +130,10 @@ struct AccountServiceTests {
         await #expect(throws: TooManyAttempts.self) { try await service.login("i2@example.org", password: Self.password, client: "attacker") }
         // The window passes.
         let throttle = LoginThrottle(perAccountAndClient: 2, perClient: 10, window: 60)
-        let later = Date().addingTimeInterval(61)
-        #expect(try await throttle.attempt(login: "k", client: "c") == nil)
-        #expect(try await throttle.attempt(login: "k", client: "c") == nil)
-        #expect(try await throttle.wait(login: "k", client: "c") != nil)
+        let now = Date(), later = now.addingTimeInterval(61)
+        #expect(try await throttle.attempt(login: "k", client: "c", now: now) == nil)
+        #expect(try await throttle.attempt(login: "k", client: "c", now: now) == nil)
+        #expect(try await throttle.wait(login: "k", client: "c", now: now) != nil)
         #expect(try await throttle.wait(login: "k", client: "c", now: later) == nil)
         #expect(try await throttle.wait(login: "k", client: "other") == nil)
         // A success forgets the login's failures from that client, and takes back its own count only.

@@ -135,7 +135,7 @@ struct AutodialServeTests {
         let pid = again.process.processIdentifier
         again.process.terminate()
         again.process.waitUntilExit()
-        #expect(try Self.baresips(of: pid).isEmpty)
+        try await eventually("the server's baresips to exit") { try Self.baresips(of: pid).isEmpty }
     }
 
     @Test("serve stopped (SIGTERM) mid-call hangs up: the call is recorded interrupted by the stop, not left to ring out its minute")
@@ -152,7 +152,7 @@ struct AutodialServeTests {
         server.process.terminate()
         server.process.waitUntilExit()
         #expect(server.process.terminationStatus == 0)
-        #expect(try Self.baresips(of: pid).isEmpty)
+        try await eventually("the server's baresips to exit") { try Self.baresips(of: pid).isEmpty }
         let again = try await cli.serve(db: "t.sqlite", options: [])
         defer { again.process.terminate() }
         let recorded = try await Supervisor(again.base).calls(number)

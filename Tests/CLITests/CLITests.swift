@@ -66,9 +66,24 @@ struct CLI {
     }
 
     /// Starts `posterwatch serve` over `db` on a free port, with `options`, and waits until it
-    /// answers. A server that exits first (the port taken meanwhile by another test's) is an
-    /// error, so that no test talks to another's server.
+    /// answers. A server that exits first is an error, so that no test talks to another's
+    /// server; one that found its port taken meanwhile (by another test's process) is started
+    /// again on another.
     func serve(db: String, options: [String] = []) async throws -> (process: Process, base: String) {
+        for _ in 1..<3 {
+            do { return try await serveOnce(db: db, options: options) } catch let failure as ServeFailed where failure.portTaken {}
+        }
+        return try await serveOnce(db: db, options: options)
+    }
+
+    struct ServeFailed: Error, CustomStringConvertible {
+        let port: Int
+        let log: String
+        var portTaken: Bool { log.contains("Address already in use") }
+        var description: String { "posterwatch serve did not answer on port \(port): \(log.suffix(2_000))" }
+    }
+
+    private func serveOnce(db: String, options: [String]) async throws -> (process: Process, base: String) {
         let port = Self.freePort()
         let server = Process()
         server.executableURL = Self.binary
@@ -88,8 +103,7 @@ struct CLI {
         }
         guard answered, server.isRunning else {
             if server.isRunning { server.terminate() }
-            let log = (try? String(contentsOfFile: path("serve.log"), encoding: .utf8)) ?? ""
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "posterwatch serve did not answer on port \(port): \(log.suffix(2_000))"])
+            throw ServeFailed(port: port, log: (try? String(contentsOfFile: path("serve.log"), encoding: .utf8)) ?? "")
         }
         return (server, base)
     }

@@ -25,7 +25,7 @@ struct ShutdownTests {
         let body = Array(CrashTests.report(7))
         let connection = try RawConnection(port: port)
         connection.send(bytes: Array("POST /v1/reports HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body.prefix(20))
-        try await Task.sleep(for: .milliseconds(200))
+        try await connection.waitUntilRead()
         kill(server.process.processIdentifier, SIGTERM)
         // The listener closes: a new client is refused while the filing is still open.
         try await eventually { (try? RawConnection(port: port)) == nil }

@@ -335,7 +335,7 @@ struct ReplicasBehindNginxTests {
         #expect(added.status == 0, "\(added.stderr)")
         let receiver = try await WebhookTests.Receiver(cli, name: "hook", port: hookPort, secret: added.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         defer { receiver.stop() }
-        let options = ["--write-rate", "0", "--login-rate", "0", "--webhook-first-retry", "0.1", "--webhook-timeout", "1"]
+        let options = ["--write-rate", "0", "--login-rate", "0", "--webhook-first-retry", "0.1", "--webhook-timeout", "30"]
         let one = try await cli.serve(db: database.url, options: options)
         defer { kill(one.process.processIdentifier, SIGKILL) }
         let two = try await cli.serve(db: database.url, options: options)

@@ -89,7 +89,9 @@ struct WebhookTests {
         let flaky = try await Receiver(cli, name: "flaky", port: port, secret: secret, failFirst: 3)
         let gone = try await Receiver(cli, name: "gone", port: gonePort, secret: goneSecret, status: 410)
         defer { gone.stop() }
-        let options = ["--webhook-first-retry", "0.1", "--webhook-timeout", "1"]
+        // An attempt's timeout far above what the receiver takes, however loaded the machine:
+        // an attempt timed out would be one more in the counts below.
+        let options = ["--webhook-first-retry", "0.1", "--webhook-timeout", "30"]
         let server = try await cli.serve(db: "w.sqlite", options: options)
         let token = try await CrashTests.signIn(server.base)
 
@@ -127,7 +129,8 @@ struct WebhookTests {
         try await eventually { Set(back.delivered().values).isSuperset(of: second) }
         #expect(Set(back.delivered().values).isSuperset(of: second), "every pending delivery survives kill -9")
         #expect(back.requests().allSatisfy { $0["verified"] as? Bool == true })
-        #expect(gone.requests().count == goneSeen, "a disabled endpoint receives nothing more")
+        // Requests sent to it before the 410 was recorded may still be logged after goneSeen.
+        #expect(!gone.requests().contains { Receiver.reportID($0).map(second.contains) ?? false }, "a disabled endpoint receives nothing more")
     }
 
     /// A port that takes connections and never answers on them; how many it took.

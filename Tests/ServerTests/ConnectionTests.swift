@@ -15,6 +15,9 @@ extension Fixture {
         var configuration = own(configuration)
         configuration.port = 0
         configuration.logLevel = .critical
+        // The test client keeps one connection and does not open another when the server
+        // closes it: a test that pauses past the default idle minute under load lost it.
+        if configuration.limits.idleTimeout == ServerConfiguration().limits.idleTimeout { configuration.limits.idleTimeout = patience }
         try await makeApplication(try await backend(), configuration: configuration).test(.live) { client in
             try await body(try #require(client.port), client)
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,7 @@ public final class RawConnection: @unchecked Sendable {
         }
         guard fd >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         // A bound on every read, so a test that waits for a close cannot hang.
-        var wait = timeval(tv_sec: 30, tv_usec: 0)
+        var wait = timeval(tv_sec: Int(patience.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -40,13 +41,47 @@ public final class RawConnection: @unchecked Sendable {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Waits until the server has read every byte sent on this connection (the receive queue
+    /// of its end, in /proc/net/tcp, empty), so that a test acts on what the server has read
+    /// rather than after a pause.
+    public func waitUntilRead(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let (mine, theirs) = (Self.port(of: fd, peer: false), Self.port(of: fd, peer: true))
+        try await eventually("the server to read what was sent", every: .milliseconds(10), sourceLocation: sourceLocation) {
+            Self.receiveQueue(local: theirs, remote: mine) == 0
+        }
+    }
+
+    private static func port(of fd: Int32, peer: Bool) -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The bytes waiting to be read on the loopback socket from port `local` to `remote`
+    /// (nil when there is none): the column after the colon of `tx_queue:rx_queue`.
+    private static func receiveQueue(local: Int, remote: Int) -> Int? {
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            for line in ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 4, let l = fields[1].split(separator: ":").last, let r = fields[2].split(separator: ":").last,
+                      Int(l, radix: 16) == local, Int(r, radix: 16) == remote, let queue = fields[4].split(separator: ":").last
+                else { continue }
+                return Int(queue, radix: 16)
+            }
+        }
+        return nil
+    }
+
     /// Everything the server sends until it closes the connection (`closed`), or until
-    /// nothing has come for 30 s.
+    /// nothing has come for a long while (``patience``).
     public func readToClose() async -> (text: String, closed: Bool) {
         await Self.offPool { self.blockingReadToClose() }
     }
 
-    /// Reads until `marker` has arrived (or the connection ends, or a minute has passed).
+    /// Reads until `marker` has arrived (or the connection ends, or ``patience`` has passed).
     public func read(until marker: String) async -> String {
         await Self.offPool { self.blockingRead(until: marker) }
     }
