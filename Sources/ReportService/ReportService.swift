@@ -405,8 +405,10 @@ public final class ReportService: Sendable {
             }
         }
         // The report whose id the fragment is comes first, when there is one: read with the
-        // newest in one read (a round trip fewer for PostgreSQL), the page cut after.
-        let exact = Phone.exactID(digits)
+        // newest in one read (a round trip fewer for PostgreSQL), the page cut after. An id
+        // the tally does not hold is no report's: not read (a read of nothing is never kept,
+        // so every such search was a round trip, most searches of six digits and more).
+        let exact = Phone.exactID(digits).flatMap { tally.holds(id: $0) ? $0 : nil }
         let found = try await publicReports(ids: (exact.map { [$0] } ?? []) + newest.filter { $0 != exact }.prefix(limit))
         return (Array(found.prefix(limit)), matched)
     }

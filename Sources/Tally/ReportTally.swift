@@ -227,6 +227,11 @@ public final class ReportTally: @unchecked Sendable {
         lock.write { (numbers, numberIDs, pageOffset, storage, more, totals, reportCount, fragments, long) = copy }
     }
 
+    /// Whether the tally holds a report with this id.
+    public func holds(id: Int64) -> Bool {
+        lock.read { (0...Int64(UInt32.max)).contains(id) && withLookup { $0(UInt32(id)) != nil } }
+    }
+
     /// The entry held for a report, if any.
     public func entry(id: Int64) -> Entry? {
         lock.read {

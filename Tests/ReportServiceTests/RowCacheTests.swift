@@ -105,6 +105,20 @@ struct RowCacheTests {
         for _ in 0..<2 { #expect(try await cached.reports(ids: ids).map(\.id) == Array(ids.dropFirst())) }
         #expect(cached.rowCacheCounts.hits > hits, "kept rows used again")
     }
+
+    @Test("a search whose digits are no report's id does not read that id: such a read finds nothing to keep, so each search was a read of the store", arguments: StoreUnderTest.all)
+    func noSuchID(_ store: StoreUnderTest) async throws {
+        let (stores, keep) = try await store.open()
+        defer { _ = keep }
+        let cached = try await ReportService(storage: stores.reports, rowCacheSize: 10_000)
+        var rng = SplitMix64(state: 97)
+        let ids = try cached.insert((0..<150).map { _ in Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng) }).map(\.id)
+        let misses = cached.rowCacheCounts.misses
+        for digits in ["9999999", "99999999999"] { _ = try await cached.search(digits, limit: 50) }
+        #expect(cached.rowCacheCounts.misses == misses, "nothing read")
+        let exact = try #require(ids.last { $0 >= 100 })
+        #expect(try await cached.search(String(exact), limit: 50).reports.first?.id == exact, "a report's own id still comes first")
+    }
 }
 
 @Suite("The row cache's stripes")
