@@ -160,7 +160,9 @@ extension Bench {
         return options
     }
 
-    /// Fragments of phone numbers of `digits` digits that the generated data holds.
+    /// Twenty fragments of `digits` random digits (seeded), as a searcher types them: those of
+    /// three and four digits match thousands of reports, those of seven a few or none (of the
+    /// first three, one matches a report at 1M).
     static func searchFragments(_ digits: Int) -> [String] {
         var rng = SplitMix64(state: 77 + UInt64(digits))
         return (0..<20).map { _ in String((0..<digits).map { _ in Character(String(rng.below(10))) }) }
