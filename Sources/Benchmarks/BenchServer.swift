@@ -1,5 +1,6 @@
 import Accounts
 import ChangeFeed
+import PostgresStore
 import ReportModel
 import ReportService
 import Server
@@ -14,10 +15,26 @@ struct BenchServer {
     let reference: ReferenceData
     private let task: Task<Void, any Error>
 
-    static func start(_ bench: Bench, _ stores: Stores, _ service: ReportService, photos: (any PhotoStorage)?) async throws -> BenchServer {
+    /// A server on SQLite.
+    static func start(_ bench: Bench, _ service: ReportService, sqlite stores: Stores) async throws -> BenchServer {
+        try await start(bench, service, stores) { _ in }
+    }
+
+    /// A server on PostgreSQL, as `posterwatch serve` configures one there: the photos in the
+    /// database, and the other replicas' commits followed as often.
+    static func start(_ bench: Bench, _ service: ReportService, postgres: PostgresStores) async throws -> BenchServer {
+        try await start(bench, service, postgres.stores) { configuration in
+            configuration.photoStorage = postgres.photos
+            configuration.changes.followInterval = ChangeStreamSettings.postgresFollowInterval
+        }
+    }
+
+    private static func start(
+        _ bench: Bench, _ service: ReportService, _ stores: Stores, configure: (inout ServerConfiguration) -> Void
+    ) async throws -> BenchServer {
         let accounts = try await AccountService(storage: stores.accounts)
         let backend = Backend(service: service, accounts: accounts, webhooks: WebhookService(storage: stores.webhooks), feed: ChangeFeed(storage: stores.reports))
-        let (port, task) = try await bench.startServer(backend) { $0.photoStorage = photos }
+        let (port, task) = try await bench.startServer(backend, configure: configure)
         return BenchServer(port: port, tokens: try await bench.benchTokens(accounts), reference: stores.reports.reference, task: task)
     }
 

@@ -69,9 +69,9 @@ extension Bench {
         // requests (seconds apart: rows minutes apart moved by a third on this machine). The
         // PostgreSQL server that keeps no rows answers the reads only, and stops before the
         // filings, which it would otherwise follow beside the measured server.
-        let onSQLite = try await BenchServer.start(self, sqliteStores, sqliteService!, photos: nil)
-        let onPostgres = try await BenchServer.start(self, postgres.stores, pgService!, photos: postgres.photos)
-        let uncached = try await BenchServer.start(self, postgres.stores, try await ReportService(storage: pgReports), photos: postgres.photos)
+        let onSQLite = try await BenchServer.start(self, sqliteService!, sqlite: sqliteStores)
+        let onPostgres = try await BenchServer.start(self, pgService!, postgres: postgres)
+        let uncached = try await BenchServer.start(self, try await ReportService(storage: pgReports), postgres: postgres)
         func box(_ b: BoundingBox) -> String { "\(b.west),\(b.south),\(b.east),\(b.north)" }
         let reads: [(key: String, what: String, paths: [String])] = [
             ("clusters", "`/v1/clusters` z14 viewports (per second; p99 ms)", kyivViewports(zoom: 14, seed: 32).map { "/v1/clusters?bbox=\(box($0))&zoom=14" }),

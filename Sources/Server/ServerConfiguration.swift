@@ -98,6 +98,10 @@ public struct ChangeStreamSettings: Sendable {
     /// How often, at most, the cluster index and the tile cache catch up with other
     /// processes' writes while they come (idle, they catch up at the next change).
     public var followInterval: Duration = .milliseconds(250)
+    /// The same for replicas on PostgreSQL, which are told of each commit (LISTEN):
+    /// catching up every 20 ms while writes come keeps them within a filing or two of each
+    /// other, where SQLite's followers, which poll, catch up every 250 ms.
+    public static let postgresFollowInterval = Duration.milliseconds(20)
 
     public init() {}
 }

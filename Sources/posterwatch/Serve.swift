@@ -267,10 +267,7 @@ struct Serve: AsyncParsableCommand {
         configuration.photosDirectory = photos ?? PhotosCommand.directory(beside: store.db)
         // PostgreSQL keeps the photos itself unless a directory every replica shares is named.
         if photos == nil { configuration.photoStorage = databasePhotos }
-        // Replicas on PostgreSQL are told of each commit (LISTEN): catching up every 20 ms
-        // while writes come keeps them within a filing or two of each other, where SQLite's
-        // followers, which poll, catch up every 250 ms.
-        if case .postgres = try store.location { configuration.changes.followInterval = .milliseconds(20) }
+        if case .postgres = try store.location { configuration.changes.followInterval = ChangeStreamSettings.postgresFollowInterval }
         if FileManager.default.fileExists(atPath: about) {
             configuration.about = try AboutText.load(about)
         } else {
