@@ -43,12 +43,29 @@ public final class RawConnection: @unchecked Sendable {
 
     /// Waits until the server has read every byte sent on this connection (the receive queue
     /// of its end, in /proc/net/tcp, empty), so that a test acts on what the server has read
-    /// rather than after a pause.
+    /// rather than after a pause. Should the table not show the server's end within 10 s,
+    /// this returns as a pause would.
     public func waitUntilRead(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let (mine, theirs) = (Self.port(of: fd, peer: false), Self.port(of: fd, peer: true))
+        let unseenUntil = ContinuousClock.now + .seconds(10)
         try await eventually("the server to read what was sent", every: .milliseconds(10), sourceLocation: sourceLocation) {
-            Self.receiveQueue(local: theirs, remote: mine) == 0
+            guard let queue = Self.receiveQueue(local: theirs, remote: mine) else { return ContinuousClock.now > unseenUntil }
+            return queue == 0
         }
+    }
+
+    /// A file of /proc whole: its size says 0, and each read gives a page of it.
+    private static func whole(_ path: String) -> String {
+        let file = open(path, O_RDONLY)
+        guard file >= 0 else { return "" }
+        defer { close(file) }
+        var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            bytes += buffer[..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func port(of fd: Int32, peer: Bool) -> Int {
@@ -64,7 +81,7 @@ public final class RawConnection: @unchecked Sendable {
     /// (nil when there is none): the column after the colon of `tx_queue:rx_queue`.
     private static func receiveQueue(local: Int, remote: Int) -> Int? {
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            for line in ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst() {
+            for line in whole(table).split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
                 guard fields.count > 4, let l = fields[1].split(separator: ":").last, let r = fields[2].split(separator: ":").last,
                       Int(l, radix: 16) == local, Int(r, radix: 16) == remote, let queue = fields[4].split(separator: ":").last
