@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(name: "AutodialTests", dependencies: ["Autodial", "Generator", "Geometry", "ReportModel", "ReportService", "StorePorts", "TestSupport"]),
         .testTarget(
             name: "CLITests",
-            dependencies: ["posterwatch", "Generator", "Geometry", "ReportModel", "SQLiteStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["posterwatch", "Autodial", "Generator", "Geometry", "ReportModel", "SQLiteStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "PhotosTests", dependencies: ["CJPEG", "CPNG", "CZlib", "Photos", "TestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CPNG", "CProj"]),
     ],

@@ -1,3 +1,4 @@
+import Autodial
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -109,17 +110,7 @@ struct CLI {
     }
 
     /// A loopback port nothing listens on now.
-    static func freePort() -> Int {
-        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
-        close(probe)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func freePort() -> Int { LoopbackSocket.freePort(Int32(SOCK_STREAM.rawValue))! }
 
     static let inspectorEmail = "i@example.org"
     static let inspectorPassword = "довгий пароль для тесту"

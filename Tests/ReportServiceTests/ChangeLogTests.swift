@@ -65,12 +65,19 @@ struct ChangeLogTests {
             while try readers[3].lastChange() < start + 60 { try await Task.sleep(for: .milliseconds(1)) }
             return try Self.versions(readers[3])
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (n, writer) in writers.enumerated() {
-                group.addTask { try await ChangeFeedTests.randomWrites(writer, ids: Array(1...150), steps: 120, workers: 2, seed: 100 + UInt64(n)) }
+        func write(steps: Int, seed: UInt64) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (n, writer) in writers.enumerated() {
+                    group.addTask { try await ChangeFeedTests.randomWrites(writer, ids: Array(1...150), steps: steps, workers: 2, seed: seed + UInt64(n)) }
+                }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
         }
+        try await write(steps: 120, seed: 100)
+        // More writes once the snapshot is in: on a loaded machine its task may have
+        // started only after the first ones ended, and it must still precede some.
+        _ = try await snapshot.value
+        try await write(steps: 10, seed: 200)
         writing.on.store(false, ordering: .releasing)
 
         let all = try await temporary.store.pool.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM report_change WHERE seq > ? ORDER BY seq", arguments: [start]) }

@@ -71,24 +71,24 @@ public final class RTPEar: Sendable {
     public let port: Int
     private let fd: Int32
     private let heard = Mutex<[Int16]>([])
+    private let callOver = Atomic<Bool>(false)
     private let done = Once()
 
     public init() throws {
         guard let (fd, port) = LoopbackSocket.bound(Int32(SOCK_DGRAM.rawValue)) else { throw POSIXError(.EADDRINUSE) }
-        var wait = timeval(tv_sec: 2, tv_usec: 0)  // quiet this long after the last packet: the call is over
+        var wait = timeval(tv_sec: 0, tv_usec: 200_000)  // how often the thread looks whether the call is over
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         (self.fd, self.port) = (fd, port)
         Thread.detachNewThread { [self] in
             var packet = [UInt8](repeating: 0, count: 2_048)
-            var started = false
-            // Up to 300 s for the first packet (the ear is made before the server starts and
-            // the call is placed: under make test's load on a slow machine that took over
-            // 60 s, and the ear had stopped listening), then until 2 s of silence on the wire.
+            // Until the test says the call is over and what arrived before has been read: a
+            // quiet spell is no sign of the end (a loaded machine pauses the sender for
+            // seconds). 300 s at most, for a test that never says so.
             let deadline = Date() + 300
             while Date() < deadline {
+                let over = callOver.load(ordering: .acquiring)
                 let n = packet.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
-                if n <= 0 { if started { break } else { continue } }
-                started = true
+                if n <= 0 { if over { break } else { continue } }
                 // RTP: 12 bytes of header (no CSRC, no extension from baresip), then payload type 0 (PCMU).
                 guard n > 12, packet[1] & 0x7F == 0 else { continue }
                 let samples = packet[12..<n].map(Self.linear)
@@ -99,8 +99,11 @@ public final class RTPEar: Sendable {
         }
     }
 
-    /// What arrived, once the line has gone quiet.
+    /// What arrived; to be asked once the call is over (its peer has seen the BYE, which
+    /// the caller sends after the last packet: loopback has put them all in the socket's
+    /// queue by then, and they are read before the ear stops).
     public func samples() async -> [Int16] {
+        callOver.store(true, ordering: .releasing)
         _ = await done.value
         return heard.withLock { $0 }
     }
