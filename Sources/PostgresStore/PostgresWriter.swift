@@ -153,6 +153,12 @@ final class WriteSession {
         return lastChange
     }
 
+    /// The change numbers given out since ``begin()``, if any: the transaction's own, as
+    /// it holds the counter's row.
+    var numbers: ChangeNumbers? {
+        lastChange > start.change ? ChangeNumbers(after: start.change, through: lastChange) : nil
+    }
+
     /// Sends the deferred filings with the numbers written back and the listeners told (one
     /// statement), and commits.
     func commit() throws {
@@ -177,8 +183,9 @@ extension PostgresReports {
     /// is run again with each filing sent when made, to learn whose failure it was. If the
     /// transaction itself fails (the connection lost, the commit refused), every write
     /// fails with its error.
-    public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
+    public func commitNumbered<T>(_ writes: [(any ReportTransaction) throws -> T]) -> Committed<T> {
         var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
+        var numbers: ChangeNumbers?
         var pending = Array(writes.indices)
         let reference = self.reference, codes = self.codes, logger = self.logger
         do {
@@ -204,6 +211,7 @@ extension PostgresReports {
                         if undone == nil {
                             do {
                                 try session.commit()
+                                numbers = session.numbers
                                 return
                             } catch where session.deferredFailed {}
                         }
@@ -233,6 +241,6 @@ extension PostgresReports {
                 outcomes[i] = .failure(error)
             }
         }
-        return outcomes.map { $0! }
+        return Committed(outcomes: outcomes.map { $0! }, numbers: numbers)
     }
 }

@@ -10,7 +10,9 @@ import Tally
 ///
 /// A pass reads the changes after the last one followed and the current rows of the
 /// reports they name, and brings the index to them: an entry it already holds as the row
-/// says (this process's own writes) costs nothing and touches no tile. The pass runs as a
+/// says costs nothing and touches no tile. This process's own writes are not read back
+/// when their change numbers follow on from what was followed (``FollowedChange``); with
+/// other writers between them they are, and cost nothing. The pass runs as a
 /// write of its own through the group commit, so no write of this process can be applied
 /// to the index between the pass's read and its effect. A bulk import's single change
 /// (`imported`) rebuilds the index from the rows, aside, and swaps it in; the changes
@@ -34,7 +36,7 @@ extension ReportService {
     @discardableResult
     public func catchUp() async throws -> CatchUp {
         // A start building the index in the background follows once it is built.
-        guard indexReady else { return CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false) }
+        guard indexReady else { return CatchUp(followed: followed.change, applied: 0, rebuilt: false) }
         return try await followLog()
     }
 
@@ -56,9 +58,13 @@ extension ReportService {
     }
 
     private func followPasses(rebuilding: Bool) async throws -> CatchUp {
-        var result = CatchUp(followed: followed.load(ordering: .acquiring), applied: 0, rebuilt: false)
+        var result = CatchUp(followed: followed.change, applied: 0, rebuilt: false)
         while true {
-            let last = try await lastChange(), from = followed.load(ordering: .acquiring)
+            // In this order: the log's last number, read after, is never below what this
+            // process has followed of it (its own writes move that too), but when the log
+            // went back.
+            let from = followed.change
+            let last = try await lastChange()
             if last < from {
                 // The log went back: the database was restored from an older backup under
                 // this process. Only the rows can say what it holds now.
@@ -71,14 +77,14 @@ extension ReportService {
             let pass = try await commits.perform { [self] t in
                 // Changes forgotten (retention) before they were followed: only the rows can say
                 // what they did, so the index is rebuilt, as after an import.
-                guard try t.prunedThrough() <= from else { return (Pass(end: from, applied: 0, rebuild: true), IndexEffect()) }
+                guard try t.prunedThrough() <= from else { return (Pass(applied: 0, rebuild: true), IndexEffect()) }
                 let rows = try t.changes(after: from, limit: Self.followBatch)
                 let before = rows.prefix { $0.action != .imported }
-                let effect = try reconcile(Set(before.map(\.reportID)), t)
+                var effect = try reconcile(Set(before.map(\.reportID)), t)
                 let end = before.last?.seq ?? (rows.isEmpty ? last : from)
-                return (Pass(end: end, applied: effect.changes.count, rebuild: before.count < rows.count), effect)
+                effect.followedThrough = end
+                return (Pass(applied: effect.changes.count, rebuild: before.count < rows.count), effect)
             }
-            followed.store(pass.end, ordering: .releasing)
             result.applied += pass.applied
             if pass.rebuild {
                 guard rebuilding else { throw CatchUpNeedsRebuild() }
@@ -86,12 +92,11 @@ extension ReportService {
                 result.rebuilt = true
             }
         }
-        result.followed = followed.load(ordering: .acquiring)
+        result.followed = followed.change
         return result
     }
 
     private struct Pass: Sendable {
-        var end: Int64
         var applied: Int
         /// An import, or forgotten changes, come next: the index is rebuilt from the rows.
         var rebuild: Bool
@@ -124,8 +129,7 @@ extension ReportService {
     /// after the rows' read are followed from there.
     func rebuild() async throws {
         let (fresh, tally, lastChange) = try await Self.build(storage, grid: index.grid)
-        try await commits.perform { _ in ((), IndexEffect(replacement: (fresh, tally))) }
-        followed.store(lastChange, ordering: .releasing)
+        try await commits.perform { _ in ((), IndexEffect(replacement: (fresh, tally, lastChange))) }
     }
 
     /// Calls `observer` when the index has been replaced by one rebuilt from the rows
@@ -142,7 +146,7 @@ extension ReportService {
         while !Task.isCancelled {
             _ = try? await catchUp()
             try? await Task.sleep(for: interval)
-            let held = followed.load(ordering: .acquiring)
+            let held = followed.change
             _ = try? await read { try await $0.nextChange(after: held, timeout: Self.idleWait) }
         }
     }

@@ -16,8 +16,12 @@ struct IndexEffect: Sendable {
     /// as the change log says (the row cache drops them).
     var rowsChanged: [Int64] = []
     /// An index and a tally rebuilt from the rows, to take the place of those served
-    /// (before the changes of this and later effects are applied).
-    var replacement: (index: ClusterIndex, tally: ReportTally)?
+    /// (before the changes of this and later effects are applied), and the last change
+    /// they include. A replacement and a pass stay the caller's when effects are added.
+    var replacement: (index: ClusterIndex, tally: ReportTally, through: Int64)?
+    /// A pass over the change log: every change through this number is in the index once
+    /// the effect is applied.
+    var followedThrough: Int64?
 
     /// Adds another write's effect after this one's (a replacement stays the caller's).
     static func += (total: inout IndexEffect, other: IndexEffect) {
@@ -46,7 +50,8 @@ package final class GroupCommit: Sendable {
     static let maxBatch = 512
 
     private let storage: any ReportWrites
-    private let apply: @Sendable ([IndexEffect]) -> Void
+    /// Applies a transaction's effects, told the change numbers it gave out.
+    private let apply: @Sendable ([IndexEffect], ChangeNumbers?) -> Void
     private let queue = Mutex<[Pending]>([])
     /// How many transactions have been committed (or tried), for tests and metrics.
     package let transactions = Atomic<Int>(0)
@@ -54,7 +59,7 @@ package final class GroupCommit: Sendable {
     private let batchObservers = Mutex<[@Sendable (Int) -> Void]>([])
     private let ready = DispatchSemaphore(value: 0)
 
-    init(storage: any ReportWrites, apply: @escaping @Sendable ([IndexEffect]) -> Void) {
+    init(storage: any ReportWrites, apply: @escaping @Sendable ([IndexEffect], ChangeNumbers?) -> Void) {
         self.storage = storage
         self.apply = apply
         let thread = Thread { [self] in run() }
@@ -129,10 +134,11 @@ package final class GroupCommit: Sendable {
             guard !batch.isEmpty else { continue }
             // The semaphore counted one signal per write; those taken along are used up.
             for _ in 1..<batch.count { ready.wait() }
-            let outcomes = storage.commit(batch.map { $0.write })
+            let committed = storage.commitNumbered(batch.map { $0.write })
+            let outcomes = committed.outcomes
             transactions.add(1, ordering: .relaxed)
             for observer in batchObservers.withLock({ $0 }) { observer(batch.count) }
-            apply(outcomes.compactMap { try? $0.get() })
+            apply(outcomes.compactMap { try? $0.get() }, committed.numbers)
             for (pending, outcome) in zip(batch, outcomes) { pending.done(outcome.map { _ in () }) }
         }
     }

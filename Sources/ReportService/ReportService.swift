@@ -44,7 +44,7 @@ public final class ReportService: Sendable {
     /// The reads that need no index, shared with one-shot commands.
     public var stored: StoredReports { StoredReports(storage: storage) }
     /// The last change the index is known to include (see ``catchUp()``).
-    let followed: Atomic<Int64>
+    let followed: FollowedChange
     let commits: GroupCommit
     /// What duplicate hints and the service area are.
     public let intake: IntakeSettings
@@ -117,14 +117,15 @@ public final class ReportService: Sendable {
         ready = Atomic(!building)
         startedFromSharedIndex = fetched
         sharedCopyRefused = Atomic(copyRefused)
-        followed = Atomic(lastChange)
+        followed = FollowedChange(lastChange)
         let observers = self.observers, diverged = self.diverged
         self.index = index
         self.tally = tally
         self.intake = intake ?? IntakeSettings(reference: reference)
         let rowCache = rowCacheSize > 0 ? RowCache(capacity: rowCacheSize) : nil
         self.rowCache = rowCache
-        commits = GroupCommit(storage: storage) { effects in
+        let followed = self.followed
+        commits = GroupCommit(storage: storage) { effects, numbers in
             // Before the writers are answered: a read after a write finds the new row.
             for effect in effects { rowCache?.drop(effect.rowsChanged) }
             if let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement {
@@ -132,6 +133,7 @@ public final class ReportService: Sendable {
                 tally.replaceContents(with: rebuilt.tally)
                 rowCache?.dropAll()
                 observers.notifyReplaced()
+                followed.reset(to: rebuilt.through)
             }
             for effect in effects where !effect.changes.isEmpty {
                 // The rows are committed: an entry the index refuses is a bug of ours. The
@@ -141,6 +143,7 @@ public final class ReportService: Sendable {
             }
             tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
+            followed.advance(passes: effects.compactMap(\.followedThrough), own: numbers)
         }
         if indexReady, case .saved = start {
             // A saved index behind the log (allowed by the start) reads the changes since.

@@ -252,14 +252,14 @@ extension ReportService {
         let fingerprint = SavedIndex.fingerprint(reference, index.grid)
         for _ in 0..<3 {
             try await catchUp()
-            let through = followed.load(ordering: .acquiring)
+            let through = followed.change
             // Inside a write of the group commit, no write of this process lands meanwhile:
             // the index holds exactly the changes through `through` when none follows it.
             // Copied there (cheaply: the arrays are shared until written), and written to
             // the file after, so the database's writers do not wait for the disk.
             let copies = try await commits.perform { [self] t in
                 guard try t.changes(after: through, limit: 1).isEmpty, try t.prunedThrough() <= through,
-                      followed.load(ordering: .acquiring) == through
+                      followed.change == through
                 else { return ((ClusterIndex, ReportTally, String?)?.none, IndexEffect()) }
                 let mark = SavedIndex.mark(of: try t.changes(after: through - 1, limit: 1), at: through)
                 return ((index.frozenCopy(), tally.frozenCopy(), mark), IndexEffect())

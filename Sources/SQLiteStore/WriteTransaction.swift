@@ -214,16 +214,21 @@ extension SQLiteReports {
     /// transaction is rolled back and run again without it. If the transaction itself fails
     /// (its commit, or its start: another process holds the lock past the busy timeout),
     /// every write not already refused fails with its error.
-    public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
+    ///
+    /// Its change numbers are AUTOINCREMENT's, which only the holder of the write lock
+    /// moves: read from BEGIN IMMEDIATE to the commit, they are the transaction's own.
+    public func commitNumbered<T>(_ writes: [(any ReportTransaction) throws -> T]) -> Committed<T> {
         var outcomes = [Result<T, any Error>?](repeating: nil, count: writes.count)
         var pending = Array(writes.indices)
+        var numbers: ChangeNumbers?
         let reference = self.reference
         while !pending.isEmpty {
             var undone: Int?
             do {
                 try pool.writeWithoutTransaction { db in
                     try checkpointInBackground(db)
-                    try db.inTransaction {
+                    try db.inTransaction(.immediate) {
+                        let before = try Self.lastChange(db)
                         let transaction = WriteTransaction(db: db, reference: reference)
                         for i in pending {
                             let changes = db.totalChangesCount
@@ -238,6 +243,8 @@ extension SQLiteReports {
                             }
                         }
                         try SearchQueue.drain(db)
+                        let last = try Self.lastChange(db)
+                        numbers = last > before ? ChangeNumbers(after: before, through: last) : nil
                         return .commit
                     }
                     try finishCheckpointIfDue(db)
@@ -245,6 +252,7 @@ extension SQLiteReports {
             } catch {
                 let error = StoreBusy.replacing(error)
                 for i in pending where outcomes[i] == nil || (try? outcomes[i]?.get()) != nil { outcomes[i] = .failure(error) }
+                numbers = nil
                 break
             }
             guard let undone else { break }
@@ -256,7 +264,7 @@ extension SQLiteReports {
             }
         }
         checkpointer.withLock { $0?.nudge() }
-        return outcomes.map { $0! }
+        return Committed(outcomes: outcomes.map { $0! }, numbers: numbers)
     }
 
     /// Completes the background checkpoints, between two transactions, when the log is due

@@ -124,10 +124,38 @@ public protocol ReportReads: Sendable {
     func notifications(of account: Int64, before: Int64?, limit: Int, unreadOnly: Bool) async throws -> (notifications: [StatusNotification], unread: Int)
 }
 
+extension ReportWrites {
+    /// ``commitNumbered(_:)``'s outcomes alone.
+    public func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>] {
+        commitNumbered(writes).outcomes
+    }
+}
+
 extension ReportReads {
     public func searchWithCount(_ text: String, limit: Int) async throws -> (reports: [Report], matched: Int) {
         (try await search(text, limit: limit), try await searchCount(text))
     }
+}
+
+/// What one transaction of ``ReportWrites/commitNumbered(_:)`` did.
+public struct Committed<T> {
+    /// Each write's outcome, in order.
+    public var outcomes: [Result<T, any Error>]
+    /// The change numbers it gave out; nil when it gave out none or did not commit.
+    public var numbers: ChangeNumbers?
+
+    public init(outcomes: [Result<T, any Error>], numbers: ChangeNumbers?) { (self.outcomes, self.numbers) = (outcomes, numbers) }
+}
+
+/// The change numbers one committed transaction gave out: every number after `after`,
+/// through `through`, is its own (another writer's are before or after them all), and every
+/// change numbered through `after` had been committed before it. With them a process that
+/// follows the change log knows which of the changes it would read are its own writes.
+public struct ChangeNumbers: Sendable, Hashable {
+    public var after: Int64
+    public var through: Int64
+
+    public init(after: Int64, through: Int64) { (self.after, self.through) = (after, through) }
 }
 
 /// How a store takes writes.
@@ -139,14 +167,17 @@ extension ReportReads {
 ///   or a phone writes its history row and its numbered change with it.
 /// - **Idempotency answers** are stored with the write they answer, and read back by the
 ///   same caller and key only.
+/// - **A transaction's change numbers are its own**: those it gave out run from just
+///   after the last one committed before it (``ChangeNumbers``).
 public protocol ReportWrites: Sendable {
     /// Runs the writes in one transaction, each given the transaction's steps, and returns
-    /// each one's outcome in order (see the requirements).
+    /// each one's outcome in order (see the requirements), and the change numbers the
+    /// transaction gave out.
     ///
     /// It is synchronous, and so are the steps: the service's group commit calls it from
     /// its one writer thread, which holds the transaction for the steps' length. A
     /// networked store waits on its connection there, never on Swift's cooperative threads.
-    func commit<T>(_ writes: [(any ReportTransaction) throws -> T]) -> [Result<T, any Error>]
+    func commitNumbered<T>(_ writes: [(any ReportTransaction) throws -> T]) -> Committed<T>
 
     /// Forgets idempotency keys stored before `cutoff`; returns how many.
     func forgetIdempotencyKeys(before cutoff: Date) async throws -> Int

@@ -100,4 +100,26 @@ struct FollowingTests {
         let feed = try temporary.store.changes(after: 0, limit: 10).rows
         #expect(feed.map(\.action) == [.filed, .imported], "one change for the whole import")
     }
+
+    @Test("a service's own writes are not read back: alone, catching up runs no pass; after another replica's write it runs one, which brings that write in", arguments: StoreUnderTest.all)
+    func ownWritesSkipped(_ store: StoreUnderTest) async throws {
+        let (replicas, keep) = try await store.replicas(2)
+        let (a, b) = (try await ReportService(storage: replicas[0]), try await ReportService(storage: replicas[1]))
+        var rng = SplitMix64(state: 12)
+        let seeded = try a.insert((0..<20).map { _ in Drafts.make(Coordinate(longitude: 30.3 + 0.4 * rng.unit(), latitude: 50.3 + 0.3 * rng.unit()), using: &rng) })
+        try await ChangeFeedTests.randomWrites(a, ids: seeded.map(\.id), steps: 40, workers: 3, seed: 5)
+        let transactions = a.commits.transactions.load(ordering: .relaxed)
+        let alone = try await a.catchUp()
+        let last = try await replicas[0].lastChange()
+        #expect(alone.followed == last && alone.applied == 0)
+        #expect(a.commits.transactions.load(ordering: .relaxed) == transactions, "no pass: nothing to read back")
+
+        let count = a.reportCount
+        let theirs = try b.insert([Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng)])[0]
+        let followed = try await a.catchUp()
+        #expect(a.commits.transactions.load(ordering: .relaxed) == transactions + 1, "one pass")
+        #expect(followed.applied == 1 && followed.followed == last + 1)
+        #expect(a.index.entry(id: theirs.id) != nil && a.reportCount == count + 1)
+        _ = keep
+    }
 }

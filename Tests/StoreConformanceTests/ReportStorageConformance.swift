@@ -1,6 +1,7 @@
 import Foundation
 import Generator
 import Geometry
+import Offloading
 import ReportModel
 import ReportService
 import StorePorts
@@ -445,6 +446,64 @@ struct ReportStorageConformance {
         let draft = try reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng))
         _ = try Self.one(storage) { t in try t.insert(draft, filer: nil, author: .system, now: Self.t0) }
         #expect(try await waiter.value == lastSeq + 1)
+        _ = keep
+    }
+
+    @Test("each transaction's change numbers are its own while three replicas write at once: they follow on from the last committed, and hold exactly its writes' changes, none of a write undone", arguments: StoreUnderTest.all)
+    func changeNumbers(_ store: StoreUnderTest) async throws {
+        let (replicas, keep) = try await store.replicas(3)
+        let reference = replicas[0].reference
+        let start = try await replicas[0].lastChange()
+        // What one replica committed: the numbers, and the reports its changes must name.
+        typealias Commit = (numbers: ChangeNumbers?, named: [Int64])
+        let commits = try await withThrowingTaskGroup(of: [Commit].self) { group in
+            for (n, storage) in replicas.enumerated() {
+                group.addTask {
+                    try await Blocking.offPool {
+                        var rng = SplitMix64(state: 60 + UInt64(n))
+                        var mine: [Int64] = [], commits: [Commit] = []
+                        for round in 0..<40 {
+                            let drafts = try (0..<3).map { _ in try reference.validate(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), status: "new", using: &rng)) }
+                            var writes: [(any ReportTransaction) throws -> [Int64]] = [
+                                { t in [try t.insert(drafts[0], filer: nil, author: .system, now: Self.t0).id] },
+                                { t in
+                                    // Undone after writing: none of its changes is the transaction's.
+                                    _ = try t.insert(drafts[1], filer: nil, author: .system, now: Self.t0)
+                                    throw Boom()
+                                },
+                            ]
+                            if let earlier = mine.last, round % 2 == 1 {
+                                writes.append { t in
+                                    _ = try t.setStatus(earlier, to: "verifying", note: nil, author: .system, now: Self.t0)
+                                    return [earlier, try t.insert(drafts[2], filer: nil, author: .system, now: Self.t0).id]
+                                }
+                            }
+                            if round % 10 == 9 { writes = [{ _ in throw Boom() }] }  // a transaction that writes nothing
+                            let committed = storage.commitNumbered(writes)
+                            let named = committed.outcomes.compactMap { try? $0.get() }.flatMap { $0 }
+                            mine += named
+                            commits.append((committed.numbers, named))
+                        }
+                        return commits
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let log = try await replicas[0].changes(after: start, limit: 10_000).rows
+        #expect(log.count == commits.map(\.named.count).reduce(0, +), "every change is one of the commits' writes")
+        for commit in commits {
+            guard let numbers = commit.numbers else {
+                #expect(commit.named.isEmpty, "a transaction that wrote gives its numbers")
+                continue
+            }
+            let own = log.filter { $0.seq > numbers.after && $0.seq <= numbers.through }
+            #expect(own.map(\.reportID).sorted() == commit.named.sorted(), "the changes numbered \(numbers) are its writes': \(own.map(\.reportID)) for \(commit.named)")
+        }
+        // Commit order: each transaction's numbers follow on from the one committed before it.
+        let ranges = commits.compactMap(\.numbers).sorted { $0.after < $1.after }
+        #expect(ranges.first?.after == start && ranges.last?.through == log.last?.seq)
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.through == $1.after }, "\(ranges)")
         _ = keep
     }
 

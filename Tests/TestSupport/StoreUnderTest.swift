@@ -9,6 +9,9 @@ import Testing
 public struct StoreUnderTest: Sendable, CustomTestStringConvertible {
     public let name: String
     public let open: @Sendable () async throws -> (stores: Stores, keep: AnyObject)
+    /// Stores of reports on one fresh database, as many as asked, each with connections of
+    /// its own, as replicas (or processes) have.
+    public let replicas: @Sendable (Int) async throws -> (reports: [any ReportStorage], keep: AnyObject)
     public var testDescription: String { name }
 
     /// Every store: SQLite, and PostgreSQL when the test cluster runs
@@ -17,6 +20,9 @@ public struct StoreUnderTest: Sendable, CustomTestStringConvertible {
         StoreUnderTest(name: "SQLite") {
             let directory = try TemporaryDirectory()
             return (try Stores.sqlite(path: directory.path("test.sqlite")), directory)
+        } replicas: { count in
+            let directory = try TemporaryDirectory()
+            return (try (0..<count).map { _ in try SQLiteReports(path: directory.path("test.sqlite")) }, directory)
         }
     ] + (TestPostgres.url == nil ? [] : [
         StoreUnderTest(name: "PostgreSQL") {
@@ -24,6 +30,9 @@ public struct StoreUnderTest: Sendable, CustomTestStringConvertible {
             let stores = Stores(
                 reports: PostgresReports(database.database), accounts: PostgresAccounts(database.database), webhooks: PostgresWebhooks(database.database))
             return (stores, database)
+        } replicas: { count in
+            let database = try await TestPostgres.fresh()
+            return ((0..<count).map { _ in PostgresReports(database.database) }, database)
         }
     ])
 }
