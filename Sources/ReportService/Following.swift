@@ -65,7 +65,7 @@ extension ReportService {
             // went back.
             let from = followed.change
             let last = try await lastChange()
-            if last < from {
+            if last < from || followed.takeLogWentBack() {
                 // The log went back: the database was restored from an older backup under
                 // this process. Only the rows can say what it holds now.
                 guard rebuilding else { throw CatchUpNeedsRebuild() }
@@ -82,7 +82,7 @@ extension ReportService {
                 let before = rows.prefix { $0.action != .imported }
                 var effect = try reconcile(Set(before.map(\.reportID)), t)
                 let end = before.last?.seq ?? (rows.isEmpty ? last : from)
-                effect.followedThrough = end
+                effect.pass = FollowedChange.Pass(from: from, through: end)
                 return (Pass(applied: effect.changes.count, rebuild: before.count < rows.count), effect)
             }
             result.applied += pass.applied

@@ -19,9 +19,9 @@ struct IndexEffect: Sendable {
     /// (before the changes of this and later effects are applied), and the last change
     /// they include. A replacement and a pass stay the caller's when effects are added.
     var replacement: (index: ClusterIndex, tally: ReportTally, through: Int64)?
-    /// A pass over the change log: every change through this number is in the index once
+    /// A pass over the change log: what it read, whose every change is in the index once
     /// the effect is applied.
-    var followedThrough: Int64?
+    var pass: FollowedChange.Pass?
 
     /// Adds another write's effect after this one's (a replacement stays the caller's).
     static func += (total: inout IndexEffect, other: IndexEffect) {

@@ -128,22 +128,28 @@ public final class ReportService: Sendable {
         commits = GroupCommit(storage: storage) { effects, numbers in
             // Before the writers are answered: a read after a write finds the new row.
             for effect in effects { rowCache?.drop(effect.rowsChanged) }
-            if let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement {
+            let rebuilt = effects.last(where: { $0.replacement != nil })?.replacement
+            if let rebuilt {
                 index.replaceContents(with: rebuilt.index)
                 tally.replaceContents(with: rebuilt.tally)
                 rowCache?.dropAll()
                 observers.notifyReplaced()
                 followed.reset(to: rebuilt.through)
             }
+            var refused = false
             for effect in effects where !effect.changes.isEmpty {
                 // The rows are committed: an entry the index refuses is a bug of ours. The
                 // index is then no longer the rows' and is not saved (``saveIndex(to:)``):
-                // the next start builds it from the rows.
-                do { try index.apply(effect.changes) } catch { diverged.raise() }
+                // the next start builds it from the rows. Meanwhile what was followed
+                // stays: the next pass reads these changes again and mends what it can.
+                do { try index.apply(effect.changes) } catch {
+                    diverged.raise()
+                    refused = true
+                }
             }
             tally.apply(effects.flatMap(\.phones))
             observers.notify(effects.flatMap(\.touched))
-            followed.advance(passes: effects.compactMap(\.followedThrough), own: numbers)
+            if !refused { followed.advance(passes: effects.compactMap(\.pass), own: numbers, replaced: rebuilt != nil) }
         }
         if indexReady, case .saved = start {
             // A saved index behind the log (allowed by the start) reads the changes since.

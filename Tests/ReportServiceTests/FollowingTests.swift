@@ -78,6 +78,25 @@ struct FollowingTests {
         #expect(try Self.indexEqualsRows(service, temporary.store) && service.reportCount == 2)
     }
 
+    @Test("a restore under the server, then filings of its own before it catches up (their numbers start below what it followed): it still rebuilds from the rows")
+    func logWentBackUnderOwnWrites() async throws {
+        let temporary = try TemporaryStore()
+        let service = try await ReportService(storage: temporary.store)
+        var rng = SplitMix64(state: 9)
+        for _ in 0..<3 { _ = try await service.file(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng), by: WorkflowTests.filer) }
+        #expect(try await service.catchUp().followed == 3)
+        try await temporary.store.pool.write { db in
+            try db.execute(sql: "DELETE FROM report WHERE id > 1")
+            try db.execute(sql: "DELETE FROM report_change WHERE seq > 1")
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = 1 WHERE name = 'report_change'")
+        }
+        // Changes 2, 3 and 4 again: the log's last number is past what was followed by then.
+        for _ in 0..<3 { _ = try await service.file(Drafts.make(Coordinate(longitude: 30.6, latitude: 50.4), using: &rng), by: WorkflowTests.filer) }
+        let caughtUp = try await service.catchUp()
+        #expect(caughtUp.rebuilt && caughtUp.followed == 4)
+        #expect(try Self.indexEqualsRows(service, temporary.store) && service.reportCount == 4)
+    }
+
     @Test("a bulk import by another connection: the index is rebuilt from the rows and swapped in, its observers told")
     func importRebuilds() async throws {
         let temporary = try TemporaryStore()
@@ -120,6 +139,14 @@ struct FollowingTests {
         #expect(a.commits.transactions.load(ordering: .relaxed) == transactions + 1, "one pass")
         #expect(followed.applied == 1 && followed.followed == last + 1)
         #expect(a.index.entry(id: theirs.id) != nil && a.reportCount == count + 1)
+
+        // Another replica's write, then one of this one's: its numbers do not follow on from
+        // what was followed, so the other's write is still read.
+        let other = try b.insert([Drafts.make(Coordinate(longitude: 30.55, latitude: 50.45), using: &rng)])[0]
+        let own = try a.insert([Drafts.make(Coordinate(longitude: 30.45, latitude: 50.45), using: &rng)])[0]
+        let both = try await a.catchUp()
+        #expect(both.applied == 1 && both.followed == last + 3)
+        #expect(a.index.entry(id: other.id) != nil && a.index.entry(id: own.id) != nil && a.reportCount == count + 3)
         _ = keep
     }
 }
