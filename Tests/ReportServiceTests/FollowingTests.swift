@@ -55,19 +55,25 @@ struct FollowingTests {
         #expect(try await a.catchUp().applied == 0, "caught up: nothing more to apply")
     }
 
-    @Test("a database restored from an older backup under the server (its change log went back): the index is rebuilt from the rows, and later writes followed")
-    func logWentBack() async throws {
+    /// Three filings through a new service, followed; then what a restore of the backup
+    /// taken after the first leaves under it: one report, one change.
+    static func restoredUnderService(using rng: inout SplitMix64) async throws -> (TemporaryStore, ReportService) {
         let temporary = try TemporaryStore()
         let service = try await ReportService(storage: temporary.store)
-        var rng = SplitMix64(state: 8)
         for _ in 0..<3 { _ = try await service.file(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng), by: WorkflowTests.filer) }
         #expect(try await service.catchUp().followed == 3)
-        // What a restore of the backup taken after the first filing leaves: one report, one change.
         try await temporary.store.pool.write { db in
             try db.execute(sql: "DELETE FROM report WHERE id > 1")
             try db.execute(sql: "DELETE FROM report_change WHERE seq > 1")
             try db.execute(sql: "UPDATE sqlite_sequence SET seq = 1 WHERE name = 'report_change'")
         }
+        return (temporary, service)
+    }
+
+    @Test("a database restored from an older backup under the server (its change log went back): the index is rebuilt from the rows, and later writes followed")
+    func logWentBack() async throws {
+        var rng = SplitMix64(state: 8)
+        let (temporary, service) = try await Self.restoredUnderService(using: &rng)
         let caughtUp = try await service.catchUp()
         #expect(caughtUp.rebuilt && caughtUp.followed == 1 && service.reportCount == 1)
         #expect(try Self.indexEqualsRows(service, temporary.store))
@@ -80,16 +86,8 @@ struct FollowingTests {
 
     @Test("a restore under the server, then filings of its own before it catches up (their numbers start below what it followed): it still rebuilds from the rows")
     func logWentBackUnderOwnWrites() async throws {
-        let temporary = try TemporaryStore()
-        let service = try await ReportService(storage: temporary.store)
         var rng = SplitMix64(state: 9)
-        for _ in 0..<3 { _ = try await service.file(Drafts.make(Coordinate(longitude: 30.5, latitude: 50.45), using: &rng), by: WorkflowTests.filer) }
-        #expect(try await service.catchUp().followed == 3)
-        try await temporary.store.pool.write { db in
-            try db.execute(sql: "DELETE FROM report WHERE id > 1")
-            try db.execute(sql: "DELETE FROM report_change WHERE seq > 1")
-            try db.execute(sql: "UPDATE sqlite_sequence SET seq = 1 WHERE name = 'report_change'")
-        }
+        let (temporary, service) = try await Self.restoredUnderService(using: &rng)
         // Changes 2, 3 and 4 again: the log's last number is past what was followed by then.
         for _ in 0..<3 { _ = try await service.file(Drafts.make(Coordinate(longitude: 30.6, latitude: 50.4), using: &rng), by: WorkflowTests.filer) }
         let caughtUp = try await service.catchUp()
