@@ -19,7 +19,7 @@
 //   ChangeFeed    the numbered writes as a feed: what each reader may see of them, and its JSON
 //   Webhooks      endpoints that subscribe to changes, their durable outbox, and its signed delivery
 //   Server        the HTTP API (Hummingbird 2): thin handlers over the services of one database (Backend)
-//   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary
+//   Interchange   GeoJSON, GeoJSON text sequences and CSV, read and written in one vocabulary; JSON request bodies read strictly
 //   Tiles         PNG map tiles of the clusters: anti-aliased discs, our own digit font, libpng
 //   Photos        uploaded photos re-encoded from their pixels (libjpeg-turbo, libpng): upright, shrunk, no metadata
 //   Backup        a consistent copy of a served database and its photos, and its restore

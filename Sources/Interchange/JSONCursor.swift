@@ -1,9 +1,9 @@
 import Foundation
 
 /// A JSON syntax error at a byte offset of the text being read.
-struct JSONSyntaxError: Error {
-    var message: String
-    var offset: Int
+public struct JSONSyntaxError: Error, Sendable {
+    public var message: String
+    public var offset: Int
 }
 
 /// A hand-written RFC 8259 reader over raw bytes: the parts a Feature needs (strings with

@@ -46,6 +46,12 @@ public struct DuplicateHint: Sendable, Hashable, Codable {
     /// The phone numbers the two share.
     public var sharedPhones: [String]
 
+    public init(id: Int64, distanceM: Double, sharedPhones: [String]) {
+        self.id = id
+        self.distanceM = distanceM
+        self.sharedPhones = sharedPhones
+    }
+
     enum CodingKeys: String, CodingKey {
         case id
         case distanceM = "distance_m"

@@ -1,3 +1,4 @@
+import Interchange
 import ReportModel
 
 /// The endpoints of assignments (`AssignmentRoutes.swift`), in the table of `Endpoints.swift`:

@@ -2,6 +2,7 @@ import Foundation
 import Geometry
 import HTTPTypes
 import Hummingbird
+import Interchange
 
 /// A request body that must be a JSON object of known members, read within 64 KiB and
 /// checked member by member, so that a 422 names every bad field at once.
@@ -45,12 +46,13 @@ struct JSONBody {
         self.init(members: try Self.members(bytes), allowed: allowed)
     }
 
-    /// The members of a JSON object, or a 400.
+    /// The members of a JSON object, or a 400 saying where the body stops being one.
     static func members(_ bytes: ByteBuffer) throws -> [String: JSONValue] {
-        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes.readableBytesView)) else {
-            throw APIError(.badRequest, code: "invalid_json", message: "the body must be a JSON object")
+        do {
+            return try bytes.withUnsafeReadableBytes { bytes throws(JSONSyntaxError) in try JSONValue.members(parsing: bytes) }
+        } catch {
+            throw APIError(.badRequest, code: "invalid_json", message: "the body is not a JSON object: \(error.message) (at byte \(error.offset))")
         }
-        return object
     }
 
     /// Members of an object; those not `allowed` are issues. Nested objects name their

@@ -1,3 +1,4 @@
+import Interchange
 import ReportService
 
 /// The endpoints of Open311 GeoReport v2 (`Open311Routes.swift`), in the table of

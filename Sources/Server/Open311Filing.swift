@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
 import Hummingbird
+import Interchange
 import ReportModel
 import ReportService
 

@@ -1,4 +1,5 @@
 import ChangeFeed
+import Interchange
 import ReportModel
 import Webhooks
 

@@ -1,4 +1,5 @@
 import Geometry
+import Interchange
 import ReportModel
 import ReportService
 

@@ -48,7 +48,7 @@ struct ReportWriteRoutes {
         let lat = try query.required("lat", try query.number("lat", in: -90...90))
         let radius = try query.number("radius", in: 1...1000) ?? service.intake.duplicateRadius
         let hints = try await service.duplicateHints(near: Coordinate(longitude: lon, latitude: lat), phones: [], radius: radius)
-        return try Responses.json(Nearby(possibleDuplicates: hints))
+        return Responses.body(Array(#"{"possible_duplicates":"#.utf8) + DuplicateHint.json(hints) + Array("}\n".utf8), type: "application/json")
     }
 
     @Sendable func myReports(_: Request, _ query: QueryParameters, _: AppRequestContext, _ identity: AccountService.Identity) async throws -> Response {
@@ -120,7 +120,7 @@ struct ReportWriteRoutes {
     /// The 201 of a filing, as an idempotency key keeps it.
     @Sendable private func filed(_ filing: Filing) throws -> StoredAnswer.Reply {
         // Just filed: no photos yet.
-        let (headers, body) = try views.rendered(filing.report, for: nil, photos: [], extra: [("possible_duplicates", try Responses.jsonBytes(filing.possibleDuplicates))])
+        let (headers, body) = try views.rendered(filing.report, for: nil, photos: [], extra: [("possible_duplicates", DuplicateHint.json(filing.possibleDuplicates))])
         return StoredAnswer.Reply(
             status: 201, headers: ["Location": "/v1/reports/\(filing.report.id)", "ETag": headers[.eTag] ?? ""], body: Data(body))
     }
@@ -142,12 +142,6 @@ struct ReportWriteRoutes {
         }
         return Response(status: HTTPResponse.Status(code: reply.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
     }
-}
-
-/// `GET /v1/reports/nearby`.
-struct Nearby: Encodable {
-    var possibleDuplicates: [DuplicateHint]
-    enum CodingKeys: String, CodingKey { case possibleDuplicates = "possible_duplicates" }
 }
 
 /// `GET /v1/reports/{id}/history`.

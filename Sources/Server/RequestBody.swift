@@ -1,6 +1,7 @@
 import Accounts
 import Geometry
 import Hummingbird
+import Interchange
 import ReportModel
 
 /// A member of a request body: its name, what it must be (its OpenAPI schema), and

@@ -2,6 +2,7 @@ import Clustering
 import Geometry
 import HTTPTypes
 import Hummingbird
+import Interchange
 import Offloading
 import ReportService
 import Tiles

@@ -1,24 +1,25 @@
-import Interchange
-
 /// A JSON value: built in code (the OpenAPI document, log lines), members in the order
-/// given; or read from a request body, its types kept apart (`1` is no boolean, `"1"` no
-/// number; a number read is a `number`).
-enum JSONValue: Sendable, Codable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+/// given; or read from a request body (``members(parsing:)``), its types kept apart (`1` is
+/// no boolean, `"1"` no number; a number read is a `number`).
+public enum JSONValue: Sendable, Equatable, Encodable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
     case string(String), int(Int), number(Double), bool(Bool), null, array([JSONValue]), object([(String, JSONValue)])
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let b = try? container.decode(Bool.self) { self = .bool(b) }
-        else if let n = try? container.decode(Double.self) { self = .number(n) }
-        else if let s = try? container.decode(String.self) { self = .string(s) }
-        else if let a = try? container.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try container.decode([String: JSONValue].self).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }) }
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.string(let x), .string(let y)): x == y
+        case (.int(let x), .int(let y)): x == y
+        case (.number(let x), .number(let y)): x == y && x.sign == y.sign
+        case (.bool(let x), .bool(let y)): x == y
+        case (.null, .null): true
+        case (.array(let x), .array(let y)): x == y
+        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         switch self {
         case .object(let members):
             var container = encoder.container(keyedBy: Name.self)
@@ -46,22 +47,22 @@ enum JSONValue: Sendable, Codable, ExpressibleByStringLiteral, ExpressibleByInte
         init?(intValue: Int) { nil }
     }
 
-    init(stringLiteral value: String) { self = .string(value) }
-    init(integerLiteral value: Int) { self = .int(value) }
-    init(booleanLiteral value: Bool) { self = .bool(value) }
-    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(elements) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(elements) }
 
     /// Compact JSON, members in the order given.
-    var text: String {
+    public var text: String {
         switch self {
-        case .string(let s): return Interchange.GeoJSON.string(s)
+        case .string(let s): return GeoJSON.string(s)
         case .int(let n): return String(n)
         case .number(let x): return x.isFinite ? "\(x)" : "null"
         case .bool(let b): return b ? "true" : "false"
         case .null: return "null"
         case .array(let items): return "[" + items.map(\.text).joined(separator: ",") + "]"
-        case .object(let members): return "{" + members.map { Interchange.GeoJSON.string($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
+        case .object(let members): return "{" + members.map { GeoJSON.string($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
         }
     }
 }
