@@ -13,6 +13,7 @@
 //   geojson     ReportReader over a FeatureCollection
 //   geojsonseq  ReportReader over a GeoJSON text sequence (lines or RFC 8142)
 //   csv         ReportReader over CSV
+//   jsonbody    JSONValue.members(parsing:), a request body, written back and read again
 //   photo       PhotoProcessor.process: JPEG (libjpeg-turbo) and PNG (libpng) uploads
 import PackageDescription
 
@@ -30,6 +31,7 @@ let package = Package(
         fuzzer("geojson", ["Interchange", "ReportModel"]),
         fuzzer("geojsonseq", ["Interchange", "ReportModel"]),
         fuzzer("csv", ["Interchange", "ReportModel"]),
+        fuzzer("jsonbody", ["Interchange"]),
         fuzzer("photo", ["Photos"]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-600}
 scratch=${FUZZ_SCRATCH:-.build-fuzz}
-all=(phone bbox decimal datetime clusterid geojson geojsonseq csv photo)
+all=(phone bbox decimal datetime clusterid geojson geojsonseq csv jsonbody photo)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 
 # Release (-O keeps Swift's overflow and bounds checks and every precondition) runs several

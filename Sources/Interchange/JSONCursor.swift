@@ -16,6 +16,9 @@ struct JSONCursor {
     let base: UnsafePointer<UInt8>
     let end: Int
     var i: Int
+    /// Whether messages quote the byte at fault: yes for an import file (its owner reads
+    /// them); no for a request body, which may hold a password.
+    var quotesInput = true
 
     static let maxDepth = 256
 
@@ -43,6 +46,7 @@ struct JSONCursor {
 
     func unexpected(_ expected: String) -> JSONSyntaxError {
         guard i < end else { return error("the text ends where \(expected) was expected") }
+        guard quotesInput else { return error("expected \(expected)") }
         let b = base[i]
         let shown = b >= 0x20 && b < 0x7F ? "'\(Character(Unicode.Scalar(b)))'" : String(format: "byte 0x%02X", b)
         return error("expected \(expected), found \(shown)")
@@ -115,7 +119,7 @@ struct JSONCursor {
                     else { throw error("\\u must be followed by four hex digits") }
                     i += 5
                 default:
-                    throw error("invalid escape '\\\(Character(Unicode.Scalar(base[i])))' in a string")
+                    throw error(quotesInput ? "invalid escape '\\\(Character(Unicode.Scalar(base[i])))' in a string" : "invalid escape in a string")
                 }
                 continue
             }

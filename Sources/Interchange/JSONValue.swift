@@ -6,6 +6,8 @@ public enum JSONValue: Sendable, Equatable, Encodable, ExpressibleByStringLitera
 {
     case string(String), int(Int), number(Double), bool(Bool), null, array([JSONValue]), object([(String, JSONValue)])
 
+    /// Values as written: `-0` is not `0` and `.int(1)` not `.number(1)`, so that a test
+    /// tells a value read back from what it was written from.
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.string(let x), .string(let y)): x == y

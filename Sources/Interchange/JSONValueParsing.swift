@@ -5,20 +5,31 @@
 /// per filing, the largest part of the handler's own.
 extension JSONValue {
     /// The members of the JSON object `bytes` hold (a leading UTF-8 byte order mark
-    /// allowed), or a ``JSONSyntaxError`` saying where the text stops being one. Refused
-    /// besides bad syntax: another value than an object at the top, text after it, a
-    /// member named twice in one object (which of the two a reader takes differs between
-    /// readers), a number beyond a double's range, and nesting deeper than 256.
+    /// allowed), or a ``JSONSyntaxError`` saying where the text stops being one, without
+    /// quoting it (a body may hold a password). Refused besides bad syntax: text in UTF-16
+    /// or UTF-32 (RFC 8259 asks for UTF-8; `JSONDecoder` converted them), another value
+    /// than an object at the top, text after it, a member named twice in one object
+    /// (which of the two a reader takes differs between readers; names are compared as
+    /// Swift compares strings, so `é` written as one scalar or as `e` and an accent is
+    /// the same name), a number beyond a double's range, and nesting deeper than 256.
     /// Members of nested objects are in name order.
     public static func members(parsing bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> [String: JSONValue] {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else {
             throw JSONSyntaxError(message: "the text is empty", offset: 0)
         }
+        // UTF-16 and UTF-32 begin with a byte order mark or put a zero byte beside the first character.
+        if bytes.count >= 2, base[0] == 0 || base[1] == 0 || (base[0] == 0xFE && base[1] == 0xFF) || (base[0] == 0xFF && base[1] == 0xFE) {
+            throw JSONSyntaxError(message: "the text must be UTF-8", offset: 0)
+        }
         var c = JSONCursor(base, start: 0, end: bytes.count)
+        c.quotesInput = false
         if c.end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { c.i = 3 }
         c.skipSpace()
         guard c.peek() == UInt8(ascii: "{") else {
-            throw c.atEnd ? c.error("the text is empty") : c.error("the text must be a JSON object, not \(c.kindOfValue())")
+            guard let first = c.peek() else { throw c.error("the text is empty") }
+            // `kindOfValue` calls anything else a number: form data, HTML.
+            let known = first == UInt8(ascii: "-") || first &- 48 < 10 || c.kindOfValue() != "a number"
+            throw known ? c.error("the text is \(c.kindOfValue()), not an object") : c.unexpected("'{'")
         }
         var members: [String: JSONValue] = [:]
         try objectMembers(&c, depth: 0) { name, value, at throws(JSONSyntaxError) in

@@ -51,7 +51,7 @@ struct JSONBody {
         do {
             return try bytes.withUnsafeReadableBytes { bytes throws(JSONSyntaxError) in try JSONValue.members(parsing: bytes) }
         } catch {
-            throw APIError(.badRequest, code: "invalid_json", message: "the body is not a JSON object: \(error.message) (at byte \(error.offset))")
+            throw APIError(.badRequest, code: "invalid_json", message: "the body must be a JSON object: \(error.message) (at byte \(error.offset))")
         }
     }
 

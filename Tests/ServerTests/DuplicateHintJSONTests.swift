@@ -13,6 +13,7 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let distances: [Double] = [0, -0.0, 0.1, 5, 49.9, 50, 1_000, 123_456.7, 20_037_508.3]
+        var plus = false  // a foreign number, written with its +
         for round in 0..<2_000 {
             let hints = (0..<(round % 7)).map { _ in
                 DuplicateHint(
@@ -20,11 +21,13 @@ import Testing
                     distanceM: Bool.random(using: &random)
                         ? distances.randomElement(using: &random)! : (Double.random(in: 0...25_000_000, using: &random) * 10).rounded() / 10,
                     sharedPhones: (0..<Int.random(in: 0...3, using: &random)).map { _ in
-                        Phone.written("380" + String(Int.random(in: 100_000_000...999_999_999, using: &random)))
+                        Phone.written((Bool.random(using: &random) ? "380" : "4860") + String(Int.random(in: 100_000_000...999_999_999, using: &random)))
                     })
             }
             let written = DuplicateHint.json(hints)
+            plus = plus || written.contains(UInt8(ascii: "+"))
             #expect(written == Array(try encoder.encode(hints)), "\(String(decoding: written, as: UTF8.self))")
         }
+        #expect(plus)
     }
 }
