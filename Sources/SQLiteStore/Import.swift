@@ -15,13 +15,13 @@ extension SQLiteReports {
     ///
     /// Into a table of fewer than ``ImportOptions/bulkBelow`` reports the import is a bulk
     /// load: inside its transaction the index triggers and secondary indexes are dropped;
-    /// the rows are staged in a scratch database as they are read (``ImportStaging``) and
-    /// then go in bare and in key order (appended to the table's B-tree), while a second
-    /// core packs the R*Tree from the staged rows (``PackedRTree``) and, into a new
-    /// database, builds the phone indexes from them too (``PhoneIndexBuild``); then the
-    /// R*Tree is copied in, the secondary indexes built whole, the phone indexes copied in
-    /// (or built whole) and the triggers put back, exactly as they were (their SQL is read
-    /// from the schema). Its memory does not grow with the input. Foreign keys and CHECK constraints are not evaluated during a bulk
+    /// the reports are staged in sorted runs as they are read (``ImportStaging``) and the
+    /// rows then go in bare and in key order (appended to the table's B-tree), while a
+    /// second core packs the R*Tree from the staged points (``PackedRTree``) and, into a
+    /// new database, builds the FTS5 index from the staged phones (``PhoneIndexBuild``);
+    /// then the R*Tree is copied in, the secondary indexes built whole, the phone indexes
+    /// copied in (or built whole) and the triggers put back, exactly as they were (their
+    /// SQL is read from the schema). Its memory does not grow with the input. Foreign keys and CHECK constraints are not evaluated during a bulk
     /// load, as every record has been validated (against the reference data too).
     /// Into a larger table, rows go in one by one through the triggers.
     public func importRecords(
@@ -67,9 +67,6 @@ extension SQLiteReports {
                 }
             }
             try db.inTransaction(.immediate) {
-                // Made under the write lock: another import into this database waits for it.
-                let staging = bulk ? try ImportStaging(beside: pool.path) : nil
-                defer { staging?.close() }
                 let maxIDBefore = try Int64.fetchOne(db, sql: "SELECT max(id) FROM report") ?? 0
                 // A bulk load drops the id index: its (fewer than bulkBelow) ids are kept here.
                 let existing = bulk ? Set(try Int64.fetchAll(db, sql: "SELECT id FROM report")) : []
@@ -86,27 +83,19 @@ extension SQLiteReports {
                 let storedEntries = bulk ? try PackedRTree.entries(db) : []
                 // Into a new database, the phone index is built aside too (`PhoneIndexBuild`).
                 let phoneIndexAside = bulk && intoNewFile && existing.isEmpty
+                // Made under the write lock: another import into this database waits for it.
+                let staging = bulk ? ImportStaging(beside: pool.path, phoneIndexes: phoneIndexAside, memory: options.sortMemory) : nil
+                defer { staging?.close() }
 
                 // Each admitted draft goes into the report table, or in a bulk load to the
-                // staging table first (see `ImportStaging`), from which it is moved in key order.
-                var stagedCount = 0
-                func read(into rows: inout RowInserter, staged: Bool) throws {
+                // staging runs first (see `ImportStaging`), from which it goes in in key order.
+                func read(_ take: (ReportDraft, _ key: Int64, RecordLocation) throws -> Void) throws {
                     var done = 0
                     while let batch = try next() {
                         let start = Date()
                         for record in batch {
                             guard let draft = try admission.admit(record, taken: taken) else { continue }
-                            let key = ReportRow.key(draft.coordinate, id: draft.id!)
-                            switch try rows.insert(draft, key: key, now: now, location: ImportStaging.number(record.location)) {
-                            case .success(let id):
-                                if staged {
-                                    stagedCount += 1
-                                } else {
-                                    summary.imported += 1
-                                    if options.keepsIDs { summary.ids.append(id) }
-                                }
-                            case .failure(let error): admission.refuse(record.location, error)
-                            }
+                            try take(draft, ReportRow.key(draft.coordinate, id: draft.id!), record.location)
                         }
                         summary.tableSeconds += Date().timeIntervalSince(start)
                         done += batch.count
@@ -114,39 +103,43 @@ extension SQLiteReports {
                     }
                 }
                 guard let staging, let deferred else {
-                    try read(into: &inserter, staged: false)
+                    try read { draft, key, location in
+                        switch try inserter.insert(draft, key: key, now: now) {
+                        case .success(let id):
+                            summary.imported += 1
+                            if options.keepsIDs { summary.ids.append(id) }
+                        case .failure(let error): admission.refuse(location, error)
+                        }
+                    }
                     guard admission.keeps else { return .rollback }
                     try inserter.finish(lastID: admission.lastID)
                     summary.skipped = admission.issueCount
                     return try finish(db, summary: summary)
                 }
-                try staging.write { stagingDB in
-                    var stager = try RowInserter(stagingDB, initialStatus: reference.initialStatus, staging: true)
-                    try read(into: &stager, staged: true)
+                try read { draft, key, location in
+                    let (status, created, updated) = inserter.values(draft, now: now)
+                    try staging.stage(draft, key: key, status: status, created: created, updated: updated, location: ImportStaging.number(location))
                 }
                 guard admission.keeps else { return .rollback }
                 let start = Date()
                 // The R*Tree is packed, and the phone indexes built, on a second core while
                 // the rows go in.
                 let nodeSize = try PackedRTree.nodeSize(db)
-                let packing = PackedRTree.start(staging, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
-                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild.start(staging, like: db, beside: pool.path) : nil
-                summary.imported = try staging.inKeyOrder { select in
-                    try inserter.insertAll(from: select, inserted: { if options.keepsIDs { summary.ids.append($0) } }, refuse: { admission.refuse($0, $1) })
-                }
+                let packing = try PackedRTree.start(staging, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
+                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild(staging, like: db, beside: pool.path) : nil
+                summary.imported = try inserter.insertAll(
+                    from: try staging.rows.merged(), inserted: { if options.keepsIDs { summary.ids.append($0) } }, refuse: { admission.refuse($0, $1) })
                 guard admission.keeps else { return .rollback }
-                let insertedAll = summary.imported == stagedCount  // else a row was refused after all
+                let insertedAll = summary.imported == staging.count  // else a row was refused after all
                 try inserter.finish(lastID: admission.lastID)
                 summary.tableSeconds += Date().timeIntervalSince(start)
                 summary.skipped = admission.issueCount
                 summary.rebuiltIndexes = true
                 let rtreeStart = Date()
-                let packed = try packing.result()
                 if insertedAll {
-                    try PackedRTree.copy(packed, into: db)
+                    try packing.copy(into: db)
                 } else {
-                    ImportStaging.remove(packed.path)
-                    try PackedRTree.rebuild(db, nodeSize: nodeSize)
+                    try PackedRTree.rebuild(db, nodeSize: nodeSize)  // what was packed is deleted by `staging.close()`
                 }
                 summary.rtreeSeconds = Date().timeIntervalSince(rtreeStart)
                 // A refused row's numbers are in the phone indexes built aside: they are rebuilt from the table then.
@@ -255,7 +248,7 @@ struct DeferredIndexes {
     /// The phone indexes built aside, when `usable`, are waited for once the secondary
     /// indexes are built (their builder is the longest of the helpers).
     func rebuild(
-        _ db: Database, phoneIndex: ImportStaging.Helper?, usable: Bool = true, summary: inout ImportSummary
+        _ db: Database, phoneIndex: PhoneIndexBuild?, usable: Bool = true, summary: inout ImportSummary
     ) throws {
         var start = Date()
         for sql in indexes { try db.execute(sql: sql) }
@@ -263,11 +256,9 @@ struct DeferredIndexes {
         summary.secondaryIndexSeconds = Date().timeIntervalSince(start)
 
         start = Date()
-        let built = try phoneIndex.map { try $0.result() }
-        if let built, usable {
-            try PhoneIndexBuild.copy(built, into: db)
+        if let phoneIndex, usable {
+            try phoneIndex.copy(into: db)
         } else {
-            if let built { ImportStaging.remove(built.path) }
             try db.execute(sql: "INSERT INTO report_search(report_search) VALUES ('delete-all')")
             try db.execute(sql: PhoneIndexBuild.fillFromTable)
             try db.execute(sql: SearchQueue.optimize)

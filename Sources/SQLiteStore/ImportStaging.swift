@@ -1,54 +1,101 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 import ReportModel
 
-/// The rows of a bulk load on their way to the report table: appended, as they are read,
-/// to a table of a scratch database beside the target, then read back in key order
-/// through SQLite's sorter, which sorts runs in temporary files and merges them.
+/// The reports of a bulk load on their way to the report table and its indexes. As each
+/// admitted report is read it goes, in the form each consumer takes, into sorted runs of
+/// our own (``SortedRuns``): its row by storage key (the table is appended to in that
+/// order), its point by longitude (the R*Tree is packed from that order), and, for a new
+/// database, its phones by recency (FTS5 likes its rowids ascending) and by number and
+/// id (`report_phone`'s own order).
 ///
-/// Why: the report table is appended to in key order, and the drafts used to wait in
-/// memory until all were read to be sorted: 1.25 KB a report, 14 GB at ten million. The
-/// scratch file holds them instead, and the R*Tree and the phone indexes are built from it
-/// by helpers on a second core (``buildAside(_:beside:thread:_:)``), so the import's memory
-/// is the caches', whatever its size.
+/// Why: the drafts used to wait in memory until all were read, 1.25 KB a report, 14 GB at
+/// ten million; then in a staging table of a scratch database, read back through SQLite's
+/// sorter once for each of those orders. The runs cost each report one encoding, and
+/// each order a sort of plain keys; the import's memory is the runs' budgets and the
+/// caches', whatever its size.
 ///
-/// The scratch databases are nobody else's: made under the import's write lock (so two
-/// imports into one database never share them), journaled in memory, never synced; they
-/// are deleted when the import ends, however it ends (one a killed import left is
-/// replaced by the next).
+/// The runs' scratch files are unlinked as soon as they are made; the scratch databases
+/// the helpers build (``buildAside(_:beside:thread:_:)``) are nobody else's: made under the
+/// import's write lock, journaled in memory, never synced, deleted when the import ends
+/// however it ends (one a killed import left is replaced by the next).
 final class ImportStaging {
-    static let table = "staged"
-    let path: String
-    private let queue: DatabaseQueue
+    let rows: SortedRuns<Int64>
+    let points: SortedRuns<Double>
+    /// With the phone indexes built aside: the reports' phones and ids by recency, and
+    /// their rows of `report_phone`.
+    let searches: SortedRuns<Int64>?
+    let phones: SortedRuns<PhoneRowKey>?
+    private var record = RecordBytes()
 
-    /// A new scratch database next to `target` (in the temporary directory for an
-    /// in-memory target), with the staging table.
-    init(beside target: String) throws {
-        path = Self.scratchPath(beside: target, named: "staging")
-        Self.remove(path)
-        queue = try DatabaseQueue(path: path, configuration: Self.configuration())
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: """
-                CREATE TABLE \(Self.table) (
-                    key INTEGER, id INTEGER, longitude REAL, latitude REAL, address TEXT, city TEXT, district TEXT,
-                    object_type TEXT, balance_holder TEXT, violator TEXT, phones TEXT, comment TEXT, status TEXT,
-                    created_at INTEGER, updated_at INTEGER, location INTEGER)
-                """)
-        }
+    /// Runs of `memory` bytes in all (the rows four sevenths, the others one each: with
+    /// the default and SQLite's caches, 128 MiB for the target and 64 MiB for a scratch
+    /// database, the import stays well under 1 GiB), whose scratch files go beside `target`
+    /// (in the temporary directory for an in-memory target).
+    init(beside target: String, phoneIndexes: Bool, memory: Int) {
+        self.target = target
+        let seventh = memory / 7
+        rows = Self.runs("rows", beside: target, budget: 4 * seventh)
+        points = Self.runs("points", beside: target, budget: seventh)
+        searches = phoneIndexes ? Self.runs("search", beside: target, budget: seventh) : nil
+        phones = phoneIndexes ? Self.runs("phones", beside: target, budget: seventh) : nil
     }
 
-    /// The settings of a scratch connection: its journal in memory (new pages are not
-    /// journaled, and a failed step can still roll back), no syncs, sorts in temporary
-    /// files, a page cache of 64 MiB (which also bounds each of the sorter's runs).
-    static func configuration(readonly: Bool = false) -> Configuration {
-        var configuration = Configuration()
-        configuration.readonly = readonly
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA temp_store = FILE; PRAGMA cache_size = -65536")
-            if !readonly { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
+    private let target: String
+
+    /// More runs, for what a helper sorts (their scratch file named `name`).
+    func runs<Key>(_ name: String, budget: Int) -> SortedRuns<Key> { Self.runs(name, beside: target, budget: budget) }
+
+    private static func runs<Key>(_ name: String, beside target: String, budget: Int) -> SortedRuns<Key> {
+        let path = scratchPath(beside: target, named: name)
+        remove(path)
+        return SortedRuns(budget: budget, scratch: path)
+    }
+
+    var count: Int { rows.count }
+
+    /// Adds a report: its draft, storage key, status and times (defaults applied), and
+    /// where its record is in the input. Each payload is in the order its consumer binds it.
+    func stage(_ d: ReportDraft, key: Int64, status: String, created: Int64, updated: Int64, location: Int64) throws {
+        let id = d.id!, longitude = d.coordinate.longitude, latitude = d.coordinate.latitude
+        // The row: RowInserter's parameters after the key, then the location.
+        record.reset()
+        record.int(id)
+        record.double(longitude)
+        record.double(latitude)
+        record.text(d.address)
+        record.text(d.city)
+        record.text(d.district)
+        record.text(d.objectType)
+        record.text(d.balanceHolder)
+        record.text(d.violator)
+        record.text(joining: d.phones, separator: ReportRow.phoneSeparator.asciiValue!)
+        record.text(d.comment)
+        record.text(status)
+        record.int(created)
+        record.int(updated)
+        record.int(location)
+        try rows.append(key, record)
+
+        record.reset()
+        record.int(key)
+        record.double(latitude)
+        try points.append(longitude, record)
+
+        guard let searches, let phones else { return }
+        record.reset()
+        record.text(joining: d.phones, separator: ReportRow.phoneSeparator.asciiValue!)
+        record.int(id)
+        try searches.append(PhoneIndexBuild.recency(createdAt: created, id: id), record)
+        for phone in d.phones {
+            record.reset()
+            record.text(phone)
+            record.int(id)
+            record.double(longitude)
+            record.double(latitude)
+            record.text(status)
+            try phones.append(PhoneRowKey(phone, id: id), record)
         }
-        return configuration
     }
 
     /// A scratch file's path beside `target`.
@@ -58,26 +105,17 @@ final class ImportStaging {
         return "\(base).import-\(name)"
     }
 
-    /// Runs `body` with the staging database in one transaction (the rows go in during it),
-    /// rolled back if it throws.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try queue.inDatabase { db in
-            var result: T?
-            try db.inTransaction {
-                result = try body(db)
-                return .commit
-            }
-            return result!
+    /// The settings of a scratch connection: its journal in memory (new pages are not
+    /// journaled, and a failed step can still roll back), no syncs, sorts in temporary
+    /// files, a page cache of 64 MiB.
+    static func configuration(readonly: Bool = false) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = readonly
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA temp_store = FILE; PRAGMA cache_size = -65536")
+            if !readonly { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
         }
-    }
-
-    /// Calls `body` with a prepared `SELECT` of the staged rows in key order: the report
-    /// columns (``RowInserter/columns``), then the record's location (see ``location(_:)``).
-    func inKeyOrder<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
-        try queue.inDatabase { db in
-            let select = try db.makeStatement(sql: "SELECT \(RowInserter.columns), location FROM \(Self.table) ORDER BY key")
-            return try body(select.sqliteStatement)
-        }
+        return configuration
     }
 
     /// A scratch database a helper built from the staged rows, to be copied into the target.
@@ -103,29 +141,17 @@ final class ImportStaging {
     private var helpers: [Helper] = []
 
     /// Runs `build` on a thread of its own (`thread`), in one transaction, over a new scratch
-    /// database beside `target` (named `name`), with the staging database attached as
-    /// `staging` (complete by then: nothing writes it any more). The scratch database is
-    /// deleted if `build` fails.
+    /// database beside `target` (named `name`). The scratch database is deleted if `build` fails.
     func buildAside(_ name: String, beside target: String, thread: String, _ build: @escaping @Sendable (Database) throws -> Void) -> Helper {
-        let path = Self.scratchPath(beside: target, named: name), staging = self.path
+        let path = Self.scratchPath(beside: target, named: name)
         let helper = Helper(Background(name: thread) {
             Result {
                 Self.remove(path)
                 do {
                     let queue = try DatabaseQueue(path: path, configuration: Self.configuration())
-                    try queue.writeWithoutTransaction { db in
-                        try db.execute(sql: "ATTACH DATABASE ? AS staging", arguments: [staging])
-                        // Raw BEGIN and COMMIT: GRDB's own transaction over the attached
-                        // database failed its COMMIT as locked; a failure still rolls back.
-                        try db.execute(sql: "BEGIN")
-                        do {
-                            try build(db)
-                            try db.execute(sql: "COMMIT")
-                        } catch {
-                            try? db.execute(sql: "ROLLBACK")
-                            throw error
-                        }
-                        try db.execute(sql: "DETACH DATABASE staging")
+                    try queue.inTransaction { db in
+                        try build(db)
+                        return .commit
                     }
                     try queue.close()
                     return Aside(path: path)
@@ -168,15 +194,13 @@ final class ImportStaging {
         number >= 0 ? .line(Int(number)) : .feature(Int(-number))
     }
 
-    /// Closes the connection and deletes the file, and what any helper built that was
-    /// not taken (an import that failed midway), once it is done.
+    /// Deletes what any helper built that was not taken (an import that failed midway),
+    /// once it is done.
     func close() {
         for helper in helpers where !helper.taken {
             if let built = try? helper.result() { Self.remove(built.path) }
         }
         helpers = []
-        try? queue.close()
-        Self.remove(path)
     }
 
     deinit { close() }
@@ -184,4 +208,24 @@ final class ImportStaging {
     static func remove(_ path: String) {
         for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
+}
+
+/// A row of `report_phone` in its order: the number, then the report's id. The number's
+/// first 16 bytes, big-endian, compare as its text does (a normalized number is at most 15
+/// digits; were one longer, only the order of its rows would suffer, not what they hold).
+struct PhoneRowKey: Comparable, BitwiseCopyable {
+    var high: UInt64, low: UInt64, id: Int64
+
+    init(_ phone: String, id: Int64) {
+        var high: UInt64 = 0, low: UInt64 = 0, i = 0
+        for byte in phone.utf8.prefix(16) {
+            if i < 8 { high |= UInt64(byte) << (56 - 8 * i) } else { low |= UInt64(byte) << (56 - 8 * (i - 8)) }
+            i += 1
+        }
+        self.high = high
+        self.low = low
+        self.id = id
+    }
+
+    static func < (a: Self, b: Self) -> Bool { (a.high, a.low, a.id) < (b.high, b.low, b.id) }
 }

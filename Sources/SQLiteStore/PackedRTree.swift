@@ -134,19 +134,29 @@ enum PackedRTree {
     /// The three tables of an R*Tree named `name` in `db`, where a packed tree goes: its
     /// nodes, each report's leaf, each inner node's parent; inserts bound directly, as
     /// they run once per report.
+    /// With `leafRuns`, each report's leaf goes there instead, to be inserted in key order
+    /// later (``Build/copy(into:)``).
     struct Tables {
         let db: Database
-        let nodes: Statement, leaves: Statement, parents: Statement
+        let nodes: Statement, parents: Statement
+        let leaves: Statement?, leafRuns: SortedRuns<Int64>?
 
-        init(_ db: Database, name: String) throws {
+        init(_ db: Database, name: String, leafRuns: SortedRuns<Int64>? = nil) throws {
             self.db = db
+            self.leafRuns = leafRuns
             nodes = try db.makeStatement(sql: "INSERT INTO \(name)_node(nodeno, data) VALUES (?, ?)")
-            leaves = try db.makeStatement(sql: "INSERT INTO \(name)_rowid(rowid, nodeno) VALUES (?, ?)")
+            leaves = leafRuns == nil ? try db.makeStatement(sql: "INSERT INTO \(name)_rowid(rowid, nodeno) VALUES (?, ?)") : nil
             parents = try db.makeStatement(sql: "INSERT INTO \(name)_parent(nodeno, parentnode) VALUES (?, ?)")
         }
 
         func node(_ number: Int64, _ blob: [UInt8]) throws { try nodes.execute(arguments: [number, Data(blob)]) }
-        func leaf(key: Int64, node: Int64) throws { try insertPair(db, leaves, key, node) }
+
+        func leaf(key: Int64, node: Int64) throws {
+            guard let leafRuns else { return try insertPair(db, leaves!, key, node) }
+            var record = RecordBytes()
+            record.int(node)
+            try leafRuns.append(key, record)
+        }
         func parent(node: Int64, parent: Int64) throws { try insertPair(db, parents, node, parent) }
     }
 
@@ -223,7 +233,7 @@ enum PackedRTree {
     }
 
     /// Runs a two-integer insert; bound directly, as it runs once per report.
-    private static func insertPair(_ db: Database, _ statement: Statement, _ a: Int64, _ b: Int64) throws {
+    fileprivate static func insertPair(_ db: Database, _ statement: Statement, _ a: Int64, _ b: Int64) throws {
         let s = statement.sqliteStatement
         sqlite3_reset(s)
         sqlite3_bind_int64(s, 1, a)
@@ -232,27 +242,50 @@ enum PackedRTree {
     }
 }
 
-/// The R*Tree of a bulk load, packed on a second core from the staged rows
-/// (``ImportStaging``, read in rising longitude through SQLite's sorter) into a scratch
-/// database beside the target, under the same table names; then copied in, the leaves'
-/// rows in key order (appended to their B-tree). Its memory is a slice of leaves and the
-/// levels above them, whatever the import's size.
+/// The R*Tree of a bulk load, packed on a second core from the staged points
+/// (``ImportStaging``, in rising longitude) into a scratch database beside the target,
+/// under the same table names, each report's leaf into sorted runs; then copied in, the
+/// leaves' rows in key order (appended to their B-tree). Its memory is a slice of leaves,
+/// the levels above them and the runs' budget, whatever the import's size.
 extension PackedRTree {
-    /// Starts packing the rows of `staging` with `existing`, the entries of the reports
+    struct Build {
+        let nodes: ImportStaging.Helper
+        let leaves: SortedRuns<Int64>
+
+        /// Replaces the content of `report_rtree` with the tree built (waiting for it), and
+        /// deletes its scratch database.
+        func copy(into db: Database) throws {
+            try ImportStaging.copy(try nodes.result(), into: db, [
+                ("SELECT nodeno, data FROM report_rtree_node", "report_rtree_node", "report_rtree_node(nodeno, data)", "INSERT"),
+                ("SELECT nodeno, parentnode FROM report_rtree_parent", "report_rtree_parent", "report_rtree_parent(nodeno, parentnode)", "INSERT"),
+            ])
+            try db.execute(sql: "DELETE FROM report_rtree_rowid")
+            let insert = try db.makeStatement(sql: "INSERT INTO report_rtree_rowid(rowid, nodeno) VALUES (?, ?)")
+            let rows = try leaves.merged()
+            while let (key, payload) = try rows.next() {
+                var leaf = RecordReader(payload)
+                try insertPair(db, insert, key, leaf.int())
+            }
+        }
+    }
+
+    /// Starts packing the points of `staging` with `existing`, the entries of the reports
     /// stored already (in rising longitude).
-    static func start(_ staging: ImportStaging, existing: [Entry], nodeSize: Int, beside target: String) -> ImportStaging.Helper {
-        staging.buildAside("rtree", beside: target, thread: "posterwatch.rtree") { db in
-            // A column named rowid is that column, not the table's own rowid.
+    static func start(_ staging: ImportStaging, existing: [Entry], nodeSize: Int, beside target: String) throws -> Build {
+        let points = try staging.points.merged(), staged = staging.points.count
+        let leaves: SortedRuns<Int64> = staging.runs("leaves", budget: staging.points.budget)
+        let nodes = staging.buildAside("rtree", beside: target, thread: "posterwatch.rtree") { db in
             try db.execute(sql: """
                 CREATE TABLE report_rtree_node (nodeno INTEGER PRIMARY KEY, data BLOB);
-                CREATE TABLE report_rtree_rowid (rowid INTEGER, nodeno INTEGER);
                 CREATE TABLE report_rtree_parent (nodeno INTEGER, parentnode INTEGER)
                 """)
-            let staged = try Int.fetchOne(db, sql: "SELECT count(*) FROM staging.\(ImportStaging.table)") ?? 0
-            let read = try db.makeStatement(sql: byLongitude(from: "staging.\(ImportStaging.table)"))
-            defer { sqlite3_reset(read.sqliteStatement) }
+            func next() throws -> Entry? {
+                guard let (longitude, payload) = try points.next() else { return nil }
+                var point = RecordReader(payload)
+                return Entry(key: point.int(), longitude: longitude, latitude: point.double())
+            }
             var stored = existing.makeIterator()
-            var a = try next(read, db), b = stored.next()
+            var a = try next(), b = stored.next()
             try pack(count: staged + existing.count, nodeSize: nodeSize, byLongitude: {
                 // The two in rising longitude, merged.
                 guard let x = a else { defer { b = stored.next() }; return b }
@@ -260,18 +293,10 @@ extension PackedRTree {
                     b = stored.next()
                     return y
                 }
-                a = try next(read, db)
+                a = try next()
                 return x
-            }, into: Tables(db, name: "report_rtree"))
+            }, into: Tables(db, name: "report_rtree", leafRuns: leaves))
         }
-    }
-
-    /// Replaces the content of `report_rtree` with the tree built, and deletes its scratch database.
-    static func copy(_ built: ImportStaging.Aside, into db: Database) throws {
-        try ImportStaging.copy(built, into: db, [
-            ("SELECT nodeno, data FROM report_rtree_node", "report_rtree_node", "report_rtree_node(nodeno, data)", "INSERT"),
-            ("SELECT rowid, nodeno FROM report_rtree_rowid ORDER BY rowid", "report_rtree_rowid", "report_rtree_rowid(rowid, nodeno)", "INSERT"),
-            ("SELECT nodeno, parentnode FROM report_rtree_parent", "report_rtree_parent", "report_rtree_parent(nodeno, parentnode)", "INSERT"),
-        ])
+        return Build(nodes: nodes, leaves: leaves)
     }
 }

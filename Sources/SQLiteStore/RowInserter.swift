@@ -21,14 +21,18 @@ struct RowInserter {
         violator, phones, comment, status, created_at, updated_at
         """
 
-    /// An inserter into the report table of `db`, or with `staging` into
-    /// ``ImportStaging``'s table (of the same columns, and the record's location).
-    init(_ db: Database, initialStatus: String, staging: Bool = false) throws {
+    /// An inserter into the report table of `db`.
+    init(_ db: Database, initialStatus: String) throws {
         self.db = db
         self.initialStatus = initialStatus
-        statement = try db.makeStatement(sql: staging
-            ? "INSERT INTO \(ImportStaging.table) (\(Self.columns), location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            : "INSERT INTO report (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        statement = try db.makeStatement(sql: "INSERT INTO report (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    }
+
+    /// A draft's status and times (milliseconds), with the defaults: the initial status,
+    /// times `now`, the update at the creation.
+    func values(_ d: borrowing ReportDraft, now: Date) -> (status: String, created: Int64, updated: Int64) {
+        let created = ReportRow.milliseconds(d.createdAt ?? now)
+        return (d.status ?? initialStatus, created, d.updatedAt.map(ReportRow.milliseconds) ?? created)
     }
 
     /// The highest id stored or handed out in `db` (its report table and sequence).
@@ -38,9 +42,10 @@ struct RowInserter {
 
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: String(ReportRow.phoneSeparator)) }
 
-    /// Inserts a draft with its id and key; defaults: the initial
-    /// status, times `now`. A taken id is the rule the draft broke.
-    mutating func insert(_ d: borrowing ReportDraft, key: Int64, now: Date, location: Int64 = 0) throws -> Result<Int64, ValidationError> {
+    /// Inserts a draft with its id and key; defaults as ``values(_:now:)``. A taken id is
+    /// the rule the draft broke.
+    mutating func insert(_ d: borrowing ReportDraft, key: Int64, now: Date) throws -> Result<Int64, ValidationError> {
+        let (status, created, updated) = values(d, now: now)
         // The texts go end to end into one reused buffer and are bound from there without
         // a copy each (SQLite's own copy would be nine allocations per row).
         arena.removeAll(keepingCapacity: true)
@@ -63,17 +68,15 @@ struct RowInserter {
         }
         spans.append((11, phonesStart, arena.count - phonesStart))
         add(12, d.comment)
-        add(13, d.status ?? initialStatus)
+        add(13, status)
 
         let s = statement.sqliteStatement
         sqlite3_bind_int64(s, 1, key)
         sqlite3_bind_int64(s, 2, d.id!)
         sqlite3_bind_double(s, 3, d.coordinate.longitude)
         sqlite3_bind_double(s, 4, d.coordinate.latitude)
-        let created = ReportRow.milliseconds(d.createdAt ?? now)
         sqlite3_bind_int64(s, 14, created)
-        sqlite3_bind_int64(s, 15, d.updatedAt.map(ReportRow.milliseconds) ?? created)
-        if sqlite3_bind_parameter_count(s) == 16 { sqlite3_bind_int64(s, 16, location) }
+        sqlite3_bind_int64(s, 15, updated)
         let (code, extended, error) = arena.withUnsafeBufferPointer { bytes in
             for (column, start, count) in spans {
                 // SQLITE_STATIC (nil): the bytes stay put until the bindings are cleared below.
@@ -85,28 +88,45 @@ struct RowInserter {
         return try outcome(code, extended, error, id: d.id!)
     }
 
-    /// Inserts every row `select` yields: ``ImportStaging``'s rows, in the order it reads
-    /// them. `inserted` hears of each id stored, `refuse` of each row the table refuses
-    /// (with its record's location).
+    /// Inserts every row of ``ImportStaging``'s, in key order. `inserted` hears of each id
+    /// stored, `refuse` of each row the table refuses (with its record's location).
     mutating func insertAll(
-        from select: OpaquePointer, inserted: (Int64) -> Void, refuse: (RecordLocation, ValidationError) -> Void
+        from rows: SortedRuns<Int64>.Merge, inserted: (Int64) -> Void, refuse: (RecordLocation, ValidationError) -> Void
     ) throws -> Int {
         let s = statement.sqliteStatement
-        let columns = sqlite3_bind_parameter_count(s)
         var count = 0
-        while true {
-            let read = sqlite3_step(select)
-            if read == SQLITE_DONE { return count }
-            guard read == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: read), message: "reading the staged rows failed") }
-            for i in 0..<columns { sqlite3_bind_value(s, i + 1, sqlite3_column_value(select, i)) }
+        while let (key, payload) = try rows.next() {
+            // The payload holds the parameters after the key in their order (``ImportStaging/stage``).
+            var row = RecordReader(payload)
+            sqlite3_bind_int64(s, 1, key)
+            let id = row.int()
+            sqlite3_bind_int64(s, 2, id)
+            sqlite3_bind_double(s, 3, row.double())
+            sqlite3_bind_double(s, 4, row.double())
+            for column: Int32 in 5...13 { Self.bind(s, column, row.text()) }
+            sqlite3_bind_int64(s, 14, row.int())
+            sqlite3_bind_int64(s, 15, row.int())
             let (code, extended, error) = step()
-            switch try outcome(code, extended, error, id: sqlite3_column_int64(select, 1)) {
+            switch try outcome(code, extended, error, id: id) {
             case .success(let id):
                 count += 1
                 inserted(id)
-            case .failure(let rule): refuse(ImportStaging.location(sqlite3_column_int64(select, columns)), rule)
+            case .failure(let rule): refuse(ImportStaging.location(row.int()), rule)
             }
         }
+        return count
+    }
+
+    /// Binds a text without a copy (SQLITE_STATIC: it must stay put until the statement
+    /// is reset), or NULL.
+    static func bind(_ s: OpaquePointer, _ column: Int32, _ text: UnsafeRawBufferPointer?) {
+        guard let text else {
+            sqlite3_bind_null(s, column)
+            return
+        }
+        // An empty text still needs a pointer, or it binds as NULL.
+        let start = text.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+        sqlite3_bind_text(s, column, start.assumingMemoryBound(to: CChar.self), Int32(text.count), nil)
     }
 
     /// Runs the bound statement, then clears it; the codes of a failure.

@@ -38,6 +38,9 @@ public struct ImportOptions: Sendable {
     /// that a server on the database rebuilds its index and feed readers start again: an
     /// import into a database in use.
     public var marksDataSetChanged = false
+    /// The memory a bulk load sorts its reports in, in bytes (a store that sorts them
+    /// itself): beyond it, sorted runs go to scratch files and are merged.
+    public var sortMemory = 224 << 20
 
     public init(skipInvalid: Bool = false, maxReportedIssues: Int = 1_000, bulkBelow: Int = 100_000) {
         self.skipInvalid = skipInvalid

@@ -22,14 +22,18 @@ struct CreateTests {
         }
     }
 
-    @Test("holds what an import row by row through the triggers holds, with every index whole, and takes later writes", arguments: [1_500, 20_000])
-    func sameAsImport(count: Int) throws {
+    @Test(
+        "holds what an import row by row through the triggers holds, with every index whole, and takes later writes (sorted in memory, and in runs on disc)",
+        arguments: [(1_500, ImportOptions().sortMemory), (20_000, ImportOptions().sortMemory), (20_000, 7 << 16)])
+    func sameAsImport(count: Int, sortMemory: Int) throws {
         let folder = try TemporaryDirectory()
         let drafts = Self.drafts(count, seed: 71)
         let now = Date(timeIntervalSince1970: 1_750_000_000)
         let records = Drafts.records(drafts)
         var batches = stride(from: 0, to: count, by: 700).map { Array(records[$0..<min($0 + 700, count)]) }.reversed().map { $0 }
-        let summary = try SQLiteReports.create(path: folder.path("new.sqlite"), now: now, next: { batches.popLast() })
+        var options = ImportOptions()
+        options.sortMemory = sortMemory
+        let summary = try SQLiteReports.create(path: folder.path("new.sqlite"), options: options, now: now, next: { batches.popLast() })
         #expect(summary.imported == count && summary.rebuiltIndexes)
         #expect(folder.files() == ["new.sqlite"])  // no partial file, scratch database, log or journal left
 
