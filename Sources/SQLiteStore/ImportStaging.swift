@@ -29,7 +29,7 @@ final class ImportStaging {
     private var record = RecordBytes()
 
     /// Runs of `memory` bytes in all (the rows four sevenths, the others one each: with
-    /// the default and SQLite's caches, 128 MiB for the target and 64 MiB for a scratch
+    /// the default and SQLite's caches, 128 MiB for the target and 16 MiB for a scratch
     /// database, the import stays well under 1 GiB), whose scratch files go beside `target`
     /// (in the temporary directory for an in-memory target).
     init(beside target: String, phoneIndexes: Bool, memory: Int) {
@@ -44,9 +44,9 @@ final class ImportStaging {
     private let target: String
 
     /// More runs, for what a helper sorts (their scratch file named `name`).
-    func runs<Key>(_ name: String, budget: Int) -> SortedRuns<Key> { Self.runs(name, beside: target, budget: budget) }
+    func runs<Key: Comparable & BitwiseCopyable & Sendable>(_ name: String, budget: Int) -> SortedRuns<Key> { Self.runs(name, beside: target, budget: budget) }
 
-    private static func runs<Key>(_ name: String, beside target: String, budget: Int) -> SortedRuns<Key> {
+    private static func runs<Key: Comparable & BitwiseCopyable & Sendable>(_ name: String, beside target: String, budget: Int) -> SortedRuns<Key> {
         let path = scratchPath(beside: target, named: name)
         remove(path)
         return SortedRuns(budget: budget, scratch: path)
@@ -107,12 +107,12 @@ final class ImportStaging {
 
     /// The settings of a scratch connection: its journal in memory (new pages are not
     /// journaled, and a failed step can still roll back), no syncs, sorts in temporary
-    /// files, a page cache of 64 MiB.
+    /// files, a page cache of 16 MiB (its pages are written once, in order, and read once).
     static func configuration(readonly: Bool = false) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = readonly
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA temp_store = FILE; PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA temp_store = FILE; PRAGMA cache_size = -16384")
             if !readonly { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = MEMORY") }
         }
         return configuration

@@ -20,7 +20,8 @@ import GRDBSQLite
 /// see that its pages were replaced underneath it.
 struct PhoneIndexBuild {
     private let search: ImportStaging.Helper
-    private let phones: SortedRuns<PhoneRowKey>
+    /// `report_phone`'s rows, merged at once so that the runs' memory is given back.
+    private let phones: SortedRuns<PhoneRowKey>.Merge
 
     /// A report's rowid in `report_search`, its recency: `(created_at in seconds) << 31 | id`,
     /// as an SQL expression over the two given (the triggers spell it out too).
@@ -46,7 +47,7 @@ struct PhoneIndexBuild {
         let settings = try Row.fetchAll(db, sql: "SELECT k, v FROM report_search_config WHERE k <> 'version'")
             .map { (key: $0[0] as String, value: $0[1] as DatabaseValue) }
         let inRecencyOrder = try searches.merged()
-        self.phones = phones
+        self.phones = try phones.merged()
         search = staging.buildAside("phones", beside: target, thread: "posterwatch.phone-index") { db in
             try db.execute(sql: definition)
             for setting in settings {
@@ -78,8 +79,7 @@ struct PhoneIndexBuild {
         try db.execute(sql: "DELETE FROM report_phone")
         let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO report_phone VALUES (?, ?, ?, ?, ?)")
         let s = insert.sqliteStatement
-        let rows = try phones.merged()
-        while let (_, payload) = try rows.next() {
+        while let (_, payload) = try phones.next() {
             var row = RecordReader(payload)
             RowInserter.bind(s, 1, row.text())
             sqlite3_bind_int64(s, 2, row.int())

@@ -14,12 +14,49 @@ import Foundation
 ///
 /// The scratch file is unlinked as soon as it is made, so nothing is left behind however
 /// the import ends. One thread at a time adds, then one thread (any) merges.
-final class SortedRuns<Key: Comparable & BitwiseCopyable>: @unchecked Sendable {
-    /// Where a record waiting in memory lies in ``buffer``.
+final class SortedRuns<Key: Comparable & BitwiseCopyable & Sendable>: @unchecked Sendable {
+    /// Where a record waiting in memory lies in its batch.
     private struct Entry {
         var key: Key
         var offset: UInt32
         var length: UInt32
+    }
+
+    /// Records waiting in memory: their bytes end to end, and where each lies. (Handed
+    /// whole to the spiller's thread and back.)
+    private struct Batch: @unchecked Sendable {
+        let bytes: UnsafeMutableRawPointer
+        let capacity: Int
+        var used = 0
+        var entries: [Entry] = []
+
+        init(capacity: Int) {
+            bytes = .allocate(byteCount: capacity, alignment: 8)
+            self.capacity = capacity
+        }
+
+        /// Whether a record of `length` bytes fits, with its entry.
+        func fits(_ length: Int) -> Bool { used + length + (entries.count + 1) * MemoryLayout<Entry>.stride <= capacity }
+
+        mutating func add(_ key: Key, _ payload: UnsafeRawBufferPointer) {
+            (bytes + used).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+            entries.append(Entry(key: key, offset: UInt32(used), length: UInt32(payload.count)))
+            used += payload.count
+        }
+
+        /// Equal keys keep the order they were added in: the offsets rise with it.
+        mutating func sort() { entries.sort { $0.key < $1.key || ($0.key == $1.key && $0.offset < $1.offset) } }
+
+        mutating func empty() {
+            used = 0
+            entries.removeAll(keepingCapacity: true)
+        }
+
+        func records() -> some Sequence<(Key, UnsafeRawBufferPointer)> {
+            entries.lazy.map { [bytes] in ($0.key, UnsafeRawBufferPointer(start: bytes + Int($0.offset), count: Int($0.length))) }
+        }
+
+        func free() { bytes.deallocate() }
     }
 
     /// A run written to the file: where it starts and its bytes.
@@ -30,78 +67,101 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable>: @unchecked Sendable {
 
     let budget: Int
     private let scratch: String
+    private(set) var count = 0
+    /// The batch being filled.
+    private var filling: Batch
+    /// The batch the spiller gave back, filled next (nil before the first spill).
+    private var spare: Batch?
+    /// Held while a run is written: by the spiller's thread, or by the caller writing one
+    /// itself. `spare`, `failure` and what follows are touched only under it.
+    private let writer = DispatchSemaphore(value: 1)
+    private let spiller = DispatchQueue(label: "posterwatch.sorted-runs")
+    private var failure: (any Error)?
     private var file: Int32 = -1
     private var fileSize = 0
     private var runs: [Run] = []
-    private var buffer: UnsafeMutableRawPointer
-    private var used = 0
-    private var entries: [Entry] = []
-    private(set) var count = 0
 
     /// A record in a run: the key, the payload's length, the payload.
     fileprivate static var headerSize: Int { MemoryLayout<Key>.size + 4 }
 
-    /// An empty set whose records and index take at most `budget` bytes of memory (a
-    /// record larger than that is a run of its own); runs go to a scratch file at
-    /// `scratch`, made when the first run is written.
+    /// An empty set whose records and index take at most `budget` bytes of memory: two
+    /// batches of half of it, one filled while the other is sorted and written on a
+    /// thread of its own (the import's reading thread is the busiest). A record larger
+    /// than a batch is a run of its own. Runs go to a scratch file at `scratch`, made when
+    /// the first run is written.
     init(budget: Int, scratch: String) {
-        // Places in memory are 32-bit.
-        self.budget = min(max(budget, 1 << 16), Int(UInt32.max))
+        // Places in a batch are 32-bit.
+        self.budget = min(max(budget, 1 << 17), Int(UInt32.max))
         self.scratch = scratch
-        buffer = .allocate(byteCount: self.budget, alignment: 8)
+        filling = Batch(capacity: self.budget / 2)
     }
 
     deinit {
-        buffer.deallocate()
+        writer.wait()  // a spill under way
+        writer.signal()  // (libdispatch refuses to free a semaphore below its first value)
+        filling.free()
+        spare?.free()
         if file >= 0 { close(file) }
     }
 
     /// Adds a record.
     func append(_ key: Key, _ payload: RecordBytes) throws {
-        let length = payload.bytes.count
-        let entrySize = MemoryLayout<Entry>.stride
-        if used + length > budget - (entries.count + 1) * entrySize, !entries.isEmpty { try spill() }
-        if length > budget {
-            // Alone in a run of its own: written straight from the caller's bytes.
-            try payload.bytes.withUnsafeBytes { bytes in
-                try writeRun([(key, UnsafeRawBufferPointer(rebasing: bytes[...]))])
+        try payload.bytes.withUnsafeBytes { bytes in
+            if !filling.fits(bytes.count), !filling.entries.isEmpty { try spillInBackground() }
+            if filling.fits(bytes.count) {
+                filling.add(key, bytes)
+            } else {
+                try writing { try writeRun([(key, bytes)]) }
             }
-            count += 1
-            return
         }
-        payload.bytes.withUnsafeBytes { (buffer + used).copyMemory(from: $0.baseAddress!, byteCount: length) }
-        entries.append(Entry(key: key, offset: UInt32(used), length: UInt32(length)))
-        used += length
         count += 1
     }
 
     /// Every record, in key order; the set takes no more records.
     func merged() throws -> Merge {
-        if runs.isEmpty {
-            sortEntries()
-            return Merge(memory: self)
-        }
-        if !entries.isEmpty { try spill() }
-        buffer.deallocate()
-        buffer = .allocate(byteCount: 8, alignment: 8)
-        entries = []
+        writer.wait()  // the last spill written
+        defer { writer.signal() }
+        if let failure { throw failure }
+        spare?.free()
+        spare = nil
+        filling.sort()
+        if runs.isEmpty { return Merge(memory: self) }
+        if !filling.entries.isEmpty { try writeRun(filling.records()) }
+        filling.free()
+        filling = Batch(capacity: 8)
         let merge = try Merge(file: file, runs: runs, memory: budget)
         file = -1  // the merge's now
         return merge
     }
 
-    /// Equal keys keep the order they were added in: the offsets rise with it.
-    private func sortEntries() {
-        entries.sort { $0.key < $1.key || ($0.key == $1.key && $0.offset < $1.offset) }
+    /// Hands the batch filled to the spiller (once the previous spill is written), and
+    /// goes on with the one it gave back.
+    private func spillInBackground() throws {
+        writer.wait()
+        if let failure {
+            writer.signal()
+            throw failure
+        }
+        let full = filling
+        filling = spare ?? Batch(capacity: full.capacity)
+        filling.empty()
+        spare = nil
+        spiller.async { [self] in
+            var batch = full
+            batch.sort()
+            do { try writeRun(batch.records()) } catch { failure = error }
+            batch.empty()
+            spare = batch
+            writer.signal()
+        }
     }
 
-    /// Writes the records in memory as one run, sorted.
-    private func spill() throws {
-        sortEntries()
-        let base = UnsafeRawPointer(buffer)
-        try writeRun(entries.lazy.map { ($0.key, UnsafeRawBufferPointer(start: base + Int($0.offset), count: Int($0.length))) })
-        entries.removeAll(keepingCapacity: true)
-        used = 0
+    /// Runs `body` holding the writer (after any spill under way).
+    private func writing(_ body: () throws -> Void) throws {
+        writer.wait()
+        defer { writer.signal() }
+        if let failure { throw failure }
+        try body()
     }
 
     /// Writes one run of records, in the order given.
@@ -195,7 +255,7 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable>: @unchecked Sendable {
         fileprivate init(file: Int32, runs: [Run], memory: Int) throws {
             source = nil
             self.file = file
-            let window = max(64 << 10, min(1 << 20, memory / max(runs.count, 1)))
+            let window = max(64 << 10, min(256 << 10, memory / max(runs.count, 1)))
             for run in runs {
                 cursors.append(Cursor(window: .allocate(byteCount: window, alignment: 8), capacity: window, next: run.start, end: run.start + run.length))
             }
@@ -213,10 +273,10 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable>: @unchecked Sendable {
         /// The next record in key order, nil after the last.
         func next() throws -> (key: Key, payload: UnsafeRawBufferPointer)? {
             if let source {
-                guard memoryIndex < source.entries.count else { return nil }
-                let entry = source.entries[memoryIndex]
+                guard memoryIndex < source.filling.entries.count else { return nil }
+                let entry = source.filling.entries[memoryIndex]
                 memoryIndex += 1
-                return (entry.key, UnsafeRawBufferPointer(start: source.buffer + Int(entry.offset), count: Int(entry.length)))
+                return (entry.key, UnsafeRawBufferPointer(start: source.filling.bytes + Int(entry.offset), count: Int(entry.length)))
             }
             if let last {
                 try advance(last)

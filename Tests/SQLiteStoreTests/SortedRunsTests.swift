@@ -7,7 +7,7 @@ import TestSupport
 @Suite("A bulk load's sorted runs against a stable sort in memory")
 struct SortedRunsTests {
     /// Adds `records` and reads them back merged.
-    static func roundTrip<Key: Comparable & BitwiseCopyable>(_ records: [(Key, [Int64])], budget: Int, in folder: TemporaryDirectory) throws -> [(Key, [UInt8])] {
+    static func roundTrip<Key: Comparable & BitwiseCopyable & Sendable>(_ records: [(Key, [Int64])], budget: Int, in folder: TemporaryDirectory) throws -> [(Key, [UInt8])] {
         let runs = SortedRuns<Key>(budget: budget, scratch: folder.path("runs"))
         var payload = RecordBytes()
         for (key, values) in records {
