@@ -126,7 +126,7 @@ extension SQLiteReports {
                 // the rows go in.
                 let nodeSize = try PackedRTree.nodeSize(db)
                 let packing = try PackedRTree.start(staging, existing: storedEntries, nodeSize: nodeSize, beside: pool.path)
-                let phoneIndex = phoneIndexAside ? try PhoneIndexBuild(staging, like: db, beside: pool.path) : nil
+                let phoneIndex = try PhoneIndexBuild(staging, like: db, beside: pool.path)
                 summary.imported = try inserter.insertAll(
                     from: try staging.rows.merged(), inserted: { if options.keepsIDs { summary.ids.append($0) } }, refuse: { admission.refuse($0, $1) })
                 guard admission.keeps else { return .rollback }

@@ -38,11 +38,10 @@ struct PhoneIndexBuild {
         """
 
     /// Starts building, on a thread of its own, the FTS5 index of the reports of `staging`,
-    /// as `db` defines it, into a scratch database beside `target`.
-    init(_ staging: ImportStaging, like db: Database, beside target: String) throws {
-        guard let searches = staging.searches, let phones = staging.phones else {
-            preconditionFailure("the phone indexes were not staged")
-        }
+    /// as `db` defines it, into a scratch database beside `target`; nil when `staging`
+    /// holds no phones (the indexes are then built from the table).
+    init?(_ staging: ImportStaging, like db: Database, beside target: String) throws {
+        guard let searches = staging.searches, let phones = staging.phones else { return nil }
         let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'report_search'") ?? ""
         let settings = try Row.fetchAll(db, sql: "SELECT k, v FROM report_search_config WHERE k <> 'version'")
             .map { (key: $0[0] as String, value: $0[1] as DatabaseValue) }

@@ -31,14 +31,11 @@ enum ReportPhones {
         END;
         """
 
-    /// The table's rows for every report of `table` (the report table, or a bulk load's
-    /// staged rows), in key order (so the B-tree is appended to).
-    static func rows(of table: String) -> String {
-        "SELECT j.value, r.id, r.longitude, r.latitude, r.status FROM \(table) r, json_each(\(array("r.phones"))) j ORDER BY 1, 2"
-    }
-
-    /// Fills the table from every report.
-    static let fill = "INSERT OR IGNORE INTO report_phone " + rows(of: "report")
+    /// Fills the table from every report, in key order (so the B-tree is appended to).
+    static let fill = """
+        INSERT OR IGNORE INTO report_phone
+            SELECT j.value, r.id, r.longitude, r.latitude, r.status FROM report r, json_each(\(array("r.phones"))) j ORDER BY 1, 2
+        """
 }
 
 extension SQLiteReports {
