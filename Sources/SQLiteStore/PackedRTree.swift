@@ -153,7 +153,7 @@ enum PackedRTree {
 
         func leaf(key: Int64, node: Int64) throws {
             guard let leafRuns else { return try insertPair(db, leaves!, key, node) }
-            var record = RecordBytes()
+            var record = RecordBytes(capacity: 8)
             record.int(node)
             try leafRuns.append(key, record)
         }

@@ -38,8 +38,9 @@ struct PhoneIndexBuild {
         """
 
     /// Starts building, on a thread of its own, the FTS5 index of the reports of `staging`,
-    /// as `db` defines it, into a scratch database beside `target`; nil when `staging`
-    /// holds no phones (the indexes are then built from the table).
+    /// as `db` defines it, into a scratch database beside `target`; nil when the phones
+    /// were not staged (an import into a database that held reports: the indexes are then
+    /// built from the table).
     init?(_ staging: ImportStaging, like db: Database, beside target: String) throws {
         guard let searches = staging.searches, let phones = staging.phones else { return nil }
         let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'report_search'") ?? ""
@@ -47,7 +48,7 @@ struct PhoneIndexBuild {
             .map { (key: $0[0] as String, value: $0[1] as DatabaseValue) }
         let inRecencyOrder = try searches.merged()
         self.phones = try phones.merged()
-        search = staging.buildAside("phones", beside: target, thread: "posterwatch.phone-index") { db in
+        search = staging.buildAside("search-index", beside: target, thread: "posterwatch.phone-index") { db in
             try db.execute(sql: definition)
             for setting in settings {
                 try db.execute(sql: "INSERT INTO report_search(report_search, rank) VALUES (?, ?)", arguments: [setting.key, setting.value])

@@ -129,9 +129,10 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable & Sendable>: @unchecked
         if !filling.entries.isEmpty { try writeRun(filling.records()) }
         filling.free()
         filling = Batch(capacity: 8)
-        let merge = try Merge(file: file, runs: runs, memory: budget)
-        file = -1  // the merge's now
-        return merge
+        // The merge's now, closed by it even if it fails to start.
+        let handed = file
+        file = -1
+        return try Merge(file: handed, runs: runs, memory: budget)
     }
 
     /// Hands the batch filled to the spiller (once the previous spill is written), and
@@ -142,16 +143,17 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable & Sendable>: @unchecked
             writer.signal()
             throw failure
         }
-        let full = filling
-        filling = spare ?? Batch(capacity: full.capacity)
+        // Boxed, so that the batch handed over is the only holder of its entries (a copy
+        // captured by the closure would make the sort copy them).
+        let full = BatchBox(filling)
+        filling = spare ?? Batch(capacity: full.batch.capacity)
         filling.empty()
         spare = nil
         spiller.async { [self] in
-            var batch = full
-            batch.sort()
-            do { try writeRun(batch.records()) } catch { failure = error }
-            batch.empty()
-            spare = batch
+            full.batch.sort()
+            try? writeRun(full.batch.records())  // a failure is kept in `failure`
+            full.batch.empty()
+            spare = full.batch
             writer.signal()
         }
     }
@@ -164,18 +166,29 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable & Sendable>: @unchecked
         try body()
     }
 
-    /// Writes one run of records, in the order given.
+    /// Writes one run of records, in the order given. A failure is kept: the file's end
+    /// is then unknown, and the set takes nothing more.
     private func writeRun(_ records: some Sequence<(Key, UnsafeRawBufferPointer)>) throws {
-        if file < 0 { file = try Self.makeScratch(scratch) }
-        let start = fileSize
-        var out = OutputBuffer(file: file, path: scratch)
-        for (key, payload) in records {
-            out.write(key: key, length: UInt32(payload.count))
-            try out.write(payload)
+        do {
+            if file < 0 { file = try Self.makeScratch(scratch) }
+            let start = fileSize
+            var out = OutputBuffer(file: file, path: scratch)
+            for (key, payload) in records {
+                out.write(key: key, length: UInt32(payload.count))
+                try out.write(payload)
+            }
+            try out.flush()
+            fileSize += out.written
+            runs.append(Run(start: start, length: fileSize - start))
+        } catch {
+            failure = error
+            throw error
         }
-        try out.flush()
-        fileSize += out.written
-        runs.append(Run(start: start, length: fileSize - start))
+    }
+
+    private final class BatchBox: @unchecked Sendable {
+        var batch: Batch
+        init(_ batch: Batch) { self.batch = batch }
     }
 
     /// A file for the runs, already unlinked: it goes when its descriptor is closed.
@@ -387,7 +400,7 @@ struct SortedRunsError: Error, CustomStringConvertible {
 struct RecordBytes {
     fileprivate(set) var bytes: [UInt8] = []
 
-    init() { bytes.reserveCapacity(1024) }
+    init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
 
     mutating func reset() { bytes.removeAll(keepingCapacity: true) }
 
