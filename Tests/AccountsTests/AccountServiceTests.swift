@@ -400,7 +400,7 @@ struct IndependentTokenTests {
         process.arguments = ["python3", "-c", script]
         process.environment = ProcessInfo.processInfo.environment.merging(
             ["KEY": key.secret.map { String(format: "%02x", $0) }.joined(), "TOKEN": tokens.accessToken]) { $1 }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe.unshared(), err = Pipe.unshared()
         process.standardOutput = out
         process.standardError = err
         try process.run()

@@ -36,7 +36,7 @@ import Glibc
         let soxi = Process()
         soxi.executableURL = URL(fileURLWithPath: "/usr/bin/soxi")
         soxi.arguments = ["-r", audio.path]
-        let out = Pipe()
+        let out = Pipe.unshared()
         soxi.standardOutput = out
         try soxi.run()
         soxi.waitUntilExit()

@@ -48,7 +48,7 @@ struct CLI {
         process.executableURL = Self.binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        let out = Pipe(), err = Pipe(), inp = Pipe()
+        let out = Pipe.unshared(), err = Pipe.unshared(), inp = Pipe.unshared()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = inp
@@ -345,9 +345,9 @@ struct CLITests {
         process.executableURL = CLI.binary
         process.arguments = arguments + (arguments[0] == "generate" || arguments.contains("--db") ? [] : ["--db", cli.path("t.sqlite")])
         process.currentDirectoryURL = cli.directory
-        let err = Pipe()
+        let err = Pipe.unshared()
         process.standardError = err
-        process.standardOutput = Pipe()
+        process.standardOutput = Pipe.unshared()
         try process.run()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

@@ -10,8 +10,8 @@ import TestSupport
 @Suite("GDAL reads what the server exports", .serialized)
 struct GDALTests {
     /// Runs a GDAL tool; its standard output.
-    static func gdal(_ tool: String, _ arguments: [String]) throws -> String {
-        let run = try ToolRun.run("/usr/bin/\(tool)", arguments)
+    static func gdal(_ tool: String, _ arguments: [String]) async throws -> String {
+        let run = try await ToolRun.run("/usr/bin/\(tool)", arguments)
         #expect(run.status == 0, "\(tool) \(arguments.joined(separator: " ")): \(run.errors)")
         return run.text
     }
@@ -19,8 +19,8 @@ struct GDALTests {
     /// Reads `source` with ogr2ogr and writes it as GeoJSON text sequences (which GDAL
     /// writes in WGS84 longitude, latitude, reprojecting when the source has another CRS);
     /// report id → position. The id is the feature id, or the `id` column of a CSV.
-    static func read(_ source: String, _ options: [String] = []) throws -> [Int: (Double, Double)] {
-        let text = try gdal("ogr2ogr", ["-f", "GeoJSONSeq", "/vsistdout/", source, "-preserve_fid"] + options)
+    static func read(_ source: String, _ options: [String] = []) async throws -> [Int: (Double, Double)] {
+        let text = try await gdal("ogr2ogr", ["-f", "GeoJSONSeq", "/vsistdout/", source, "-preserve_fid"] + options)
         var result: [Int: (Double, Double)] = [:]
         for line in text.split(whereSeparator: \.isNewline) {
             guard let feature = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -60,18 +60,18 @@ struct GDALTests {
             #expect(misplaced == 0, "\(label): \(wrong.count) reports missing or misplaced, e.g. \(wrong.first.map { "\($0.key): stored \($0.value), read \(String(describing: read[$0.key]))" } ?? "")")
         }
         // GDAL fetches the exports itself, over HTTP.
-        same(try Self.read("\(base)/v1/export?format=geojson"), "geojson")
-        same(try Self.read("\(base)/v1/export?format=geojsonseq"), "geojsonseq")
+        same(try await Self.read("\(base)/v1/export?format=geojson"), "geojson")
+        same(try await Self.read("\(base)/v1/export?format=geojsonseq"), "geojsonseq")
         let (csv, _) = try await URLSession.shared.data(from: URL(string: "\(base)/v1/export?format=csv")!)
         try csv.write(to: URL(fileURLWithPath: cli.path("export.csv")))
-        same(try Self.read(cli.path("export.csv"), ["-oo", "X_POSSIBLE_NAMES=longitude", "-oo", "Y_POSSIBLE_NAMES=latitude", "-a_srs", "EPSG:4326"]), "csv")
+        same(try await Self.read(cli.path("export.csv"), ["-oo", "X_POSSIBLE_NAMES=longitude", "-oo", "Y_POSSIBLE_NAMES=latitude", "-a_srs", "EPSG:4326"]), "csv")
         // Reprojected: GDAL sees the CRS, and back in WGS84 the positions are the stored ones.
-        let info = try Self.gdal("ogrinfo", ["-ro", "-so", "-al", "\(base)/v1/export?crs=EPSG:3857"])
+        let info = try await Self.gdal("ogrinfo", ["-ro", "-so", "-al", "\(base)/v1/export?crs=EPSG:3857"])
         #expect(info.contains("Pseudo-Mercator"), "\(info.prefix(600))")
-        same(try Self.read("\(base)/v1/export?crs=EPSG:3857"), "EPSG:3857 and back")
-        same(try Self.read("\(base)/v1/export?crs=EPSG:6384"), "EPSG:6384 and back")
+        same(try await Self.read("\(base)/v1/export?crs=EPSG:3857"), "EPSG:3857 and back")
+        same(try await Self.read("\(base)/v1/export?crs=EPSG:6384"), "EPSG:6384 and back")
         // OGC API – Features through GDAL's OAPIF driver, paging by next links (pages of 50).
-        same(try Self.read("OAPIF:\(base)/ogc", ["reports", "-oo", "PAGE_SIZE=50"]), "OAPIF")
+        same(try await Self.read("OAPIF:\(base)/ogc", ["reports", "-oo", "PAGE_SIZE=50"]), "OAPIF")
     }
 
     @Test("GDAL reads the map page's offline base layer from the server: rivers and lakes around Kyiv, in WGS 84, the Dnipro through the city centre")
@@ -81,9 +81,9 @@ struct GDALTests {
         #expect(try cli.run("import", "r.geojsonl", "--db", "t.sqlite").status == 0)
         let server = try await cli.serve(db: "t.sqlite")
         defer { server.process.terminate() }
-        let info = try Self.gdal("ogrinfo", ["-ro", "-al", "-so", "\(server.base)/v1/basemap.geojson"])
+        let info = try await Self.gdal("ogrinfo", ["-ro", "-al", "-so", "\(server.base)/v1/basemap.geojson"])
         #expect(info.contains("WGS 84") && info.contains("kind: String") && info.contains("level: Integer"), "\(info.prefix(800))")
-        let lines = try Self.gdal("ogr2ogr", ["-f", "GeoJSONSeq", "/vsistdout/", "\(server.base)/v1/basemap.geojson"])
+        let lines = try await Self.gdal("ogr2ogr", ["-f", "GeoJSONSeq", "/vsistdout/", "\(server.base)/v1/basemap.geojson"])
             .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let kinds = lines.compactMap { ($0["properties"] as? [String: Any])?["kind"] as? String }
         #expect(kinds.contains("river") && kinds.contains("lake") && lines.count == kinds.count, "\(kinds)")

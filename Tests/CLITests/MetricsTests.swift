@@ -24,7 +24,7 @@ struct MetricsTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
+        let input = Pipe.unshared(), output = Pipe.unshared(), errors = Pipe.unshared()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

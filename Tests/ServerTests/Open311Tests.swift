@@ -18,8 +18,8 @@ struct Open311Tests {
     static let folder = SchemaFixtures.url("open311")
 
     /// Runs `check.py` with `arguments` on `input`; its complaint, or nil when it passes.
-    static func check(_ arguments: [String], input: Data) throws -> String? {
-        let run = try ToolRun.run("python3", [folder.appendingPathComponent("check.py").path] + arguments, input: input)
+    static func check(_ arguments: [String], input: Data) async throws -> String? {
+        let run = try await ToolRun.run("python3", [folder.appendingPathComponent("check.py").path] + arguments, input: input)
         return run.status == 0 ? nil : run.errors
     }
 
@@ -32,12 +32,12 @@ struct Open311Tests {
         #expect(json.status == status && xml.status == status, "\(path): \(json.bodyText)")
         #expect(json.headers[.contentType]?.hasPrefix("application/json") == true && xml.headers[.contentType]?.hasPrefix("text/xml") == true)
         if let schema {
-            #expect(try check(["json", folder.appendingPathComponent(schema).path] + (array ? ["--array"] : []), input: json.body) == nil, "\(path).json")
+            #expect(try await check(["json", folder.appendingPathComponent(schema).path] + (array ? ["--array"] : []), input: json.body) == nil, "\(path).json")
         }
         let saved = FileManager.default.temporaryDirectory.appendingPathComponent("open311-\(UUID().uuidString).json")
         try json.body.write(to: saved)
         defer { try? FileManager.default.removeItem(at: saved) }
-        #expect(try check(["xml", saved.path], input: xml.body) == nil, "\(path).xml")
+        #expect(try await check(["xml", saved.path], input: xml.body) == nil, "\(path).xml")
     }
 
     @Test("discovery, the services and each service's definition, in JSON valid against the standard's schemas and in XML that says the same")
@@ -204,7 +204,7 @@ struct Open311Tests {
             #expect(unknown.status == .badRequest && unknown.bodyText.contains("<code>400</code>") && unknown.bodyText.contains("color"))
             // A control character a query sent, echoed in the error, is written as U+FFFD: the answer still parses.
             let control = try await client.get("/open311/v2/requests.xml?start_date=%01")
-            let parsed = try ToolRun.run("python3", ["-c", "import sys, xml.dom.minidom; xml.dom.minidom.parseString(sys.stdin.buffer.read())"], input: control.body)
+            let parsed = try await ToolRun.run("python3", ["-c", "import sys, xml.dom.minidom; xml.dom.minidom.parseString(sys.stdin.buffer.read())"], input: control.body)
             #expect(control.status == .badRequest && parsed.status == 0, "\(control.bodyText) \(parsed.errors)")
             var escaped = ""
             Open311XML.escape("a\rb\u{1}\u{FFFF}&\t\n", into: &escaped)
@@ -431,7 +431,7 @@ struct Open311Tests {
                                 "listed": [r["service_request_id"] for r in listed]}
                 print(json.dumps(out, ensure_ascii=False))
                 """
-            let output = try Self.python(script, arguments: ["http://127.0.0.1:\(port)/open311/v2", id])
+            let output = try await Self.python(script, arguments: ["http://127.0.0.1:\(port)/open311/v2", id])
             let read = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: [String: Any]], "\(output)")
             let codes = reference.objectTypes.map(\.code)
             for format in ["json", "xml"] {
@@ -445,8 +445,8 @@ struct Open311Tests {
     }
 
     /// Runs a Python script; its standard output, or an error with its complaint.
-    static func python(_ script: String, arguments: [String]) throws -> String {
-        let run = try ToolRun.run("python3", ["-c", script] + arguments)
+    static func python(_ script: String, arguments: [String]) async throws -> String {
+        let run = try await ToolRun.run("python3", ["-c", script] + arguments)
         guard run.status == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: run.errors]) }
         return run.text
     }

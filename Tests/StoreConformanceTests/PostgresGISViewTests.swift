@@ -21,7 +21,7 @@ struct PostgresGISViewTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
         process.arguments = arguments
-        let out = Pipe()
+        let out = Pipe.unshared()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -20,7 +20,7 @@ struct PostgresImportTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/pg_dump")
         process.arguments = ["--schema-only", TestPostgres.url(of: name)]
-        let out = Pipe()
+        let out = Pipe.unshared()
         process.standardOutput = out
         try process.run()
         let dump = out.fileHandleForReading.readDataToEndOfFile()

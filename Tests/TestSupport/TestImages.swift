@@ -139,7 +139,7 @@ public enum TestImages {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["exiftool", "-j", "-G", "-a", "-n", path]
-        let out = Pipe()
+        let out = Pipe.unshared()
         process.standardOutput = out
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()

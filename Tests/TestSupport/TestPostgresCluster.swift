@@ -43,7 +43,7 @@ public final class TestPostgresDatabase: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
         process.arguments = ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url(of: database)] + statements.flatMap { ["-c", $0] }
-        let output = Pipe()
+        let output = Pipe.unshared()
         process.standardOutput = output
         try process.run()
         let printed = output.fileHandleForReading.readDataToEndOfFile()

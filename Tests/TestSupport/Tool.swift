@@ -21,7 +21,7 @@ public struct ToolRun: Sendable {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [executable] + arguments
         }
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        let stdin = Pipe.unshared(), stdout = Pipe.unshared(), stderr = Pipe.unshared()
         process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         process.standardOutput = stdout
         process.standardError = stderr
@@ -34,5 +34,28 @@ public struct ToolRun: Sendable {
         let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return ToolRun(status: process.terminationStatus, output: output, errors: errors)
+    }
+
+    /// The same from async code, waited for on a thread of its own. Blocking one of the
+    /// cooperative pool's threads (two on a 2-core machine) deadlocked `make test`: a tool
+    /// waiting for a server of this process, which needed that pool to answer, while the
+    /// other thread waited for another tool whose output pipe the first had inherited.
+    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil) async throws -> ToolRun {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try run(executable, arguments, input: input) as ToolRun }) }.start()
+        }
+    }
+}
+
+extension Pipe {
+    /// A pipe whose ends are closed in every process started after it, but for the one it
+    /// is handed to (`dup2` into its standard streams drops the flag). Foundation's
+    /// `Process` leaves other descriptors open in a child: a tool's output pipe was once
+    /// inherited by a server another test started that moment, and the tool's reader
+    /// waited for that server to end.
+    public static func unshared() -> Pipe {
+        let pipe = Pipe()
+        for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] { _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC) }
+        return pipe
     }
 }
