@@ -39,7 +39,7 @@ final class SortedRuns<Key: Comparable & BitwiseCopyable & Sendable>: @unchecked
         func fits(_ length: Int) -> Bool { used + length + (entries.count + 1) * MemoryLayout<Entry>.stride <= capacity }
 
         mutating func add(_ key: Key, _ payload: UnsafeRawBufferPointer) {
-            (bytes + used).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+            if let source = payload.baseAddress { (bytes + used).copyMemory(from: source, byteCount: payload.count) }  // none when empty
             entries.append(Entry(key: key, offset: UInt32(used), length: UInt32(payload.count)))
             used += payload.count
         }
