@@ -256,11 +256,13 @@ public struct ReferenceData: Sendable, Hashable, Codable {
             run { () throws(ValidationError) in d.phones = try Phone.normalizeList(d.phones) }
         }
         run { () throws(ValidationError) in
-            for (field, date) in [("created_at", d.createdAt), ("updated_at", d.updatedAt)] {
+            func checkDate(_ field: String, _ date: Date?) throws(ValidationError) {
                 if let date, !ReportLimits.dates.contains(date) {
                     throw ValidationError(field: field, "must be from 1970-01-01 to 2106-02-07, got \(date)")
                 }
             }
+            try checkDate("created_at", d.createdAt)
+            try checkDate("updated_at", d.updatedAt)
             if let created = d.createdAt, let updated = d.updatedAt, updated < created {
                 throw ValidationError(field: "updated_at", "must not be earlier than created_at")
             }
@@ -310,6 +312,8 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     /// surrounding white space included, as the OpenAPI document's `maxLength` counts
     /// (a text padded past it had been taken once trimmed: schemathesis found it).
     private static func checkLength(_ value: String, _ field: String, max: Int) throws(ValidationError) {
+        // A scalar is one to four bytes of UTF-8: a text of at most `max` bytes needs no count.
+        guard value.utf8.count > max else { return }
         let count = value.unicodeScalars.count
         guard count <= max else { throw ValidationError(field: field, "must be at most \(max) characters, got \(count)") }
     }
@@ -317,6 +321,7 @@ public struct ReferenceData: Sendable, Hashable, Codable {
     /// Control characters are refused (a NUL would cut the text short in SQLite), but for
     /// line breaks and tabs where `lines` allows them.
     private static func checkText(_ text: String, _ field: String, lines: Bool) throws(ValidationError) {
+        if hasNoRefusedScalar(text.utf8, lines: lines) { return }
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
                 guard lines, scalar == "\n" || scalar == "\r" || scalar == "\t" else {
@@ -328,6 +333,29 @@ public struct ReferenceData: Sendable, Hashable, Codable {
                 throw ValidationError(field: field, "must not contain U+\(String(format: "%04X", scalar.value)), which is not a character")
             }
         }
+    }
+
+    /// Whether `checkText` would let the text through, read from its UTF-8 bytes without
+    /// decoding it (every text of every imported report is checked): no byte below 0x20
+    /// but the line breaks and tab `lines` allows, no DEL, no C1 control (`C2 80`–`C2 9F`),
+    /// no U+FFFE or U+FFFF (`EF BF BE`, `EF BF BF`). A lead byte never follows in another
+    /// role, so the pairs and triples cannot match across two scalars. False sends the text
+    /// through the scalar loop, which names what it found.
+    private static func hasNoRefusedScalar(_ utf8: String.UTF8View, lines: Bool) -> Bool {
+        utf8.withContiguousStorageIfAvailable { bytes in
+            var previous: UInt8 = 0, beforePrevious: UInt8 = 0
+            for byte in bytes {
+                if byte < 0x20 {
+                    guard lines, byte == 0x0A || byte == 0x0D || byte == 0x09 else { return false }
+                } else if byte == 0x7F || (previous == 0xC2 && byte < 0xA0 && byte >= 0x80)
+                    || (beforePrevious == 0xEF && previous == 0xBF && byte >= 0xBE) {
+                    return false
+                }
+                beforePrevious = previous
+                previous = byte
+            }
+            return true
+        } ?? false
     }
 }
 

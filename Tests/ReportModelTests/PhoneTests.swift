@@ -47,6 +47,46 @@ struct PhoneTests {
         }
     }
 
+    @Test("random texts normalize as the rules say (against a model over the digits as a string)")
+    func againstModel() {
+        let alphabet: [Character] = ["0", "3", "8", "0", "6", "7", "1", "9", "+", " ", "-", "(", ")", ".", "x", "\u{A0}", "٣"]
+        var random = SystemRandomNumberGenerator()
+        var accepted = 0
+        for _ in 0..<100_000 {
+            var text = String((0..<Int.random(in: 0...16, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            // Most texts as numbers are written: a form, then separators dropped in.
+            if Bool.random(using: &random) {
+                let digits = String((0..<Int.random(in: 7...13, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+                text = ["", "+", "0", "38", "380", "+380", "80", "+38"].randomElement(using: &random)! + digits
+            }
+            let expected = Self.model(text)
+            if let normalized = try? Phone.normalize(text) {
+                accepted += 1
+                #expect(normalized == expected, "\(text)")
+            } else {
+                #expect(expected == nil, "\(text)")
+            }
+        }
+        #expect(accepted > 10_000)
+    }
+
+    /// The rules, on the digits gathered into a string first.
+    static func model(_ text: String) -> String? {
+        guard text.utf8.count <= Phone.maxInputLength else { return nil }
+        var digits = "", plus = false
+        for c in text {
+            if c.isASCII && c.isNumber { digits.append(c) } else if c == "+" && digits.isEmpty && !plus { plus = true } else if !" -().".contains(c) { return nil }
+        }
+        if plus { return digits.hasPrefix("380") ? (digits.count == 12 ? digits : nil) : ((8...15).contains(digits.count) ? digits : nil) }
+        switch digits.count {
+        case 12 where digits.hasPrefix("380"): return digits
+        case 11 where digits.hasPrefix("80"): return "3" + digits
+        case 10 where digits.hasPrefix("0"): return "38" + digits
+        case 9 where !digits.hasPrefix("0"): return "380" + digits
+        default: return nil
+        }
+    }
+
     @Test("a list drops repeats, keeps order, and holds 1 to 5 numbers")
     func list() throws {
         #expect(try Phone.normalizeList(["067 123 45 67", "0501112233", "+380671234567"]) == ["380671234567", "380501112233"])

@@ -97,6 +97,59 @@ struct ReferenceDataTests {
         #expect(try reference.validate(d).address == d.address)
     }
 
+    @Test("a text is checked as its scalars say, whatever its bytes (against a model over scalars)")
+    func textsAgainstModel() {
+        // Scalars whose UTF-8 shares bytes with the refused ones (C2 xx, EF BF xx, xx 80),
+        // the refused ones, and White_Space in and out of ASCII.
+        let alphabet: [Unicode.Scalar] = [
+            "a", "Z", "7", " ", "\n", "\r", "\t", "\u{0}", "\u{7}", "\u{1F}", "\u{7F}", "\u{80}", "\u{85}", "\u{9F}", "\u{A0}",
+            "\u{A1}", "\u{C2}", "\u{102}", "\u{142}", "ж", "р", "\u{1680}", "\u{2029}", "\u{200B}", "\u{3000}", "\u{EFBF}",
+            "\u{FEFF}", "\u{FFBE}", "\u{FFBF}", "\u{FFEF}", "\u{FFFD}", "\u{FFFE}", "\u{FFFF}", "\u{1F44D}",
+        ]
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<50_000 {
+            let scalars = (0..<Int.random(in: 0...12, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+            let text = String(String.UnicodeScalarView(scalars))
+            let lines = Bool.random(using: &random)
+            let max = Int.random(in: 0...10, using: &random)
+            let expected = Self.modelText(scalars, max: max, lines: lines)
+            do {
+                let checked = try ReferenceData.optionalText(text, "comment", max: max, lines: lines)
+                #expect(expected == .success(checked), "\(scalars.map { String($0.value, radix: 16) }) max \(max) lines \(lines)")
+            } catch {
+                #expect(expected == .failure(Refusal(error.message)), "\(scalars.map { String($0.value, radix: 16) }) max \(max) lines \(lines)")
+            }
+        }
+    }
+
+    /// What `optionalText` gives, from the rules as written: at most `max` scalars as sent,
+    /// trimmed of White_Space, empty as nil, no control (but line breaks and tabs with
+    /// `lines`) and no U+FFFE or U+FFFF; the first refused scalar is named.
+    static func modelText(_ scalars: [Unicode.Scalar], max: Int, lines: Bool) -> Result<String?, Refusal> {
+        if scalars.count > max { return .failure(Refusal("must be at most \(max) characters, got \(scalars.count)")) }
+        var trimmed = scalars[...]
+        while let first = trimmed.first, first.properties.isWhitespace { trimmed.removeFirst() }
+        while let last = trimmed.last, last.properties.isWhitespace { trimmed.removeLast() }
+        if trimmed.isEmpty { return .success(nil) }
+        for scalar in trimmed {
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            let named = String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
+            let control = scalar.properties.generalCategory == .control
+            if control && !(lines && ["\n", "\r", "\t"].contains(scalar)) {
+                return .failure(Refusal("must not contain control characters (found U+\(named))"))
+            }
+            if scalar.value == 0xFFFE || scalar.value == 0xFFFF {
+                return .failure(Refusal("must not contain U+\(named), which is not a character"))
+            }
+        }
+        return .success(String(String.UnicodeScalarView(trimmed)))
+    }
+
+    struct Refusal: Error, Equatable {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
     @Test("each broken rule names its field", arguments: [
         "id", "latitude", "longitude", "address", "address-long", "city", "district", "object_type", "balance_holder",
         "balance_holder-misfit", "status", "phones", "comment", "updated_at", "created_at",
