@@ -46,24 +46,27 @@ public enum Phone {
             }
         }
         let startsWith380 = count >= 3 && first == (UInt8(ascii: "3"), UInt8(ascii: "8"), UInt8(ascii: "0"))
-        let prefix: StaticString
+        // How much of "380" the number lacks in front.
+        let missing: Int
         if plus {
             guard startsWith380 ? count == 12 : (8...15).contains(count) else { throw rejected(text, field) }
-            prefix = ""
+            missing = 0
         } else {
             switch count {
-            case 12 where startsWith380: prefix = ""
-            case 11 where first.0 == UInt8(ascii: "8") && first.1 == UInt8(ascii: "0"): prefix = "3"
-            case 10 where first.0 == UInt8(ascii: "0"): prefix = "38"
-            case 9 where first.0 != UInt8(ascii: "0"): prefix = "380"
+            case 12 where startsWith380: missing = 0
+            case 11 where first.0 == UInt8(ascii: "8") && first.1 == UInt8(ascii: "0"): missing = 1
+            case 10 where first.0 == UInt8(ascii: "0"): missing = 2
+            case 9 where first.0 != UInt8(ascii: "0"): missing = 3
             default: throw rejected(text, field)
             }
         }
         // Already the digits alone (a stored number read back): the text itself.
-        if prefix.utf8CodeUnitCount == 0 && count == text.utf8.count { return text }
-        return String(unsafeUninitializedCapacity: prefix.utf8CodeUnitCount + count) { out in
+        if missing == 0 && count == text.utf8.count { return text }
+        // The text is immutable, so the second pass meets the same `count` digits: the
+        // capacity holds them.
+        return String(unsafeUninitializedCapacity: missing + count) { out in
             var i = 0
-            for byte in UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount) {
+            for byte in "380".utf8.prefix(missing) {
                 out[i] = byte
                 i += 1
             }
@@ -84,7 +87,7 @@ public enum Phone {
     }
 
     private static func isUkrainian(_ digits: String) -> Bool {
-        digits.utf8.count == 12 && digits.utf8.starts(with: "380".utf8)
+        digits.utf8.count == 12 && digits.hasPrefix("380")
     }
 
     /// Normalizes 1 to ``maxPerReport`` numbers, dropping repeats but keeping the order.

@@ -335,13 +335,14 @@ public struct ReferenceData: Sendable, Hashable, Codable {
         }
     }
 
-    /// Whether `checkText` would let the text through, read from its UTF-8 bytes without
+    /// True only when `checkText` lets the text through, read from its UTF-8 bytes without
     /// decoding it (every text of every imported report is checked): no byte below 0x20
     /// but the line breaks and tab `lines` allows, no DEL, no C1 control (`C2 80`–`C2 9F`),
-    /// no U+FFFE or U+FFFF (`EF BF BE`, `EF BF BF`). A lead byte never follows in another
-    /// role, so the pairs and triples cannot match across two scalars. False sends the text
-    /// through the scalar loop, which names what it found.
-    private static func hasNoRefusedScalar(_ utf8: String.UTF8View, lines: Bool) -> Bool {
+    /// no U+FFFE or U+FFFF (`EF BF BE`, `EF BF BF`). C2 and EF are lead bytes, never
+    /// continuation bytes, so a match that starts at one is one scalar's encoding and
+    /// cannot straddle two. False (a refused sequence, or bytes not contiguous) sends the
+    /// text through the scalar loop, which names what it found.
+    static func hasNoRefusedScalar(_ utf8: String.UTF8View, lines: Bool) -> Bool {
         utf8.withContiguousStorageIfAvailable { bytes in
             var previous: UInt8 = 0, beforePrevious: UInt8 = 0
             for byte in bytes {

@@ -113,6 +113,8 @@ struct ReferenceDataTests {
             let lines = Bool.random(using: &random)
             let max = Int.random(in: 0...10, using: &random)
             let expected = Self.modelText(scalars, max: max, lines: lines)
+            // The bytes' verdict on a native string is the scalars' (never merely cautious).
+            #expect(ReferenceData.hasNoRefusedScalar(text.utf8, lines: lines) == !scalars.contains { Self.refusal($0, lines: lines) != nil })
             do {
                 let checked = try ReferenceData.optionalText(text, "comment", max: max, lines: lines)
                 #expect(expected == .success(checked), "\(scalars.map { String($0.value, radix: 16) }) max \(max) lines \(lines)")
@@ -131,18 +133,20 @@ struct ReferenceDataTests {
         while let first = trimmed.first, first.properties.isWhitespace { trimmed.removeFirst() }
         while let last = trimmed.last, last.properties.isWhitespace { trimmed.removeLast() }
         if trimmed.isEmpty { return .success(nil) }
-        for scalar in trimmed {
-            let hex = String(scalar.value, radix: 16, uppercase: true)
-            let named = String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
-            let control = scalar.properties.generalCategory == .control
-            if control && !(lines && ["\n", "\r", "\t"].contains(scalar)) {
-                return .failure(Refusal("must not contain control characters (found U+\(named))"))
-            }
-            if scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                return .failure(Refusal("must not contain U+\(named), which is not a character"))
-            }
-        }
+        if let refusal = trimmed.lazy.compactMap({ refusal($0, lines: lines) }).first { return .failure(refusal) }
         return .success(String(String.UnicodeScalarView(trimmed)))
+    }
+
+    /// Why a scalar is refused in a text: a control (but line breaks and tabs with `lines`),
+    /// U+FFFE or U+FFFF.
+    static func refusal(_ scalar: Unicode.Scalar, lines: Bool) -> Refusal? {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        let named = String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
+        if scalar.properties.generalCategory == .control && !(lines && ["\n", "\r", "\t"].contains(scalar)) {
+            return Refusal("must not contain control characters (found U+\(named))")
+        }
+        if scalar.value == 0xFFFE || scalar.value == 0xFFFF { return Refusal("must not contain U+\(named), which is not a character") }
+        return nil
     }
 
     struct Refusal: Error, Equatable {
