@@ -33,14 +33,8 @@ import Glibc
         let audio = Self.message.audio
         #expect(audio.duration > 1 && audio.duration < 20 && audio.rms > MessageAudio.silence)
         // What sox says of it, independently.
-        let soxi = Process()
-        soxi.executableURL = URL(fileURLWithPath: "/usr/bin/soxi")
-        soxi.arguments = ["-r", audio.path]
-        let out = Pipe.unshared()
-        soxi.standardOutput = out
-        try soxi.run()
-        soxi.waitUntilExit()
-        #expect(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "8000")
+        let soxi = try ToolRun.run("/usr/bin/soxi", ["-r", audio.path])
+        #expect(soxi.text.trimmingCharacters(in: .whitespacesAndNewlines) == "8000", "\(soxi.errors)")
     }
 
     @Test func aMessageTheTrunkWouldNotTakeIsRefused() throws {

@@ -17,18 +17,10 @@ struct PostgresGISViewTests {
         return "PG:host=\(parts.host!) port=\(parts.port!) user=\(parts.user!) dbname=\(name)"
     }
 
-    static func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-        process.arguments = arguments
-        let out = Pipe.unshared()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(tool) \(arguments.joined(separator: " "))")
-        return String(decoding: data, as: UTF8.self)
+    static func run(_ tool: String, _ arguments: [String]) async throws -> String {
+        let run = try await ToolRun.run("/usr/bin/\(tool)", arguments)
+        #expect(run.status == 0, "\(tool) \(arguments.joined(separator: " ")): \(run.errors)")
+        return run.text
     }
 
     @Test("ogrinfo names the layer with its point geometry in WGS 84; ogr2ogr reads the public reports exactly, hidden and deleted ones left out, and no filer")
@@ -46,11 +38,11 @@ struct PostgresGISViewTests {
         model.reports[filed.id] = filed
 
         let source = try Self.gdalSource(database.name)
-        let info = try Self.run("ogrinfo", ["-ro", "-so", source, "public_report"])
+        let info = try await Self.run("ogrinfo", ["-ro", "-so", source, "public_report"])
         #expect(info.contains("Geometry: Point") && info.contains("Feature Count: \(model.reports.count)") && info.contains("WGS 84"), "\(info)")
         #expect(!info.contains("filer") && !info.contains("account"), "no column names who filed")
 
-        let lines = try Self.run("ogr2ogr", ["-f", "GeoJSONSeq", "-lco", "COORDINATE_PRECISION=17", "/vsistdout/", source, "public_report"]).split(whereSeparator: \.isNewline)
+        let lines = try await Self.run("ogr2ogr", ["-f", "GeoJSONSeq", "-lco", "COORDINATE_PRECISION=17", "/vsistdout/", source, "public_report"]).split(whereSeparator: \.isNewline)
         var read: [Int64: (Double, Double)] = [:]
         for line in lines {
             let feature = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

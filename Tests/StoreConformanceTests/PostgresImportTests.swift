@@ -16,17 +16,10 @@ struct PostgresImportTests {
 
     /// The schema as `pg_dump` prints it, owners and grants included (without the random
     /// key of its `\restrict` lines).
-    static func schema(_ name: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pg_dump")
-        process.arguments = ["--schema-only", TestPostgres.url(of: name)]
-        let out = Pipe.unshared()
-        process.standardOutput = out
-        try process.run()
-        let dump = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: dump, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("\\restrict") && !$0.hasPrefix("\\unrestrict") }
+    static func schema(_ name: String) async throws -> String {
+        let dump = try await ToolRun.run("/usr/bin/pg_dump", ["--schema-only", TestPostgres.url(of: name)])
+        #expect(dump.status == 0, "\(dump.errors)")
+        return dump.text.split(separator: "\n").filter { !$0.hasPrefix("\\restrict") && !$0.hasPrefix("\\unrestrict") }
             .joined(separator: "\n")
     }
 
@@ -70,7 +63,8 @@ struct PostgresImportTests {
         let summary = try await Self.importing(drafts, into: storage)
         #expect(summary.imported == 300 && summary.rebuiltIndexes)
 
-        #expect(try Self.schema(imported.name) == Self.schema(untouched.name))
+        let (importedSchema, untouchedSchema) = (try await Self.schema(imported.name), try await Self.schema(untouched.name))
+        #expect(importedSchema == untouchedSchema)
         #expect(try Self.strayTables(imported.name).isEmpty)
         #expect(try TestPostgres.psql("SELECT has_table_privilege('\(Self.reader)', 'report', 'SELECT'), has_table_privilege('\(Self.reader)', 'public_report', 'SELECT')", database: imported.name) == ["t|t"])
         #expect(try TestPostgres.psql("SELECT count(*) FROM public_report", database: imported.name) == ["300"])

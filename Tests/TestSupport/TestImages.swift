@@ -136,14 +136,7 @@ public enum TestImages {
     public static func exiftool(_ bytes: [UInt8], in directory: TemporaryDirectory, name: String) throws -> [String: Any] {
         let path = directory.path(name)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["exiftool", "-j", "-G", "-a", "-n", path]
-        let out = Pipe.unshared()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try ToolRun.run("exiftool", ["-j", "-G", "-a", "-n", path]).output
         return (try JSONSerialization.jsonObject(with: data) as? [[String: Any]])?.first ?? [:]
     }
 }
