@@ -22,7 +22,8 @@ struct HoldersStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> PhoneHolder {
-        let (id, longitude, latitude, status) = try row.decode((Int64, Double, Double, String).self)
+        var c = RowCells(row)
+        let id = try c.next(Int64.self), longitude = try c.next(Double.self), latitude = try c.next(Double.self), status = try c.next(String.self)
         return PhoneHolder(reportID: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: status)
     }
 }
