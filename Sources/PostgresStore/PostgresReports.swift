@@ -124,9 +124,10 @@ public final class PostgresReports: ReportStorage {
             FROM report WHERE id BETWEEN \(ids.lowerBound) AND \(ids.upperBound)
             """, logger: logger)
         for try await row in rows {
-            var c = RowCells(row)
-            let id = try c.next(Int64.self), longitude = try c.next(Double.self), latitude = try c.next(Double.self), status = try c.next(Int32?.self)
-            let created = try c.next(Int64.self), phones = try c.next(String.self), district = try c.next(Int32?.self), type = try c.next(Int32?.self)
+            var cells = RowCells(row)
+            let id = try cells.next(Int64.self), longitude = try cells.next(Double.self), latitude = try cells.next(Double.self)
+            let status = try cells.next(Int32?.self), created = try cells.next(Int64.self), phones = try cells.next(String.self)
+            let district = try cells.next(Int32?.self), type = try cells.next(Int32?.self)
             places.append(Place(id: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: status.map { Int($0) - 1 } ?? 0, createdAt: created))
             if let d = district, let t = type, let s = status {
                 tally.append(TallyMarker(id: id, phones: phones.split(separator: ";").map(String.init), district: Int(d) - 1, objectType: Int(t) - 1, status: Int(s) - 1, createdAt: created))
