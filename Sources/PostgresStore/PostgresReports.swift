@@ -130,7 +130,7 @@ public final class PostgresReports: ReportStorage {
             let district = try cells.next(Int32?.self), type = try cells.next(Int32?.self)
             places.append(Place(id: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), status: status.map { Int($0) - 1 } ?? 0, createdAt: created))
             if let d = district, let t = type, let s = status {
-                tally.append(TallyMarker(id: id, phones: phones.split(separator: ";").map(String.init), district: Int(d) - 1, objectType: Int(t) - 1, status: Int(s) - 1, createdAt: created))
+                tally.append(TallyMarker(id: id, phones: Rows.phones(phones), district: Int(d) - 1, objectType: Int(t) - 1, status: Int(s) - 1, createdAt: created))
             }
         }
         return (places, tally)

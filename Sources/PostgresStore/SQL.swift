@@ -103,7 +103,7 @@ enum Rows {
         let created = try c.next(Int64.self), updated = try c.next(Int64.self)
         return Report(
             id: id, coordinate: Coordinate(longitude: longitude, latitude: latitude), address: address, city: city, district: district,
-            objectType: type, balanceHolder: holder, violator: violator, phones: phones.split(separator: ";").map(String.init),
+            objectType: type, balanceHolder: holder, violator: violator, phones: Rows.phones(phones),
             comment: comment, status: status, createdAt: Date(milliseconds: created), updatedAt: Date(milliseconds: updated))
     }
 
@@ -111,6 +111,9 @@ enum Rows {
 
     /// Phones as the table keeps them: one `;`-separated text.
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: ";") }
+
+    /// The phones of a table's text (``phoneText(_:)`` read back).
+    static func phones(_ text: String) -> [String] { text.split(separator: ";").map(String.init) }
 
     /// A hidden report's columns: a report's, then when and why it was hidden.
     static let hiddenColumns = reportColumns + ", hidden_at, hide_note"
@@ -185,7 +188,7 @@ enum Rows {
         let id = try c.next(Int64.self), phones = try c.next(String.self), district = try c.next(String.self)
         let type = try c.next(String.self), status = try c.next(String.self), created = try c.next(Int64.self)
         guard let d = codes.districts[district], let t = codes.objectTypes[type], let s = codes.statuses[status] else { return nil }
-        return TallyMarker(id: id, phones: phones.split(separator: ";").map(String.init), district: d, objectType: t, status: s, createdAt: created)
+        return TallyMarker(id: id, phones: Rows.phones(phones), district: d, objectType: t, status: s, createdAt: created)
     }
 }
 
