@@ -31,19 +31,28 @@ public final class PostgresReports: ReportStorage {
     let codes: ReferenceCodes
     let writer: PostgresWriter
     let commits: CommitSignal
+    let pendingList: PendingListFlusher
 
-    public init(_ database: PostgresDatabase) {
+    /// `mergingEvery`: how often a replica that has written merges the trigram index's
+    /// pending list (``PendingListFlusher``).
+    public init(_ database: PostgresDatabase, mergingEvery interval: Duration = PendingListFlusher.defaultInterval) {
         self.database = database
         reference = database.reference
         codes = ReferenceCodes(database.reference)
         writer = PostgresWriter(database)
         commits = CommitSignal(database)
+        pendingList = PendingListFlusher(database, interval: interval)
     }
 
     deinit {
         commits.stop()
+        pendingList.stop()
         writer.close()
     }
+
+    /// How many times this replica has merged the trigram index's pending list, and
+    /// whether it was refused the rights and left it to the writers.
+    public var pendingListMerges: (count: Int, leftToWriters: Bool) { (pendingList.merges, pendingList.leftToWriters) }
 
     /// PostgreSQL's own figures are its server's (`pg_stat_*`); the process adds none.
     public var gauges: [String: Int] { [:] }

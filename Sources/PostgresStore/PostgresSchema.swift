@@ -388,6 +388,11 @@ enum PostgresSchema {
             "CREATE TABLE saved_index_part (part integer PRIMARY KEY, change bigint NOT NULL, data bytea NOT NULL)",
             "ALTER TABLE saved_index_part ALTER COLUMN data SET STORAGE EXTERNAL",
         ]),
+        // The trigrams' pending list is merged by ``PendingListFlusher``, off the writers'
+        // path; a writer merges it only past twice the default limit.
+        ("v13: the trigrams' pending list merged aside", [
+            "ALTER INDEX report_search SET (gin_pending_list_limit = 8192)",
+        ]),
     ]
 
     /// Applies the migrations this database lacks; refuses one migrated by a newer release.

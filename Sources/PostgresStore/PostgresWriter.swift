@@ -241,6 +241,7 @@ extension PostgresReports {
                 outcomes[i] = .failure(error)
             }
         }
+        if numbers != nil { pendingList.wrote() }
         return Committed(outcomes: outcomes.map { $0! }, numbers: numbers)
     }
 }
