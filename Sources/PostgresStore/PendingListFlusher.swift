@@ -13,8 +13,8 @@ import Synchronization
 /// which inserts go on beside. The index's limit (8 MB, migration v13) is above what an
 /// interval gathers at such rates, so a writer merges only when this falls behind.
 ///
-/// Merging needs the serving role to own the index, as `VACUUM` does; otherwise the log
-/// says so once, this stops, and the writers merge as before.
+/// Merging needs the serving role to own the index, as `VACUUM` does; otherwise one
+/// warning is logged, this stops, and the writers merge as before.
 public final class PendingListFlusher: Sendable {
     public static let defaultInterval = Duration.seconds(8)
     static let refusedByRights = "42501"
@@ -64,7 +64,7 @@ public final class PendingListFlusher: Sendable {
             _ = try await database.client.query("SELECT gin_clean_pending_list('report_search'::regclass)", logger: database.logger).collect()
             merged.add(1, ordering: .relaxed)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.refusedByRights {
-            database.logger.notice("the trigram index's pending list is merged by the writers: this role does not own index report_search")
+            database.logger.warning("the trigram index's pending list is merged by the writers: this role does not own index report_search")
             refused.store(true, ordering: .relaxed)
             return false
         } catch {
