@@ -451,6 +451,7 @@ public final class PostgresReports: ReportStorage {
 
     public func shutDown() async throws -> Bool {
         commits.stop()
+        pendingList.stop()
         writer.close()
         return true
     }

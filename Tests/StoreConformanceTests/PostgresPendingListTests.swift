@@ -37,27 +37,34 @@ struct PostgresPendingListTests {
     func mergedByTheReplica() async throws {
         let fresh = try await TestPostgres.fresh()
         try TestPostgres.psql("CREATE EXTENSION IF NOT EXISTS pgstattuple", database: fresh.name)
+        // An autovacuum or analyze would merge the list too.
+        try TestPostgres.psql("ALTER TABLE report SET (autovacuum_enabled = false)", database: fresh.name)
         #expect(try TestPostgres.psql("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'report_search'", database: fresh.name) == ["gin_pending_list_limit=8192"])
 
         let waiting = PostgresReports(fresh.database, mergingEvery: .seconds(3_600))
         let filed = try Self.file(200, into: waiting, seed: 71)
         #expect(try Self.pendingPages(fresh.name) > 0, "200 filings are in the pending list, under its limit")
-        #expect(waiting.pendingListMerges.count == 0)
 
         let merging = PostgresReports(fresh.database, mergingEvery: .milliseconds(100))
         let last = try Self.file(1, into: merging, seed: 72)
         // Its merge is counted once its statement has returned, which may be after the pages are merged.
         #expect(try await Self.eventually { try Self.pendingPages(fresh.name) == 0 && merging.pendingListMerges.count >= 1 }, "merged by the replica that wrote")
         #expect(!merging.pendingListMerges.leftToWriters)
-        for report in filed + last {
-            let phone = report.phones[0]
-            let fragment = String(phone.suffix(7))
+        // Every number found by its fragment, through the store and through the index itself.
+        for (i, report) in (filed + last).enumerated() {
+            let fragment = String(report.phones[0].suffix(7))
             let found = try await merging.searchWithCount(fragment, limit: 500)
             #expect(found.reports.contains { $0.id == report.id }, "\(fragment) finds report \(report.id)")
+            guard i % 10 == 0 else { continue }
+            let plan = try TestPostgres.psql(
+                "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM report WHERE search_text LIKE '%\(fragment)%'", database: fresh.name)
+            #expect(plan.contains { $0.contains("report_search") }, "\(plan)")
+            let ids = try TestPostgres.psql("SET enable_seqscan = off; SELECT id FROM report WHERE search_text LIKE '%\(fragment)%'", database: fresh.name)
+            #expect(ids.contains(String(report.id)), "\(fragment): \(ids)")
         }
     }
 
-    @Test("a role that does not own the index leaves the merging to the writers, and files all the same")
+    @Test("a role that does not own the index migrates to v13 without setting the index's limit, leaves the merging to the writers, and files all the same")
     func leftToTheWriters() async throws {
         let fresh = try await TestPostgres.fresh()
         let role = "posterwatch_lesser"
@@ -65,8 +72,13 @@ struct PostgresPendingListTests {
         try TestPostgres.psql(
             "GRANT USAGE, CREATE ON SCHEMA public TO \(role); GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role); GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)",
             database: fresh.name)
+        // As a database before v13, which this role is the first to open.
+        try TestPostgres.psql(
+            "DELETE FROM schema_migration WHERE identifier LIKE 'v13:%'; ALTER INDEX report_search RESET (gin_pending_list_limit)", database: fresh.name)
         let url = TestPostgres.url(of: fresh.name).replacingOccurrences(of: "//posterwatch@", with: "//\(role)@")
         let lesser = PostgresReports(try await PostgresDatabase(url: url), mergingEvery: .milliseconds(100))
+        #expect(try TestPostgres.psql("SELECT count(*) FROM schema_migration WHERE identifier LIKE 'v13:%'", database: fresh.name) == ["1"])
+        #expect(try TestPostgres.psql("SELECT reloptions IS NULL FROM pg_class WHERE relname = 'report_search'", database: fresh.name) == ["t"])
         let filed = try Self.file(20, into: lesser, seed: 73)
         #expect(try await Self.eventually { lesser.pendingListMerges.leftToWriters })
         #expect(lesser.pendingListMerges.count == 0)
