@@ -111,7 +111,7 @@ struct FragmentCounts {
 
     /// Counts the fragments of the report's id.
     mutating func add(id: Int64, by delta: Int) {
-        Self.forEachSlot(of: String(id).utf8) { add($0, delta) }
+        Self.forEachSlot(ofDigitsOf: id) { add($0, delta) }
     }
 
     @inline(__always)
@@ -149,6 +149,21 @@ struct FragmentCounts {
     private mutating func noteEnds(_ slot: Int) {
         held[slot] = UInt8(newest[slot].count)
         oldest[slot] = newest[slot].last ?? Match(second: .min, id: .min)
+    }
+
+    /// Calls `body` with the slot of every run of three and of four digits in `value`
+    /// written in decimal, as `String(value)` spells it (a sign is not a digit), without
+    /// making that string: once for every report a start counts in.
+    static func forEachSlot(ofDigitsOf value: Int64, _ body: (UInt16) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var rest = value.magnitude, start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(48 + rest % 10)
+                rest /= 10
+            } while rest > 0
+            forEachSlot(of: UnsafeBufferPointer(rebasing: buffer[start...]), body)
+        }
     }
 
     /// Calls `body` with the slot of every run of three and of four digits in `text` (a

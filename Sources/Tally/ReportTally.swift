@@ -81,7 +81,7 @@ public final class ReportTally: @unchecked Sendable {
 
         init() {}
 
-        init(_ phones: [UInt32], more: UInt32, _ entry: Entry) {
+        init(_ phones: UnsafeBufferPointer<UInt32>, more: UInt32, _ entry: Entry) {
             count = UInt8(phones.count)
             (district, status, objectType) = (UInt16(entry.district), UInt8(entry.status), UInt16(entry.objectType))
             month = UInt16(clamping: entry.month)
@@ -113,7 +113,7 @@ public final class ReportTally: @unchecked Sendable {
         var free: [UInt32] = []
 
         /// Keeps `numbers` (at most a block) and returns where.
-        mutating func add(_ numbers: ArraySlice<UInt32>) -> UInt32 {
+        mutating func add(_ numbers: some Collection<UInt32>) -> UInt32 {
             let start: Int
             if let reused = free.popLast() { start = Int(reused) } else {
                 start = list.count
@@ -134,19 +134,7 @@ public final class ReportTally: @unchecked Sendable {
     public let districtCount: Int
     public let objectTypeCount: Int
     private let lock = ReadWriteLock()
-    private var numbers: [String] = []
-    /// Each number's position in `numbers`; nil after a load until the first write or
-    /// ``prepareForWrites()`` makes it (hashing millions of numbers is a start's slowest step).
-    private var numberIDs: [String: UInt32]? = [:]
-    /// Where each page of ids starts in `storage` (-1: no page yet).
-    private var pageOffset: [Int32] = []
-    private var storage: [Refs] = []
-    private var more = MoreNumbers()
-    /// City-wide reports per number and status: `totals[number * statusCount + status]`.
-    private var totals: [UInt32] = []
-    private var reportCount = 0
-    private var fragments = FragmentCounts()
-    private var long = LongFragments()
+    private var ledger: Ledger
 
     /// A tally of `entries` (a report id, and what the tally keeps of it). Statuses are
     /// numbered 0..<statusCount (at most 64), districts and object types below their
@@ -154,7 +142,9 @@ public final class ReportTally: @unchecked Sendable {
     public init(statusCount: Int, districtCount: Int, objectTypeCount: Int, entries: some Sequence<(Int64, Entry)>) {
         precondition((1...64).contains(statusCount) && (1...65_536).contains(districtCount) && (1...65_536).contains(objectTypeCount))
         (self.statusCount, self.districtCount, self.objectTypeCount) = (statusCount, districtCount, objectTypeCount)
-        for (id, entry) in entries { set(id, entry) }
+        var ledger = Ledger(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
+        for (id, entry) in entries { ledger.set(id, entry) }
+        self.ledger = ledger
     }
 
     /// The tally's arrays as they are, for a snapshot (`TallySnapshot.swift`).
@@ -171,42 +161,28 @@ public final class ReportTally: @unchecked Sendable {
 
     /// A consistent copy of the arrays (writes wait meanwhile).
     var contents: Storage {
-        lock.read {
-            Storage(
-                numbers: numbers, pageOffset: pageOffset, storage: storage, more: more, totals: totals, reportCount: reportCount,
-                fragments: fragments.storage, long: long.storage)
-        }
+        lock.read { ledger.contents }
     }
 
     /// A tally of arrays read back from a snapshot, checked by the caller.
     init(statusCount: Int, districtCount: Int, objectTypeCount: Int, contents s: Storage) {
         (self.statusCount, self.districtCount, self.objectTypeCount) = (statusCount, districtCount, objectTypeCount)
-        (numbers, pageOffset, storage, more, totals, reportCount) = (s.numbers, s.pageOffset, s.storage, s.more, s.totals, s.reportCount)
-        fragments = FragmentCounts(storage: s.fragments)
-        long = LongFragments(storage: s.long)
-        numberIDs = nil
+        ledger = Ledger(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount, contents: s)
     }
 
     /// Makes what writes need that a load leaves out, without holding up readers meanwhile
     /// (a write that comes first makes it itself).
     public func prepareForWrites() {
-        guard let numbers = lock.read({ numberIDs == nil ? numbers : nil }) else { return }
-        let positions = Self.positions(numbers)
+        guard let numbers = lock.read({ ledger.numberIDs == nil ? ledger.numbers : nil }) else { return }
+        let positions = Ledger.positions(numbers)
         lock.write {
             // Numbers interned meanwhile made the dictionary already.
-            if numberIDs == nil, self.numbers.count == numbers.count { numberIDs = positions }
+            if ledger.numberIDs == nil, ledger.numbers.count == numbers.count { ledger.numberIDs = positions }
         }
     }
 
-    private static func positions(_ numbers: [String]) -> [String: UInt32] {
-        var positions: [String: UInt32] = [:]
-        positions.reserveCapacity(numbers.count)
-        for (i, number) in numbers.enumerated() { positions[number] = UInt32(i) }
-        return positions
-    }
-
     /// How many reports it holds.
-    public var count: Int { lock.read { reportCount } }
+    public var count: Int { lock.read { ledger.reportCount } }
 
     /// Applies changes in order, after the writes that made them are committed.
     public func apply(_ changes: [Change]) {
@@ -214,8 +190,8 @@ public final class ReportTally: @unchecked Sendable {
         lock.write {
             for change in changes {
                 switch change {
-                case .set(let id, let entry): set(id, entry)
-                case .remove(let id): remove(id)
+                case .set(let id, let entry): ledger.set(id, entry)
+                case .remove(let id): ledger.remove(id)
                 }
             }
         }
@@ -223,8 +199,8 @@ public final class ReportTally: @unchecked Sendable {
 
     /// Replaces the whole tally by another's (a rebuild from the rows).
     public func replaceContents(with other: ReportTally) {
-        let copy = other.lock.read { (other.numbers, other.numberIDs, other.pageOffset, other.storage, other.more, other.totals, other.reportCount, other.fragments, other.long) }
-        lock.write { (numbers, numberIDs, pageOffset, storage, more, totals, reportCount, fragments, long) = copy }
+        let copy = other.lock.read { other.ledger }
+        lock.write { ledger = copy }
     }
 
     /// Whether the tally holds a report with this id.
@@ -238,7 +214,7 @@ public final class ReportTally: @unchecked Sendable {
             guard (0...Int64(UInt32.max)).contains(id), let (refs, phones) = withLookup({ lookup in lookup(UInt32(id)).map { ($0, lookup.numbers(of: $0)) } })
             else { return nil }
             return Entry(
-                phones: phones.map { numbers[Int($0)] }, district: Int(refs.district), objectType: Int(refs.objectType),
+                phones: phones.map { ledger.numbers[Int($0)] }, district: Int(refs.district), objectType: Int(refs.objectType),
                 month: Int(refs.month), status: Int(refs.status), second: Int64(refs.second))
         }
     }
@@ -246,7 +222,7 @@ public final class ReportTally: @unchecked Sendable {
     /// How many reports hold `digits` (three or four ASCII digits) in one of their
     /// numbers or in their id; nil for another fragment (see ``FragmentCounts``).
     public func fragmentCount(_ digits: some StringProtocol) -> Int? {
-        lock.read { fragments.count(of: digits) }
+        lock.read { ledger.fragments.count(of: digits) }
     }
 
     /// The newest reports holding `digits` (three or four digits) in a number or their id,
@@ -254,7 +230,7 @@ public final class ReportTally: @unchecked Sendable {
     /// nil when the fragment is another or the tally keeps too few (see ``FragmentCounts``).
     public func newestMatches(_ digits: some StringProtocol, limit: Int) -> (ids: [Int64], count: Int)? {
         lock.read {
-            guard let ids = fragments.newest(of: digits, limit: limit), let count = fragments.count(of: digits) else { return nil }
+            guard let ids = ledger.fragments.newest(of: digits, limit: limit), let count = ledger.fragments.count(of: digits) else { return nil }
             return (ids, count)
         }
     }
@@ -266,8 +242,8 @@ public final class ReportTally: @unchecked Sendable {
         let bytes = Array(digits.utf8)
         guard bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
         return lock.read {
-            guard var found = long.reports(holding: bytes, numbers: numbers),
-                  let candidates = LongFragments.ids(holding: bytes, upTo: Int64(pageOffset.count << Self.pageBits) - 1)
+            guard var found = ledger.long.reports(holding: bytes, numbers: ledger.numbers),
+                  let candidates = LongFragments.ids(holding: bytes, upTo: Int64(ledger.pageOffset.count << Self.pageBits) - 1)
             else { return nil }
             withLookup { lookup in
                 for id in candidates where lookup(UInt32(id)) != nil { found.insert(UInt32(id)) }
@@ -288,10 +264,10 @@ public final class ReportTally: @unchecked Sendable {
     public func ranking(limit: Int, statuses: UInt64 = .max, district: Int? = nil) -> [Ranked] {
         lock.read {
             guard district != nil else { return rankCityWide(limit: limit, statuses: statuses) }
-            var counter = Counter(numbers: numbers.count, district: district)
+            var counter = Counter(numbers: ledger.numbers.count, district: district)
             defer { counter.release() }
-            more.list.withUnsafeBufferPointer { more in
-                for refs in storage where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, more, status: Int(refs.status)) }
+            ledger.more.list.withUnsafeBufferPointer { more in
+                for refs in ledger.storage where refs.count > 0 && statuses & (1 << UInt64(refs.status)) != 0 { counter.add(refs, more, status: Int(refs.status)) }
             }
             return ranked(counter, limit: limit)
         }
@@ -300,7 +276,7 @@ public final class ReportTally: @unchecked Sendable {
     /// The same ranking among the reports `members` lists (an id and its status number,
     /// e.g. the cluster index's reports of an area and period), narrowed to `district`.
     public func ranking(limit: Int, district: Int? = nil, members: ((_ id: UInt32, _ status: Int) -> Void) -> Void) -> [Ranked] {
-        var counter = Counter(numbers: lock.read { numbers.count }, district: district)
+        var counter = Counter(numbers: lock.read { ledger.numbers.count }, district: district)
         defer { counter.release() }
         lookUp(Self.collect(members)) { refs, more, status in counter.add(refs, more, status: status) }
         return lock.read { ranked(counter, limit: limit) }
@@ -335,7 +311,7 @@ public final class ReportTally: @unchecked Sendable {
         lock.read {
             var counter = SummaryCounter(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
             defer { counter.release() }
-            for refs in storage where refs.count > 0 { counter.add(refs, status: Int(refs.status)) }
+            for refs in ledger.storage where refs.count > 0 { counter.add(refs, status: Int(refs.status)) }
             return counter.summary()
         }
     }
@@ -387,6 +363,7 @@ public final class ReportTally: @unchecked Sendable {
     /// From the city-wide counts.
     private func rankCityWide(limit: Int, statuses: UInt64) -> [Ranked] {
         let s = statusCount
+        let (numbers, totals) = (ledger.numbers, ledger.totals)
         var heap = BestKept(limit: limit, order: MostReports(numbers: numbers))
         for phone in 0..<numbers.count {
             var n: UInt32 = 0
@@ -431,6 +408,7 @@ public final class ReportTally: @unchecked Sendable {
     }
 
     private func ranked(_ counter: Counter, limit: Int) -> [Ranked] {
+        let numbers = ledger.numbers
         var heap = BestKept(limit: limit, order: MostReports(numbers: numbers))
         for (phone, n) in counter.counts.enumerated() where n > 0 { heap.offer((UInt32(phone), n)) }
         let ranked = heap.sorted()
@@ -475,75 +453,11 @@ public final class ReportTally: @unchecked Sendable {
     }
 
     private func withLookup<T>(_ body: (Lookup) -> T) -> T {
-        pageOffset.withUnsafeBufferPointer { offsets in
-            storage.withUnsafeBufferPointer { storage in
-                more.list.withUnsafeBufferPointer { body(Lookup(pageOffset: offsets, storage: storage, more: $0)) }
+        ledger.pageOffset.withUnsafeBufferPointer { offsets in
+            ledger.storage.withUnsafeBufferPointer { storage in
+                ledger.more.list.withUnsafeBufferPointer { body(Lookup(pageOffset: offsets, storage: storage, more: $0)) }
             }
         }
-    }
-
-    /// Where report `id` is (or goes) in `storage`; nil for an id outside 0...2^32 - 1, or
-    /// in a page not made when `making` is false.
-    private func index(_ id: Int64, making: Bool) -> Int? {
-        guard (0...Int64(UInt32.max)).contains(id) else { return nil }
-        let page = Int(id >> Self.pageBits)
-        if page >= pageOffset.count {
-            guard making else { return nil }
-            pageOffset += [Int32](repeating: -1, count: page + 1 - pageOffset.count)
-        }
-        if pageOffset[page] < 0 {
-            guard making else { return nil }
-            pageOffset[page] = Int32(storage.count)
-            storage += [Refs](repeating: Refs(), count: 1 << Self.pageBits)
-        }
-        return Int(pageOffset[page]) + Int(id) & Self.pageMask
-    }
-
-    private func set(_ id: Int64, _ entry: Entry) {
-        remove(id)
-        guard !entry.phones.isEmpty, (0..<statusCount).contains(entry.status), (0..<districtCount).contains(entry.district),
-              (0..<objectTypeCount).contains(entry.objectType), (0...Int(UInt16.max)).contains(entry.month), let i = index(id, making: true)
-        else { return }
-        let phones = entry.phones.prefix(Self.maxPhones).map(intern)
-        let refs = Refs(phones, more: phones.count > 1 ? more.add(phones.dropFirst()) : 0, entry)
-        storage[i] = refs
-        for phone in phones {
-            long.add(UInt32(id), number: phone)
-            totals[Int(phone) * statusCount + entry.status] += 1
-        }
-        countFragments(phones, id: id, second: Int64(refs.second), by: 1)
-        reportCount += 1
-    }
-
-    private func remove(_ id: Int64) {
-        guard let i = index(id, making: false), storage[i].count > 0 else { return }
-        let old = storage[i]
-        let phones = [old.first] + (old.count > 1 ? more.list[Int(old.more)..<Int(old.more) + Int(old.count) - 1] : [])
-        for phone in phones { totals[Int(phone) * statusCount + Int(old.status)] -= 1 }
-        countFragments(phones, id: id, second: Int64(old.second), by: -1)
-        for phone in phones { long.remove(UInt32(id), number: phone) }
-        if old.count > 1 { more.remove(at: old.more) }
-        storage[i] = Refs()
-        reportCount -= 1
-    }
-
-    /// Counts a report's fragments in or out.
-    private func countFragments(_ phones: [UInt32], id: Int64, second: Int64, by delta: Int) {
-        fragments.begin(id: id, second: second)
-        for phone in phones { fragments.add(number: phone, by: delta) }
-        fragments.add(id: id, by: delta)
-    }
-
-    private func intern(_ number: String) -> UInt32 {
-        if numberIDs == nil { numberIDs = Self.positions(numbers) }
-        if let id = numberIDs?[number] { return id }
-        let id = UInt32(numbers.count)
-        numbers.append(number)
-        fragments.intern(number)
-        long.intern(number, as: id)
-        numberIDs?[number] = id
-        totals += [UInt32](repeating: 0, count: statusCount)
-        return id
     }
 }
 

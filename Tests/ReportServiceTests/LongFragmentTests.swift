@@ -18,6 +18,19 @@ struct LongFragmentTests {
         }
     }
 
+    @Test("an id's fragment slots, read from its value, are those of its decimal text")
+    func idSlots() {
+        var rng = SystemRandomNumberGenerator()
+        let values: [Int64] = [0, 7, 99, 100, 1_000, 9_999, 10_000, 2_147_483_647, -1, -1_234, .max, .min]
+            + (0..<2_000).map { _ in Int64.random(in: 0...Int64(UInt32.max), using: &rng) }
+        for value in values {
+            var fromText: [UInt16] = [], fromValue: [UInt16] = []
+            FragmentCounts.forEachSlot(of: String(value).utf8) { fromText.append($0) }
+            FragmentCounts.forEachSlot(ofDigitsOf: value) { fromValue.append($0) }
+            #expect(fromValue == fromText, "\(value)")
+        }
+    }
+
     @Test("a number holds a run only where its digits do")
     func holds() {
         #expect(LongFragments.holds("380671234567".utf8, Array("0671234".utf8)))

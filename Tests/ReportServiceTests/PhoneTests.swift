@@ -191,10 +191,16 @@ struct PhoneTests {
         // The tally kept write by write equals one built from the rows.
         let rebuilt = try await ReportService(storage: storage)
         for fragment in fragments where fragment.count >= 3 {
-            #expect(try await rebuilt.search(fragment, limit: 1).matched == service.search(fragment, limit: 1).matched, "\(fragment)")
+            let (a, b) = (try await rebuilt.search(fragment, limit: 5), try await service.search(fragment, limit: 5))
+            #expect(a.matched == b.matched && a.reports.map(\.id) == b.reports.map(\.id), "\(fragment)")
         }
-        #expect(try await rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000).map(\.number)
-            == (try service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000)).map(\.number))
+        let (a, b) = (
+            try await rebuilt.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000),
+            try await service.topPhones(box: nil, created: nil, statuses: nil, district: nil, limit: 1_000)
+        )
+        #expect(a.map(\.number) == b.map(\.number) && a.map(\.count) == b.map(\.count))
+        #expect(String(describing: try rebuilt.summary(box: nil, created: nil)) == String(describing: try service.summary(box: nil, created: nil)))
+        for number in pool { #expect(try await rebuilt.phoneRecord(number, for: nil) == service.phoneRecord(number, for: nil), "+\(number)") }
     }
 
     /// A store with reports in `confirmed` (and one in `new`) carrying `a`, `b` or both.
