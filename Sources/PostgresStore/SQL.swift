@@ -112,8 +112,9 @@ enum Rows {
     /// Phones as the table keeps them: one `;`-separated text.
     static func phoneText(_ phones: [String]) -> String { phones.joined(separator: ";") }
 
-    /// The phones of a table's text (``phoneText(_:)`` read back).
-    static func phones(_ text: String) -> [String] { text.split(separator: ";").map(String.init) }
+    /// The phones of a table's text (``phoneText(_:)`` read back), split by its bytes: a
+    /// split by characters finds grapheme boundaries first, once a report at a start.
+    static func phones(_ text: String) -> [String] { text.utf8.split(separator: UInt8(ascii: ";")).map { String(Substring($0)) } }
 
     /// A hidden report's columns: a report's, then when and why it was hidden.
     static let hiddenColumns = reportColumns + ", hidden_at, hide_note"
