@@ -185,15 +185,9 @@ public final class ReportService: Sendable {
 
     /// The tally of these reports.
     package static func tally(_ markers: [TallyMarker], _ reference: ReferenceData) -> ReportTally {
-        // Newest first: each fragment's list of newest matches then fills once and turns
-        // every older report away at a glance. In the stores' orders (ids: filing order;
-        // SQLite's table: each map cell's in filing order) report after report was the
-        // newest yet and went in at the front.
-        // (A creation second, never negative in a store, above each marker's position.)
-        let newestFirst = markers.indices.map { UInt64(max(0, ReportTally.Entry.second(markers[$0].createdAt))) << 32 | UInt64($0) }.sorted(by: >)
-        return ReportTally(
+        ReportTally(
             statusCount: reference.statuses.count, districtCount: reference.districts.count, objectTypeCount: reference.objectTypes.count,
-            entries: newestFirst.lazy.map { markers[Int($0 & 0xFFFF_FFFF)] }.map { ($0.id, ReportTally.Entry($0)) })
+            entries: markers.lazy.map { ($0.id, ReportTally.Entry($0)) })
     }
 
     /// What the tally keeps of a report.

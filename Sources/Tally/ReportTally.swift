@@ -136,14 +136,15 @@ public final class ReportTally: @unchecked Sendable {
     private let lock = ReadWriteLock()
     private var ledger: Ledger
 
-    /// A tally of `entries` (a report id, and what the tally keeps of it). Statuses are
-    /// numbered 0..<statusCount (at most 64), districts and object types below their
-    /// counts (at most 65,536 each); an entry outside them is not kept.
+    /// A tally of `entries` (a report id, and what the tally keeps of it), in any order (see
+    /// ``Ledger/build(_:)``). Statuses are numbered 0..<statusCount (at most 64), districts
+    /// and object types below their counts (at most 65,536 each); an entry outside them is
+    /// not kept.
     public init(statusCount: Int, districtCount: Int, objectTypeCount: Int, entries: some Sequence<(Int64, Entry)>) {
         precondition((1...64).contains(statusCount) && (1...65_536).contains(districtCount) && (1...65_536).contains(objectTypeCount))
         (self.statusCount, self.districtCount, self.objectTypeCount) = (statusCount, districtCount, objectTypeCount)
         var ledger = Ledger(statusCount: statusCount, districtCount: districtCount, objectTypeCount: objectTypeCount)
-        for (id, entry) in entries { ledger.set(id, entry) }
+        ledger.build(entries)
         self.ledger = ledger
     }
 

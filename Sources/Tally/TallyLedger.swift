@@ -66,11 +66,29 @@ extension ReportTally {
             return Int(pageOffset[page]) + Int(id) & ReportTally.pageMask
         }
 
+        /// Whether the tally keeps a report of this id and entry: an id of 32 bits, a number at
+        /// least, a status, district and object type among the counts, a month it can hold.
+        func accepts(_ id: Int64, _ entry: Entry) -> Bool {
+            (0...Int64(UInt32.max)).contains(id) && !entry.phones.isEmpty && (0..<statusCount).contains(entry.status)
+                && (0..<districtCount).contains(entry.district) && (0..<objectTypeCount).contains(entry.objectType)
+                && (0...Int(UInt16.max)).contains(entry.month)
+        }
+
         mutating func set(_ id: Int64, _ entry: Entry) {
             remove(id)
-            guard !entry.phones.isEmpty, (0..<statusCount).contains(entry.status), (0..<districtCount).contains(entry.district),
-                  (0..<objectTypeCount).contains(entry.objectType), (0...Int(UInt16.max)).contains(entry.month), let i = index(id, making: true)
-            else { return }
+            if let i = place(id, entry) { countFragments(at: i, id: id, by: 1) }
+        }
+
+        mutating func remove(_ id: Int64) {
+            guard let i = index(id, making: false), storage[i].count > 0 else { return }
+            countFragments(at: i, id: id, by: -1)
+            unplace(at: i, id: id)
+        }
+
+        /// Keeps a report's record, its numbers and its counts by number and status: all but
+        /// its fragments. Where it is in `storage`, or nil when the tally does not keep it.
+        mutating func place(_ id: Int64, _ entry: Entry) -> Int? {
+            guard accepts(id, entry), let i = index(id, making: true) else { return nil }
             // The numbers' positions on the stack: no array to allocate for each report.
             withUnsafeTemporaryAllocation(of: UInt32.self, capacity: ReportTally.maxPhones) { buffer in
                 var count = 0
@@ -79,34 +97,66 @@ extension ReportTally {
                     count += 1
                 }
                 let phones = UnsafeBufferPointer(rebasing: buffer[..<count])
-                let refs = Refs(phones, more: count > 1 ? more.add(phones.dropFirst()) : 0, entry)
-                storage[i] = refs
+                storage[i] = Refs(phones, more: count > 1 ? more.add(phones.dropFirst()) : 0, entry)
                 for phone in phones {
                     long.add(UInt32(id), number: phone)
                     totals[Int(phone) * statusCount + entry.status] += 1
                 }
-                countFragments(phones, id: id, second: Int64(refs.second), by: 1)
             }
             reportCount += 1
+            return i
         }
 
-        mutating func remove(_ id: Int64) {
-            guard let i = index(id, making: false), storage[i].count > 0 else { return }
+        /// Takes out what ``place(_:_:)`` kept of the report at `i`.
+        private mutating func unplace(at i: Int, id: Int64) {
             let old = storage[i]
             let phones = [old.first] + (old.count > 1 ? more.list[Int(old.more)..<Int(old.more) + Int(old.count) - 1] : [])
-            for phone in phones { totals[Int(phone) * statusCount + Int(old.status)] -= 1 }
-            phones.withUnsafeBufferPointer { countFragments($0, id: id, second: Int64(old.second), by: -1) }
-            for phone in phones { long.remove(UInt32(id), number: phone) }
+            for phone in phones {
+                totals[Int(phone) * statusCount + Int(old.status)] -= 1
+                long.remove(UInt32(id), number: phone)
+            }
             if old.count > 1 { more.remove(at: old.more) }
             storage[i] = Refs()
             reportCount -= 1
         }
 
-        /// Counts a report's fragments in or out.
-        private mutating func countFragments(_ phones: UnsafeBufferPointer<UInt32>, id: Int64, second: Int64, by delta: Int) {
-            fragments.begin(id: id, second: second)
-            for phone in phones { fragments.add(number: phone, by: delta) }
+        /// Counts the fragments of the report at `i` in or out.
+        private mutating func countFragments(at i: Int, id: Int64, by delta: Int) {
+            let refs = storage[i]
+            fragments.begin(id: id, second: Int64(refs.second))
+            fragments.add(number: refs.first, by: delta)
+            var k = Int(refs.more)
+            for _ in 1..<max(1, Int(refs.count)) {
+                fragments.add(number: more.list[k], by: delta)
+                k += 1
+            }
             fragments.add(id: id, by: delta)
+        }
+
+        /// Keeps `entries` (a start's build): first every record and count by number, in the
+        /// entries' order (a store's, which reads memory in order), then every fragment count,
+        /// newest first, so that each fragment's list of newest matches fills once and then
+        /// turns every older report away at a glance. (Counted in the stores' orders, report
+        /// after report was the newest yet and went in at the front.)
+        mutating func build(_ entries: some Sequence<(Int64, Entry)>) {
+            for (id, entry) in entries {
+                // An id given twice (which no store's rows hold): the last is kept.
+                if let i = index(id, making: false), storage[i].count > 0 { unplace(at: i, id: id) }
+                _ = place(id, entry)
+            }
+            var newestFirst: [UInt64] = []
+            newestFirst.reserveCapacity(reportCount)
+            for (page, offset) in pageOffset.enumerated() where offset >= 0 {
+                for k in 0..<(1 << ReportTally.pageBits) where storage[Int(offset) + k].count > 0 {
+                    // The creation second above the id (both 32 bits, as kept).
+                    newestFirst.append(UInt64(storage[Int(offset) + k].second) << 32 | UInt64(page << ReportTally.pageBits + k))
+                }
+            }
+            newestFirst.sort(by: >)
+            for key in newestFirst {
+                let id = Int64(key & 0xFFFF_FFFF)
+                if let i = index(id, making: false) { countFragments(at: i, id: id, by: 1) }
+            }
         }
 
         private mutating func intern(_ number: String) -> UInt32 {
