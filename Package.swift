@@ -164,7 +164,10 @@ let package = Package(
         // One suite every store passes: the ports' requirements against brute-force models.
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["Accounts", "Backup", "ChangeFeed", "Photos", "Generator", "Geometry", "Offloading", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore", "StorePorts", "TestSupport", "Webhooks"]),
+            dependencies: [
+                "Accounts", "Backup", "ChangeFeed", "Photos", "Generator", "Geometry", "Offloading", "PostgresStore", "ReportModel", "ReportService", "SQLiteStore",
+                "StorePorts", "TestSupport", "Webhooks", .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         .testTarget(name: "ClusteringTests", dependencies: ["Clustering", "FlatFiles", "Generator", "TestSupport"]),
         .testTarget(name: "ReportServiceTests", dependencies: ["Accounts", "ChangeFeed", "Interchange", "ReportService", "Generator", "Tally", "TestSupport"]),
         .testTarget(name: "WebhooksTests", dependencies: ["ChangeFeed", "Generator", "ReportService", "SQLiteStore", "TestSupport", "Webhooks", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -139,9 +139,12 @@ public final class PostgresReports: ReportStorage {
             """, logger: logger)
         for try await row in rows {
             var cells = RowCells(row)
-            let id = try cells.next([Int64].self), longitude = try cells.next([Double].self), latitude = try cells.next([Double].self)
-            let status = try cells.next([Int32].self), created = try cells.next([Int64].self), phones = try cells.next([String].self)
-            let district = try cells.next([Int32].self), type = try cells.next([Int32].self)
+            let id = try BinaryArrays.int64s(cells.next()), longitude = try BinaryArrays.doubles(cells.next())
+            let latitude = try BinaryArrays.doubles(cells.next()), status = try BinaryArrays.int32s(cells.next())
+            let created = try BinaryArrays.int64s(cells.next()), phones = try BinaryArrays.texts(cells.next())
+            let district = try BinaryArrays.int32s(cells.next()), type = try BinaryArrays.int32s(cells.next())
+            guard [longitude.count, latitude.count, status.count, created.count, phones.count, district.count, type.count].allSatisfy({ $0 == id.count })
+            else { throw BinaryArrayUnexpected(column: "report", what: "arrays of different lengths in one group") }
             for k in id.indices {
                 places.append(Place(id: id[k], coordinate: Coordinate(longitude: longitude[k], latitude: latitude[k]), status: max(0, Int(status[k]) - 1), createdAt: created[k]))
                 if district[k] > 0, type[k] > 0, status[k] > 0 {

@@ -73,9 +73,14 @@ struct RowCells {
     /// The next cell as a `T` (a decoding error names the reader's line, as
     /// `PostgresRow.decode` did).
     mutating func next<T: PostgresDecodable>(_: T.Type = T.self, file: String = #fileID, line: Int = #line) throws -> T {
+        try next(file: file, line: line).decode(T.self, file: file, line: line)
+    }
+
+    /// The next cell as it came (for ``BinaryArrays``).
+    mutating func next(file: String = #fileID, line: Int = #line) throws -> PostgresCell {
         guard let cell = cells.next() else { throw RowTooShort(cells: read, file: file, line: line) }
         read += 1
-        return try cell.decode(T.self, file: file, line: line)
+        return cell
     }
 }
 
