@@ -124,12 +124,7 @@ extension ReportTally {
         private mutating func countFragments(at i: Int, id: Int64, by delta: Int) {
             let refs = storage[i]
             fragments.begin(id: id, second: Int64(refs.second))
-            fragments.add(number: refs.first, by: delta)
-            var k = Int(refs.more)
-            for _ in 1..<max(1, Int(refs.count)) {
-                fragments.add(number: more.list[k], by: delta)
-                k += 1
-            }
+            more.list.withUnsafeBufferPointer { list in refs.forEach(list) { fragments.add(number: $0, by: delta) } }
             fragments.add(id: id, by: delta)
         }
 
